@@ -1,0 +1,70 @@
+// Package mcptools exposes the task service to a language model as MCP
+// tools (official go-sdk). A server is built for exactly one user: the user
+// is bound when the server is constructed and is never a tool argument, so a
+// confused or manipulated model cannot act for anybody else.
+package mcptools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// schemas caches the tools' JSON schemas across the per-user servers, so
+// building one costs no reflection after the first.
+var schemas = mcp.NewSchemaCache()
+
+// NewServer returns an MCP server whose five task tools act for userID only.
+func NewServer(userID string, svc *tasks.Service) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "taskchat-tasks", Version: "1.0.0"}, &mcp.ServerOptions{
+		SchemaCache:  schemas,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Instructions: "Tools to manage the current user's todo list. Refer to tasks by their numeric id.",
+	})
+	t := &tools{userID: userID, svc: svc}
+	mcp.AddTool(s, addTaskTool, t.addTask)
+	mcp.AddTool(s, listTasksTool, t.listTasks)
+	mcp.AddTool(s, completeTaskTool, t.completeTask)
+	mcp.AddTool(s, deleteTaskTool, t.deleteTask)
+	mcp.AddTool(s, updateTaskTool, t.updateTask)
+	return s
+}
+
+// Connect builds userID's server and returns a client session connected to
+// it in process. Closing the session ends the server side too.
+func Connect(ctx context.Context, userID string, svc *tasks.Service) (*mcp.ClientSession, error) {
+	serverT, clientT := mcp.NewInMemoryTransports()
+	if _, err := NewServer(userID, svc).Connect(ctx, serverT, nil); err != nil {
+		return nil, fmt.Errorf("mcp server: %w", err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "taskchat-agent", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, clientT, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcp client: %w", err)
+	}
+	return cs, nil
+}
+
+// toolError turns a domain error into a sentence a model can pass on. The
+// SDK reports it as a tool result with isError set, not a protocol failure.
+func toolError(err error) error {
+	var nf *tasks.NotFoundError
+	var fe *tasks.FieldError
+	switch {
+	case errors.As(err, &nf):
+		return fmt.Errorf("Task %d was not found.", nf.ID)
+	case errors.As(err, &fe):
+		return fmt.Errorf("Invalid %s: %s.", fe.Field, fe.Message)
+	case errors.Is(err, tasks.ErrInvalid):
+		return errors.New("The task data was refused as invalid.")
+	case errors.Is(err, tasks.ErrUnavailable):
+		return errors.New("The task list is unavailable right now; ask the user to try again shortly.")
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return errors.New("The task operation timed out.")
+	}
+	return errors.New("The task operation failed unexpectedly.")
+}

@@ -1,0 +1,148 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// AddTaskArgs are add_task's arguments.
+type AddTaskArgs struct {
+	Title       string `json:"title" jsonschema:"Short title of the task, 1 to 200 characters, e.g. Buy groceries."`
+	Description string `json:"description,omitempty" jsonschema:"Optional details, at most 1000 characters."`
+}
+
+// ListTasksArgs are list_tasks' arguments.
+type ListTasksArgs struct {
+	Status string `json:"status,omitempty" jsonschema:"Which tasks to list: all (default), pending or completed."`
+}
+
+// TaskIDArgs are the arguments of the tools that act on one task.
+type TaskIDArgs struct {
+	TaskID int64 `json:"task_id" jsonschema:"The task's numeric id, as shown by list_tasks."`
+}
+
+// UpdateTaskArgs are update_task's arguments; title or description is required.
+type UpdateTaskArgs struct {
+	TaskID      int64   `json:"task_id" jsonschema:"The task's numeric id, as shown by list_tasks."`
+	Title       *string `json:"title,omitempty" jsonschema:"The new title, 1 to 200 characters."`
+	Description *string `json:"description,omitempty" jsonschema:"The new description, at most 1000 characters."`
+}
+
+// TaskResult is what the tools that change one task return.
+type TaskResult struct {
+	TaskID int64  `json:"task_id"`
+	Status string `json:"status" jsonschema:"What happened: created, completed, deleted or updated."`
+	Title  string `json:"title"`
+}
+
+// ListTasksResult is list_tasks' result.
+type ListTasksResult struct {
+	Tasks []TaskItem `json:"tasks"`
+}
+
+// TaskItem is one task in a listing.
+type TaskItem struct {
+	ID          int64     `json:"id"`
+	Title       string    `json:"title"`
+	Description string    `json:"description"`
+	Completed   bool      `json:"completed"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+var (
+	yes, no = true, false
+
+	addTaskTool = &mcp.Tool{
+		Name:        "add_task",
+		Description: "Create a new task on the user's todo list. Use when the user wants to add, create or remember something. Returns the new task's id.",
+		Annotations: &mcp.ToolAnnotations{Title: "Add task", DestructiveHint: &no, OpenWorldHint: &no},
+	}
+	listTasksTool = &mcp.Tool{
+		Name:        "list_tasks",
+		Description: "List the user's tasks with their ids, titles and whether they are completed. Use it to answer questions about tasks, and to find a task's id before acting on a task named by its title.",
+		Annotations: &mcp.ToolAnnotations{Title: "List tasks", ReadOnlyHint: true, OpenWorldHint: &no},
+		InputSchema: listTasksSchema(),
+	}
+	completeTaskTool = &mcp.Tool{
+		Name:        "complete_task",
+		Description: "Mark one of the user's tasks as completed, by id. Completing a completed task changes nothing.",
+		Annotations: &mcp.ToolAnnotations{Title: "Complete task", DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no},
+	}
+	deleteTaskTool = &mcp.Tool{
+		Name:        "delete_task",
+		Description: "Permanently delete one of the user's tasks, by id. If the user named the task by title, call list_tasks first and ask when several tasks match.",
+		Annotations: &mcp.ToolAnnotations{Title: "Delete task", DestructiveHint: &yes, OpenWorldHint: &no},
+	}
+	updateTaskTool = &mcp.Tool{
+		Name:        "update_task",
+		Description: "Change the title, the description, or both, of one of the user's tasks, by id.",
+		Annotations: &mcp.ToolAnnotations{Title: "Update task", DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no},
+	}
+)
+
+// listTasksSchema is the inferred schema with the status values spelled out,
+// so a model sees the choices rather than guessing them.
+func listTasksSchema() *jsonschema.Schema {
+	s, err := jsonschema.For[ListTasksArgs](nil)
+	if err != nil {
+		panic(fmt.Sprintf("list_tasks schema: %v", err))
+	}
+	s.Properties["status"].Enum = []any{"all", "pending", "completed"}
+	return s
+}
+
+// tools holds the handlers of one user's server.
+type tools struct {
+	userID string
+	svc    *tasks.Service
+}
+
+func (t *tools) addTask(ctx context.Context, _ *mcp.CallToolRequest, in AddTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
+	task, err := t.svc.Add(ctx, t.userID, in.Title, in.Description)
+	return result(task, "created", err)
+}
+
+func (t *tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTasksArgs) (*mcp.CallToolResult, ListTasksResult, error) {
+	status, err := tasks.ParseStatus(in.Status)
+	if err != nil {
+		return nil, ListTasksResult{}, toolError(err)
+	}
+	list, err := t.svc.List(ctx, t.userID, status)
+	if err != nil {
+		return nil, ListTasksResult{}, toolError(err)
+	}
+	out := ListTasksResult{Tasks: make([]TaskItem, len(list))}
+	for i, task := range list {
+		out.Tasks[i] = TaskItem{ID: task.ID, Title: task.Title, Description: task.Description, Completed: task.Completed, CreatedAt: task.CreatedAt}
+	}
+	return nil, out, nil
+}
+
+func (t *tools) completeTask(ctx context.Context, _ *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
+	task, err := t.svc.Complete(ctx, t.userID, in.TaskID)
+	return result(task, "completed", err)
+}
+
+func (t *tools) deleteTask(ctx context.Context, _ *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
+	task, err := t.svc.Delete(ctx, t.userID, in.TaskID)
+	return result(task, "deleted", err)
+}
+
+func (t *tools) updateTask(ctx context.Context, _ *mcp.CallToolRequest, in UpdateTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
+	task, err := t.svc.Update(ctx, t.userID, in.TaskID, tasks.TaskUpdate{Title: in.Title, Description: in.Description})
+	return result(task, "updated", err)
+}
+
+// result shapes the outcome of a tool that acts on one task.
+func result(task tasks.Task, status string, err error) (*mcp.CallToolResult, TaskResult, error) {
+	if err != nil {
+		return nil, TaskResult{}, toolError(err)
+	}
+	return nil, TaskResult{TaskID: task.ID, Status: status, Title: task.Title}, nil
+}

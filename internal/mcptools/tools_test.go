@@ -1,0 +1,224 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
+
+func TestToolsRoundTrip(t *testing.T) {
+	cs := mustSession(t, storetest.UserID(t))
+
+	added := mustCall(t, cs, "add_task", map[string]any{"title": "  Buy groceries ", "description": "milk, eggs"})
+	id := added["task_id"].(float64)
+	if added["status"] != "created" || added["title"] != "Buy groceries" || id <= 0 {
+		t.Fatalf("add_task = %v", added)
+	}
+	second := mustCall(t, cs, "add_task", map[string]any{"title": "Pay bills"})
+
+	list := mustCall(t, cs, "list_tasks", map[string]any{})
+	items := list["tasks"].([]any)
+	if len(items) != 2 {
+		t.Fatalf("list_tasks = %v, want 2 tasks", list)
+	}
+	first := items[0].(map[string]any)
+	if first["id"] != id || first["title"] != "Buy groceries" || first["description"] != "milk, eggs" ||
+		first["completed"] != false || first["created_at"] == "" {
+		t.Fatalf("first task = %v", first)
+	}
+
+	if got := mustCall(t, cs, "complete_task", map[string]any{"task_id": id}); got["status"] != "completed" || got["task_id"] != id {
+		t.Fatalf("complete_task = %v", got)
+	}
+	pending := mustCall(t, cs, "list_tasks", map[string]any{"status": "pending"})["tasks"].([]any)
+	completed := mustCall(t, cs, "list_tasks", map[string]any{"status": "completed"})["tasks"].([]any)
+	if len(pending) != 1 || len(completed) != 1 || completed[0].(map[string]any)["id"] != id {
+		t.Fatalf("pending %v, completed %v", pending, completed)
+	}
+
+	got := mustCall(t, cs, "update_task", map[string]any{"task_id": id, "title": "Call mom tonight"})
+	if got["status"] != "updated" || got["title"] != "Call mom tonight" {
+		t.Fatalf("update_task = %v", got)
+	}
+	got = mustCall(t, cs, "delete_task", map[string]any{"task_id": second["task_id"]})
+	if got["status"] != "deleted" || got["title"] != "Pay bills" {
+		t.Fatalf("delete_task = %v", got)
+	}
+	if left := mustCall(t, cs, "list_tasks", nil)["tasks"].([]any); len(left) != 1 {
+		t.Fatalf("after delete: %v", left)
+	}
+}
+
+func TestToolsEmptyListIsAnArray(t *testing.T) {
+	cs := mustSession(t, storetest.UserID(t))
+	res := mustCallResult(t, cs, "list_tasks", nil)
+	if res.IsError || string(mustJSON(t, res.StructuredContent)) != `{"tasks":[]}` {
+		t.Fatalf("empty list = %s (isError %v)", mustJSON(t, res.StructuredContent), res.IsError)
+	}
+}
+
+func TestToolsCannotReachAnotherUsersTask(t *testing.T) {
+	alice := mustSession(t, storetest.UserID(t))
+	bob := mustSession(t, storetest.UserID(t))
+	task := mustCall(t, alice, "add_task", map[string]any{"title": "Alice's secret", "description": "private"})
+	id := task["task_id"]
+
+	if list := mustCall(t, bob, "list_tasks", map[string]any{"status": "all"})["tasks"].([]any); len(list) != 0 {
+		t.Fatalf("bob sees %v", list)
+	}
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"complete_task", map[string]any{"task_id": id}},
+		{"delete_task", map[string]any{"task_id": id}},
+		{"update_task", map[string]any{"task_id": id, "title": "hijacked"}},
+	} {
+		res := mustCallResult(t, bob, call.tool, call.args)
+		if want := "Task " + jsonNumber(id) + " was not found."; !res.IsError || text(res) != want {
+			t.Errorf("%s by bob = %q (isError %v), want %q", call.tool, text(res), res.IsError, want)
+		}
+	}
+	list := mustCall(t, alice, "list_tasks", nil)["tasks"].([]any)
+	got := list[0].(map[string]any)
+	if len(list) != 1 || got["title"] != "Alice's secret" || got["description"] != "private" || got["completed"] != false {
+		t.Fatalf("alice's task after bob's attempts = %v", list)
+	}
+}
+
+func TestToolsRefuseBadArguments(t *testing.T) {
+	cs := mustSession(t, storetest.UserID(t))
+	task := mustCall(t, cs, "add_task", map[string]any{"title": "keep me"})
+	long := strings.Repeat("x", tasks.MaxTitleLen+1)
+	cases := []struct {
+		name, tool string
+		args       map[string]any
+		want       string // a fragment of the error sentence
+	}{
+		{"missing title", "add_task", map[string]any{}, "title"},
+		{"blank title", "add_task", map[string]any{"title": "   "}, "Invalid title: is required."},
+		{"long title", "add_task", map[string]any{"title": long}, "Invalid title: must be at most 200 characters"},
+		{"long description", "add_task", map[string]any{"title": "t", "description": strings.Repeat("d", 1001)}, "Invalid description: must be at most 1000"},
+		{"NUL in title", "add_task", map[string]any{"title": "a\x00b"}, "Invalid title: must not contain NUL"},
+		{"smuggled user_id", "add_task", map[string]any{"title": "t", "user_id": "someone-else"}, "user_id"},
+		{"smuggled user_id on list", "list_tasks", map[string]any{"user_id": "someone-else"}, "user_id"},
+		{"bad status", "list_tasks", map[string]any{"status": "overdue"}, "status"},
+		{"task id as text", "complete_task", map[string]any{"task_id": "three"}, "task_id"},
+		{"missing task id", "delete_task", map[string]any{}, "task_id"},
+		{"zero task id", "delete_task", map[string]any{"task_id": 0}, "Invalid task_id: must be a positive task id."},
+		{"nothing to update", "update_task", map[string]any{"task_id": task["task_id"]}, "Invalid title: give a new title, a new description, or both."},
+		{"blank new title", "update_task", map[string]any{"task_id": task["task_id"], "title": ""}, "Invalid title: is required."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := mustCallResult(t, cs, c.tool, c.args)
+			if !res.IsError || !strings.Contains(text(res), c.want) {
+				t.Fatalf("%s(%v) = %q (isError %v), want an error containing %q", c.tool, c.args, text(res), res.IsError, c.want)
+			}
+		})
+	}
+	list := mustCall(t, cs, "list_tasks", nil)["tasks"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["title"] != "keep me" {
+		t.Fatalf("refused calls changed the list: %v", list)
+	}
+}
+
+func TestToolSchemas(t *testing.T) {
+	cs := mustSession(t, storetest.UserID(t))
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]*mcp.Tool{}
+	for _, tool := range res.Tools {
+		names[tool.Name] = tool
+		schema := string(mustJSON(t, tool.InputSchema))
+		if strings.Contains(schema, "user") {
+			t.Errorf("%s's schema mentions a user: %s", tool.Name, schema)
+		}
+		if !strings.Contains(schema, `"additionalProperties":false`) {
+			t.Errorf("%s's schema accepts unknown arguments: %s", tool.Name, schema)
+		}
+		if tool.Description == "" {
+			t.Errorf("%s has no description", tool.Name)
+		}
+	}
+	if len(names) != 5 {
+		t.Fatalf("tools = %v", names)
+	}
+	if a := names["delete_task"].Annotations; a == nil || a.DestructiveHint == nil || !*a.DestructiveHint {
+		t.Errorf("delete_task is not marked destructive")
+	}
+	if a := names["list_tasks"].Annotations; a == nil || !a.ReadOnlyHint {
+		t.Errorf("list_tasks is not marked read-only")
+	}
+}
+
+func mustSession(tb testing.TB, userID string) *mcp.ClientSession {
+	tb.Helper()
+	svc := tasks.NewService(store.NewTasks(storetest.Pool(tb)))
+	cs, err := mcptools.Connect(context.Background(), userID, svc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func mustCallResult(tb testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+	tb.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		tb.Fatalf("%s: protocol error %v", tool, err)
+	}
+	return res
+}
+
+// mustCall calls a tool that must succeed and returns its structured result.
+func mustCall(tb testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) map[string]any {
+	tb.Helper()
+	res := mustCallResult(tb, cs, tool, args)
+	if res.IsError {
+		tb.Fatalf("%s(%v) failed: %s", tool, args, text(res))
+	}
+	var out map[string]any
+	if err := json.Unmarshal(mustJSON(tb, res.StructuredContent), &out); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+func mustJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func jsonNumber(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,142 @@
+// Package store is taskchat's PostgreSQL storage on pgx/v5: one file per
+// table, plain SQL with explicit columns, and user_id in every statement so
+// another user's rows behave exactly like missing ones.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/golang-migrate/migrate/v4"
+	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers pgx5://
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+	"github.com/taskchat/taskchat/migrations"
+)
+
+// Open connects a pool to databaseURL. It does not wait for the database to
+// answer: a server that starts during a database outage becomes ready when
+// the database does.
+func Open(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// Without it a request during an outage waits for the kernel's TCP
+		// timeout; with it, it fails fast and is answered 503.
+		cfg.ConnConfig.ConnectTimeout = 3 * time.Second
+	}
+	cfg.HealthCheckPeriod = 15 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return pool, nil
+}
+
+// Migrate applies every embedded migration that databaseURL lacks. It is
+// safe to call from several processes at once: golang-migrate serialises
+// them with a PostgreSQL advisory lock, and the later ones find nothing to do.
+func Migrate(ctx context.Context, databaseURL string) error {
+	m, err := newMigrate(databaseURL)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	stop := context.AfterFunc(ctx, func() { m.GracefulStop <- true })
+	defer stop()
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrate up: %w", err)
+	}
+	return nil
+}
+
+// newMigrate returns a migrator over the embedded files. Callers Close it.
+func newMigrate(databaseURL string) (*migrate.Migrate, error) {
+	src, err := iofs.New(migrations.FS, ".")
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	u, err := migrateURL(databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	m, err := migrate.NewWithSourceInstance("iofs", src, u)
+	if err != nil {
+		return nil, fmt.Errorf("connect for migrations: %w", err)
+	}
+	return m, nil
+}
+
+// migrateURL rewrites a postgres:// URL to the pgx5:// scheme that selects
+// golang-migrate's pgx/v5 driver.
+func migrateURL(databaseURL string) (string, error) {
+	u, err := url.Parse(databaseURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", errors.New("database url must be a postgres:// URL")
+	}
+	u.Scheme = "pgx5"
+	return u.String(), nil
+}
+
+// translate maps a pgx or PostgreSQL error onto the domain's error kinds,
+// keeping the original in the chain for the logs. It is the one place that
+// knows PostgreSQL's error codes.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "23514", pgErr.Code == "22001", pgErr.Code == "22P05", pgErr.Code == "22021":
+			// check_violation, string_data_right_truncation,
+			// untranslatable_character, character_not_in_repertoire.
+			return fmt.Errorf("%w: %s", tasks.ErrInvalid, pgErr.Message)
+		case pgErr.Code == "23505":
+			return fmt.Errorf("%w: %s", tasks.ErrConflict, pgErr.ConstraintName)
+		case strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "57P"), pgErr.Code == "53300":
+			// connection_exception, admin_shutdown and friends,
+			// too_many_connections.
+			return errors.Join(tasks.ErrUnavailable, err)
+		}
+		return err
+	}
+	if isConnError(err) {
+		return errors.Join(tasks.ErrUnavailable, err)
+	}
+	return err
+}
+
+// isConnError reports whether err means the database could not be reached
+// or dropped the connection mid-statement.
+func isConnError(err error) bool {
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connErr) || errors.As(err, &netErr) ||
+		pgconn.SafeToRetry(err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// MigrateDown reverts every migration. Only tests and operators rolling
+// back by hand call it.
+func MigrateDown(ctx context.Context, databaseURL string) error {
+	m, err := newMigrate(databaseURL)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Down(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrate down: %w", err)
+	}
+	return nil
+}

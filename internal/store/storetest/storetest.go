@@ -1,0 +1,213 @@
+// Package storetest gives each test package a real, freshly migrated
+// PostgreSQL database of its own, dropped when the package's tests end, so
+// `go test ./...` runs packages in parallel against one server.
+//
+// The server comes from TEST_DATABASE_URL when it is set (any database on
+// it; storetest creates its own next to it), otherwise from a
+// testcontainers-go PostgreSQL when a Docker daemon answers. With neither,
+// the tests fail and say how to provide one: they never skip silently.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/testcontainers/testcontainers-go"
+	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
+
+	"github.com/taskchat/taskchat/internal/store"
+)
+
+var (
+	serverURL string // the server's admin URL, set by Run
+	dbURL     string // this package's migrated database, set by Run
+	poolOnce  sync.Once
+	pool      *pgxpool.Pool
+)
+
+// Run is the body of a package's TestMain: it creates and migrates the
+// package's database, runs the tests, and drops the database.
+//
+//	func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
+func Run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	u, stop, err := server(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "storetest:", err)
+		return 1
+	}
+	defer stop()
+	serverURL = u
+
+	name := dbName()
+	dbURL, err = createDatabase(context.Background(), name)
+	if err == nil {
+		err = store.Migrate(context.Background(), dbURL)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "storetest:", err)
+		return 1
+	}
+	code := m.Run()
+	if pool != nil {
+		pool.Close()
+	}
+	if err := dropDatabase(context.Background(), name); err != nil {
+		fmt.Fprintln(os.Stderr, "storetest:", err)
+	}
+	return code
+}
+
+// URL returns the URL of this package's migrated database.
+func URL(tb testing.TB) string {
+	tb.Helper()
+	if dbURL == "" {
+		tb.Fatal("storetest: no database; call storetest.Run from TestMain")
+	}
+	return dbURL
+}
+
+// Pool returns a pool on this package's database, shared by its tests.
+func Pool(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	u := URL(tb)
+	poolOnce.Do(func() {
+		var err error
+		pool, err = store.Open(context.Background(), u)
+		if err != nil {
+			tb.Fatalf("storetest: open pool: %v", err)
+		}
+	})
+	return pool
+}
+
+// EmptyDatabase creates a database with no tables for one test and drops it
+// when the test ends. It returns its URL.
+func EmptyDatabase(tb testing.TB) string {
+	tb.Helper()
+	if serverURL == "" {
+		tb.Fatal("storetest: no server; call storetest.Run from TestMain")
+	}
+	name := dbName()
+	u, err := createDatabase(context.Background(), name)
+	if err != nil {
+		tb.Fatalf("storetest: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := dropDatabase(context.Background(), name); err != nil {
+			tb.Errorf("storetest: %v", err)
+		}
+	})
+	return u
+}
+
+// UserID returns a user id no other test uses, so tests sharing a database
+// never see each other's rows.
+func UserID(tb testing.TB) string {
+	tb.Helper()
+	return "user-" + randomHex(6)
+}
+
+// server returns the admin URL of a PostgreSQL server and a function that
+// releases it.
+func server(ctx context.Context) (string, func(), error) {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u, func() {}, nil
+	}
+	if err := dockerAnswers(ctx); err != nil {
+		return "", nil, fmt.Errorf("no PostgreSQL for the tests: set TEST_DATABASE_URL "+
+			"(for example postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable), "+
+			"or run a Docker daemon so testcontainers-go can start one (%v)", err)
+	}
+	c, err := tcpostgres.Run(ctx, "postgres:16-alpine", tcpostgres.BasicWaitStrategies())
+	if err != nil {
+		return "", nil, fmt.Errorf("start PostgreSQL container: %w", err)
+	}
+	u, err := c.ConnectionString(ctx, "sslmode=disable")
+	if err != nil {
+		_ = testcontainers.TerminateContainer(c)
+		return "", nil, err
+	}
+	return u, func() { _ = testcontainers.TerminateContainer(c) }, nil
+}
+
+// dockerAnswers reports whether a Docker daemon is reachable, without the
+// panics testcontainers-go raises when none is.
+func dockerAnswers(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("docker: %v", r)
+		}
+	}()
+	p, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return p.Health(ctx)
+}
+
+func createDatabase(ctx context.Context, name string) (string, error) {
+	if err := admin(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func dropDatabase(ctx context.Context, name string) error {
+	return admin(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+}
+
+func admin(ctx context.Context, sql string) error {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", redact(serverURL), err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// dbName names a database after the test binary, plus a random suffix.
+func dbName() string {
+	base := strings.TrimSuffix(filepath.Base(os.Args[0]), ".test")
+	base = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, strings.ToLower(base))
+	return "taskchat_test_" + base + "_" + randomHex(4)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "the database URL"
+	}
+	return p.Redacted()
+}
+

@@ -1,0 +1,186 @@
+// Package tasks is taskchat's domain: tasks, conversations and their
+// messages, the rules they obey, and the error kinds every other package
+// speaks. It imports only the standard library; the store, the MCP tools,
+// the agent and the HTTP layer all depend on it, never the reverse.
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits on task fields, shared by validation and the tool descriptions.
+const (
+	MaxTitleLen       = 200
+	MaxDescriptionLen = 1000
+)
+
+// Task is one item on a user's todo list.
+type Task struct {
+	ID          int64
+	UserID      string
+	Title       string
+	Description string
+	Completed   bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Status filters a task listing.
+type Status string
+
+// The statuses a listing can be filtered by.
+const (
+	StatusAll       Status = "all"
+	StatusPending   Status = "pending"
+	StatusCompleted Status = "completed"
+)
+
+// ParseStatus turns a filter as a person or model writes it into a Status.
+// The empty string means all tasks.
+func ParseStatus(s string) (Status, error) {
+	switch st := Status(strings.ToLower(strings.TrimSpace(s))); st {
+	case "":
+		return StatusAll, nil
+	case StatusAll, StatusPending, StatusCompleted:
+		return st, nil
+	}
+	return "", Invalid("status", `must be one of "all", "pending" or "completed"`)
+}
+
+// TaskUpdate holds the fields of a task to change; nil leaves a field alone.
+type TaskUpdate struct {
+	Title       *string
+	Description *string
+}
+
+// Store is what a task store implements. Every method is scoped to userID:
+// another user's task behaves exactly like one that does not exist.
+type Store interface {
+	CreateTask(ctx context.Context, userID, title, description string) (Task, error)
+	ListTasks(ctx context.Context, userID string, status Status) ([]Task, error)
+	CompleteTask(ctx context.Context, userID string, id int64) (Task, error)
+	DeleteTask(ctx context.Context, userID string, id int64) (Task, error)
+	UpdateTask(ctx context.Context, userID string, id int64, u TaskUpdate) (Task, error)
+}
+
+// Service applies the domain's rules before anything reaches the store.
+type Service struct {
+	store Store
+}
+
+// NewService returns a Service backed by store.
+func NewService(store Store) *Service {
+	return &Service{store: store}
+}
+
+// Add creates a task after validating and trimming its fields.
+func (s *Service) Add(ctx context.Context, userID, title, description string) (Task, error) {
+	title, err := validTitle(title)
+	if err != nil {
+		return Task{}, err
+	}
+	description, err = validDescription(description)
+	if err != nil {
+		return Task{}, err
+	}
+	return s.store.CreateTask(ctx, userID, title, description)
+}
+
+// List returns the user's tasks matching status, oldest first.
+func (s *Service) List(ctx context.Context, userID string, status Status) ([]Task, error) {
+	if _, err := ParseStatus(string(status)); err != nil {
+		return nil, err
+	}
+	if status == "" {
+		status = StatusAll
+	}
+	return s.store.ListTasks(ctx, userID, status)
+}
+
+// Complete marks a task as done. Completing a completed task is not an error.
+func (s *Service) Complete(ctx context.Context, userID string, id int64) (Task, error) {
+	if err := validID(id); err != nil {
+		return Task{}, err
+	}
+	return s.store.CompleteTask(ctx, userID, id)
+}
+
+// Delete removes a task and returns it as it was.
+func (s *Service) Delete(ctx context.Context, userID string, id int64) (Task, error) {
+	if err := validID(id); err != nil {
+		return Task{}, err
+	}
+	return s.store.DeleteTask(ctx, userID, id)
+}
+
+// Update changes a task's title, description or both; at least one is required.
+func (s *Service) Update(ctx context.Context, userID string, id int64, u TaskUpdate) (Task, error) {
+	if err := validID(id); err != nil {
+		return Task{}, err
+	}
+	if u.Title == nil && u.Description == nil {
+		return Task{}, Invalid("title", "give a new title, a new description, or both")
+	}
+	if u.Title != nil {
+		t, err := validTitle(*u.Title)
+		if err != nil {
+			return Task{}, err
+		}
+		u.Title = &t
+	}
+	if u.Description != nil {
+		d, err := validDescription(*u.Description)
+		if err != nil {
+			return Task{}, err
+		}
+		u.Description = &d
+	}
+	return s.store.UpdateTask(ctx, userID, id, u)
+}
+
+func validID(id int64) error {
+	if id <= 0 {
+		return Invalid("task_id", "must be a positive task id")
+	}
+	return nil
+}
+
+func validTitle(title string) (string, error) {
+	title = strings.TrimSpace(title)
+	switch n := utf8.RuneCountInString(title); {
+	case n == 0:
+		return "", Invalid("title", "is required")
+	case n > MaxTitleLen:
+		return "", Invalid("title", fmt.Sprintf("must be at most %d characters (got %d)", MaxTitleLen, n))
+	}
+	if err := validText("title", title); err != nil {
+		return "", err
+	}
+	return title, nil
+}
+
+func validDescription(d string) (string, error) {
+	d = strings.TrimSpace(d)
+	if n := utf8.RuneCountInString(d); n > MaxDescriptionLen {
+		return "", Invalid("description", fmt.Sprintf("must be at most %d characters (got %d)", MaxDescriptionLen, n))
+	}
+	if err := validText("description", d); err != nil {
+		return "", err
+	}
+	return d, nil
+}
+
+// validText refuses what PostgreSQL text cannot hold or a person cannot read.
+func validText(field, s string) error {
+	if !utf8.ValidString(s) {
+		return Invalid(field, "must be valid UTF-8")
+	}
+	if strings.ContainsRune(s, 0) {
+		return Invalid(field, "must not contain NUL characters")
+	}
+	return nil
+}

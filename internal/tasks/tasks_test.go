@@ -1,0 +1,109 @@
+package tasks_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// recorder is a Store that records what reached it, so the tests can show
+// that invalid input never does and valid input arrives normalised.
+type recorder struct {
+	title, description string
+	update             tasks.TaskUpdate
+	calls              int
+}
+
+func (r *recorder) CreateTask(_ context.Context, _, title, description string) (tasks.Task, error) {
+	r.calls++
+	r.title, r.description = title, description
+	return tasks.Task{Title: title}, nil
+}
+func (r *recorder) ListTasks(context.Context, string, tasks.Status) ([]tasks.Task, error) {
+	r.calls++
+	return nil, nil
+}
+func (r *recorder) CompleteTask(context.Context, string, int64) (tasks.Task, error) {
+	r.calls++
+	return tasks.Task{}, nil
+}
+func (r *recorder) DeleteTask(context.Context, string, int64) (tasks.Task, error) {
+	r.calls++
+	return tasks.Task{}, nil
+}
+func (r *recorder) UpdateTask(_ context.Context, _ string, _ int64, u tasks.TaskUpdate) (tasks.Task, error) {
+	r.calls++
+	r.update = u
+	return tasks.Task{}, nil
+}
+
+func TestAddValidates(t *testing.T) {
+	cases := []struct {
+		name, title, description string
+		field                    string // "" when valid
+	}{
+		{"trimmed", "  Buy groceries\n", " milk ", ""},
+		{"200 characters", strings.Repeat("é", 200), "", ""},
+		{"empty", "", "", "title"},
+		{"blank", " \t ", "", "title"},
+		{"201 characters", strings.Repeat("é", 201), "", "title"},
+		{"NUL", "a\x00", "", "title"},
+		{"invalid UTF-8", "a\xff", "", "title"},
+		{"1000-character description", "t", strings.Repeat("d", 1000), ""},
+		{"1001-character description", "t", strings.Repeat("d", 1001), "description"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &recorder{}
+			_, err := tasks.NewService(r).Add(context.Background(), "u", c.title, c.description)
+			if c.field == "" {
+				if err != nil || r.title != strings.TrimSpace(c.title) || r.description != strings.TrimSpace(c.description) {
+					t.Fatalf("err %v; stored %q/%q", err, r.title, r.description)
+				}
+				return
+			}
+			var fe *tasks.FieldError
+			if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, tasks.ErrInvalid) || r.calls != 0 {
+				t.Fatalf("err = %v (store called %d times), want invalid %s", err, r.calls, c.field)
+			}
+		})
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	for in, want := range map[string]tasks.Status{"": tasks.StatusAll, "all": tasks.StatusAll, " Pending ": tasks.StatusPending, "COMPLETED": tasks.StatusCompleted} {
+		if got, err := tasks.ParseStatus(in); err != nil || got != want {
+			t.Errorf("ParseStatus(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := tasks.ParseStatus("done"); !errors.Is(err, tasks.ErrInvalid) {
+		t.Errorf("ParseStatus(done) = %v, want ErrInvalid", err)
+	}
+}
+
+func TestUpdateNeedsAField(t *testing.T) {
+	r := &recorder{}
+	svc := tasks.NewService(r)
+	if _, err := svc.Update(context.Background(), "u", 1, tasks.TaskUpdate{}); !errors.Is(err, tasks.ErrInvalid) {
+		t.Fatalf("empty update: %v", err)
+	}
+	title := "  New "
+	if _, err := svc.Update(context.Background(), "u", 1, tasks.TaskUpdate{Title: &title}); err != nil || *r.update.Title != "New" || r.update.Description != nil {
+		t.Fatalf("update = %v, %+v", err, r.update)
+	}
+	for _, id := range []int64{0, -3} {
+		if _, err := svc.Complete(context.Background(), "u", id); !errors.Is(err, tasks.ErrInvalid) {
+			t.Errorf("Complete(%d) = %v, want ErrInvalid", id, err)
+		}
+	}
+}
+
+func TestErrorKinds(t *testing.T) {
+	err := tasks.NotFound("task", 42)
+	if !errors.Is(err, tasks.ErrNotFound) || errors.Is(err, tasks.ErrInvalid) || err.Error() != "task 42 not found" {
+		t.Fatalf("NotFound = %v", err)
+	}
+}

@@ -1,0 +1,3 @@
+DROP TABLE tool_calls;
+DROP TABLE messages;
+DROP TABLE conversations;
