@@ -21,7 +21,7 @@ func TestMigrationsUpDownUp(t *testing.T) {
 	if err := store.Migrate(ctx, u); err != nil {
 		t.Fatalf("up: %v", err)
 	}
-	want := []string{"conversations", "messages", "schema_migrations", "tasks", "tool_calls"}
+	want := []string{"conversations", "idempotency_keys", "messages", "schema_migrations", "tasks", "tool_calls"}
 	if got := mustTables(t, u); !equal(got, want) {
 		t.Fatalf("tables after up = %v, want %v", got, want)
 	}
@@ -55,7 +55,7 @@ func TestMigrateConcurrently(t *testing.T) {
 			t.Errorf("migrator %d: %v", i, err)
 		}
 	}
-	if got := mustTables(t, u); len(got) != 5 {
+	if got := mustTables(t, u); len(got) != 6 {
 		t.Fatalf("tables = %v", got)
 	}
 }
