@@ -378,4 +378,3 @@ func decodeCursor(s string) (*time.Time, int64, error) {
 	t := time.UnixMicro(micros)
 	return &t, n, nil
 }
-

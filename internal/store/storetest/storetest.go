@@ -210,4 +210,3 @@ func redact(u string) string {
 	}
 	return p.Redacted()
 }
-
