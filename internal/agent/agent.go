@@ -1,0 +1,315 @@
+// Package agent runs one chat turn: it gives a language model the
+// conversation and the user's MCP task tools, runs the tools the model asks
+// for, and returns the reply. A fresh run per turn, bounded in model calls,
+// tool calls, tokens and time, and never brought down by a misbehaving model.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Limits bound one turn. Zero fields take the defaults of DefaultLimits.
+type Limits struct {
+	MaxModelCalls int           // model calls per turn
+	MaxToolCalls  int           // tool calls per turn
+	MaxTokens     int           // total tokens per turn, as the model reports them
+	TurnTimeout   time.Duration // deadline for the whole turn
+	ToolTimeout   time.Duration // deadline for one tool call
+}
+
+// DefaultLimits are the limits a turn runs under unless configured.
+var DefaultLimits = Limits{
+	MaxModelCalls: 10,
+	MaxToolCalls:  20,
+	MaxTokens:     100_000,
+	TurnTimeout:   2 * time.Minute,
+	ToolTimeout:   30 * time.Second,
+}
+
+// withDefaults fills the zero fields of l from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxModelCalls > 0 {
+		d.MaxModelCalls = l.MaxModelCalls
+	}
+	if l.MaxToolCalls > 0 {
+		d.MaxToolCalls = l.MaxToolCalls
+	}
+	if l.MaxTokens > 0 {
+		d.MaxTokens = l.MaxTokens
+	}
+	if l.TurnTimeout > 0 {
+		d.TurnTimeout = l.TurnTimeout
+	}
+	if l.ToolTimeout > 0 {
+		d.ToolTimeout = l.ToolTimeout
+	}
+	return d
+}
+
+// StopReason says why a turn ended.
+type StopReason string
+
+// The ways a turn ends. Only StopCompleted is a turn that ran its course;
+// the limits end it early with a reply that says so.
+const (
+	StopCompleted     StopReason = "completed"
+	StopMaxModelCalls StopReason = "max_model_calls"
+	StopMaxToolCalls  StopReason = "max_tool_calls"
+	StopMaxTokens     StopReason = "max_tokens"
+	StopModelError    StopReason = "model_error"
+	StopCanceled      StopReason = "canceled"
+)
+
+// Call is one tool call as the turn ran it: what the model asked for and
+// what came back, both JSON. Arguments are the model's text as is, which
+// may not be valid JSON when the model got them wrong.
+type Call struct {
+	ID        string
+	Tool      string
+	Arguments json.RawMessage
+	Result    json.RawMessage
+	IsError   bool
+	Round     int // which model call asked for it, from 0
+	Duration  time.Duration
+}
+
+// Result is the outcome of a turn, also when it failed part-way: Reply
+// holds the text produced so far and Calls every tool call that ran.
+type Result struct {
+	Reply string
+	Calls []Call
+	Usage Usage
+	Stop  StopReason
+}
+
+// Input is what one turn works on.
+type Input struct {
+	System   string    // the system prompt
+	History  []Message // earlier messages, oldest first
+	Message  string    // the user's new message
+	Model    Model
+	Tools    *mcp.ClientSession // the user's task tools
+	Limits   Limits
+	Observer Observer // may be nil
+}
+
+// Run runs one turn. It returns the turn's result and, when the turn could
+// not finish, an error: a *ModelError when the model failed (also when the
+// turn's deadline passed), or the context's error when ctx was canceled.
+// The result is meaningful in both cases: it holds what the turn did.
+func Run(ctx context.Context, in Input) (Result, error) {
+	lim := in.Limits.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, lim.TurnTimeout)
+	defer cancel()
+	r := &run{in: in, lim: lim, obs: in.Observer}
+	if r.obs == nil {
+		r.obs = func(Event) {}
+	}
+	res, err := r.loop(ctx)
+	r.obs(Event{Kind: EventDone, Result: &res, Err: err})
+	return res, err
+}
+
+// run is the state of one turn.
+type run struct {
+	in    Input
+	lim   Limits
+	obs   Observer
+	defs  []ToolDef
+	known map[string]bool
+	res   Result
+	msgs  []Message
+}
+
+func (r *run) loop(ctx context.Context) (Result, error) {
+	if err := r.listTools(ctx); err != nil {
+		r.res.Stop = StopModelError
+		return r.res, err
+	}
+	r.msgs = append(append(make([]Message, 0, len(r.in.History)+8), r.in.History...), Message{Role: RoleUser, Content: r.in.Message})
+	for round := 0; ; round++ {
+		if round == r.lim.MaxModelCalls {
+			return r.stop(StopMaxModelCalls, "I stopped because this request needed more steps than I'm allowed in one message."), nil
+		}
+		resp, err := r.callModel(ctx)
+		r.res.Usage = r.res.Usage.Add(resp.Usage)
+		if err != nil {
+			return r.fail(ctx, err)
+		}
+		if len(resp.ToolCalls) == 0 {
+			r.res.Stop = StopCompleted
+			return r.res, nil
+		}
+		if r.res.Usage.TotalTokens >= r.lim.MaxTokens {
+			return r.stop(StopMaxTokens, "I stopped because this request used up its token budget."), nil
+		}
+		r.msgs = append(r.msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+		for _, call := range resp.ToolCalls {
+			if len(r.res.Calls) == r.lim.MaxToolCalls {
+				return r.stop(StopMaxToolCalls, "I stopped because this request needed more tool calls than I'm allowed in one message."), nil
+			}
+			c := r.runTool(ctx, call, round)
+			if ctx.Err() != nil {
+				return r.fail(ctx, ctx.Err())
+			}
+			r.msgs = append(r.msgs, Message{Role: RoleTool, ToolCallID: call.ID, Content: string(c.Result)})
+		}
+	}
+}
+
+// callModel makes one model call, streaming its text to the observer. Text
+// of later rounds is set off from earlier text by a blank line, sent as a
+// delta too, so the deltas always add up to the reply.
+func (r *run) callModel(ctx context.Context) (Response, error) {
+	started := r.res.Reply != ""
+	first := true
+	return r.in.Model.Stream(ctx, Request{System: r.in.System, Messages: r.msgs, Tools: r.defs}, func(text string) {
+		if text == "" {
+			return
+		}
+		if first && started {
+			r.emitText("\n\n")
+		}
+		first = false
+		r.emitText(text)
+	})
+}
+
+func (r *run) emitText(text string) {
+	r.res.Reply += text
+	r.obs(Event{Kind: EventDelta, Text: text})
+}
+
+// stop ends the turn at a limit, telling the person why.
+func (r *run) stop(reason StopReason, why string) Result {
+	r.res.Stop = reason
+	if r.res.Reply != "" {
+		r.emitText("\n\n")
+	}
+	r.emitText(why + " What I did so far is saved; tell me how you'd like to continue.")
+	return r.res
+}
+
+// fail ends the turn on an error: the caller's cancellation stays a context
+// error, the turn's own deadline becomes a model timeout.
+func (r *run) fail(ctx context.Context, err error) (Result, error) {
+	var me *ModelError
+	switch {
+	case errors.As(err, &me):
+		r.res.Stop = StopModelError
+		return r.res, err
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		r.res.Stop = StopModelError
+		return r.res, &ModelError{Kind: ErrModelTimeout, Err: fmt.Errorf("turn deadline of %s passed", r.lim.TurnTimeout)}
+	case ctx.Err() != nil:
+		r.res.Stop = StopCanceled
+		return r.res, ctx.Err()
+	}
+	r.res.Stop = StopModelError
+	return r.res, &ModelError{Kind: ErrModelStream, Err: err}
+}
+
+// listTools asks the MCP session for its tools and describes them to the model.
+func (r *run) listTools(ctx context.Context) error {
+	r.known = map[string]bool{}
+	for tool, err := range r.in.Tools.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("list tools: %w", err)
+		}
+		schema, err := json.Marshal(tool.InputSchema)
+		if err != nil {
+			return fmt.Errorf("tool %s schema: %w", tool.Name, err)
+		}
+		r.defs = append(r.defs, ToolDef{Name: tool.Name, Description: tool.Description, Parameters: schema})
+		r.known[tool.Name] = true
+	}
+	return nil
+}
+
+// runTool runs one call through the MCP session and records it. Whatever
+// goes wrong becomes a compact error result the model can act on.
+func (r *run) runTool(ctx context.Context, tc ToolCall, round int) Call {
+	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: json.RawMessage(tc.Arguments), Round: round}
+	if strings.TrimSpace(tc.Arguments) == "" {
+		c.Arguments = json.RawMessage(`{}`)
+	}
+	r.obs(Event{Kind: EventToolCall, Call: &c})
+	start := time.Now()
+	c.Result, c.IsError = r.callTool(ctx, tc.Name, c.Arguments)
+	c.Duration = time.Since(start)
+	r.res.Calls = append(r.res.Calls, c)
+	r.obs(Event{Kind: EventToolResult, Call: &r.res.Calls[len(r.res.Calls)-1]})
+	return c
+}
+
+func (r *run) callTool(ctx context.Context, name string, raw json.RawMessage) (json.RawMessage, bool) {
+	if !r.known[name] {
+		return toolFailure(fmt.Sprintf("Unknown tool %q. Available tools: %s.", name, strings.Join(r.toolNames(), ", ")))
+	}
+	var args map[string]any
+	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+		return toolFailure(fmt.Sprintf("The arguments for %s must be a JSON object; got %s.", name, clip(string(raw), 120)))
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.lim.ToolTimeout)
+	defer cancel()
+	res, err := r.in.Tools.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return toolFailure(fmt.Sprintf("The %s tool timed out after %s.", name, r.lim.ToolTimeout))
+	case err != nil:
+		return toolFailure(fmt.Sprintf("The %s tool failed: %s", name, clip(err.Error(), 200)))
+	case res.IsError:
+		return toolFailure(clip(textOf(res), 500))
+	case res.StructuredContent != nil:
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return b, false
+		}
+	}
+	b, _ := json.Marshal(map[string]string{"text": textOf(res)})
+	return b, false
+}
+
+func (r *run) toolNames() []string {
+	names := make([]string, len(r.defs))
+	for i, d := range r.defs {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// toolFailure is the result of a failed tool call: {"error": message}.
+func toolFailure(message string) (json.RawMessage, bool) {
+	b, _ := json.Marshal(map[string]string{"error": message})
+	return b, true
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,317 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// scripted is a Model that answers from a script, one Response per call,
+// streaming each text in two pieces. After the script it repeats the last
+// answer. It records every request it got.
+type scripted struct {
+	mu       sync.Mutex
+	script   []Response
+	requests []Request
+	block    bool // after the first text piece, wait for ctx to end
+}
+
+func (s *scripted) Name() string { return "scripted" }
+
+func (s *scripted) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
+	s.mu.Lock()
+	n := len(s.requests)
+	s.requests = append(s.requests, req)
+	resp := s.script[min(n, len(s.script)-1)]
+	s.mu.Unlock()
+	if resp.Text != "" {
+		half := len(resp.Text) / 2
+		onText(resp.Text[:half])
+		if s.block {
+			<-ctx.Done()
+			return Response{}, ctx.Err()
+		}
+		onText(resp.Text[half:])
+	}
+	return resp, nil
+}
+
+func (s *scripted) calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+func callTool(id, name, args string) Response {
+	return Response{ToolCalls: []ToolCall{{ID: id, Name: name, Arguments: args}}, Usage: Usage{TotalTokens: 10}}
+}
+
+func answer(text string) Response { return Response{Text: text, Usage: Usage{TotalTokens: 5}} }
+
+// mustTaskTools connects a fresh user's real task tools on PostgreSQL.
+func mustTaskTools(tb testing.TB) *mcp.ClientSession {
+	tb.Helper()
+	svc := tasks.NewService(store.NewTasks(storetest.Pool(tb)))
+	cs, err := mcptools.Connect(context.Background(), storetest.UserID(tb), svc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// recorder collects a turn's events as compact strings.
+type recorder struct{ events []string }
+
+func (r *recorder) observe(e Event) {
+	switch e.Kind {
+	case EventDelta:
+		r.events = append(r.events, "delta:"+e.Text)
+	case EventToolCall:
+		r.events = append(r.events, "call:"+e.Call.Tool+string(e.Call.Arguments))
+	case EventToolResult:
+		r.events = append(r.events, fmt.Sprintf("result:%s:%v", e.Call.Tool, e.Call.IsError))
+	case EventDone:
+		r.events = append(r.events, "done:"+string(e.Result.Stop))
+	}
+}
+
+func TestRunEventsInOrder(t *testing.T) {
+	model := &scripted{script: []Response{
+		{Text: "Let me add that.", ToolCalls: []ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
+		answer("Added task: Buy milk."),
+	}}
+	rec := &recorder{}
+	res, err := Run(context.Background(), Input{Model: model, Tools: mustTaskTools(t), Message: "add buy milk", Observer: rec.observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"delta:Let me a", "delta:dd that.",
+		`call:add_task{"title":"Buy milk"}`, "result:add_task:false",
+		"delta:\n\n", "delta:Added task", "delta:: Buy milk.",
+		"done:completed",
+	}
+	if strings.Join(rec.events, "|") != strings.Join(want, "|") {
+		t.Fatalf("events\n got %q\nwant %q", rec.events, want)
+	}
+	if res.Reply != "Let me add that.\n\nAdded task: Buy milk." || res.Stop != StopCompleted || res.Usage.TotalTokens != 5 {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(res.Calls) != 1 || res.Calls[0].IsError || !strings.Contains(string(res.Calls[0].Result), `"status":"created"`) {
+		t.Fatalf("calls = %+v", res.Calls)
+	}
+	// The second model call saw the call and its result.
+	second := model.requests[1].Messages
+	if len(second) != 3 || second[1].ToolCalls[0].ID != "c1" || second[2].ToolCallID != "c1" || !strings.Contains(second[2].Content, "Buy milk") {
+		t.Fatalf("second request messages = %+v", second)
+	}
+	if len(model.requests[0].Tools) != 5 {
+		t.Fatalf("tools given to the model = %d, want 5", len(model.requests[0].Tools))
+	}
+}
+
+func TestRunModelCallLimit(t *testing.T) {
+	model := &scripted{script: []Response{callTool("c", "list_tasks", `{}`)}}
+	res, err := Run(context.Background(), Input{Model: model, Tools: mustTaskTools(t), Message: "loop forever", Limits: Limits{MaxModelCalls: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if model.calls() != 3 || res.Stop != StopMaxModelCalls || len(res.Calls) != 3 || !strings.Contains(res.Reply, "more steps") {
+		t.Fatalf("model calls %d, result %+v", model.calls(), res)
+	}
+}
+
+func TestRunToolCallLimit(t *testing.T) {
+	many := Response{}
+	for i := range 5 {
+		many.ToolCalls = append(many.ToolCalls, ToolCall{ID: fmt.Sprint("c", i), Name: "list_tasks", Arguments: `{}`})
+	}
+	model := &scripted{script: []Response{many, answer("never reached")}}
+	res, err := Run(context.Background(), Input{Model: model, Tools: mustTaskTools(t), Message: "x", Limits: Limits{MaxToolCalls: 3}})
+	if err != nil || res.Stop != StopMaxToolCalls || len(res.Calls) != 3 || model.calls() != 1 {
+		t.Fatalf("err %v, model calls %d, result %+v", err, model.calls(), res)
+	}
+}
+
+func TestRunTokenLimit(t *testing.T) {
+	model := &scripted{script: []Response{{ToolCalls: []ToolCall{{ID: "c", Name: "list_tasks", Arguments: `{}`}}, Usage: Usage{TotalTokens: 600}}}}
+	res, err := Run(context.Background(), Input{Model: model, Tools: mustTaskTools(t), Message: "x", Limits: Limits{MaxTokens: 500}})
+	if err != nil || res.Stop != StopMaxTokens || len(res.Calls) != 0 || res.Usage.TotalTokens != 600 {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+}
+
+func TestRunToolFailuresBecomeResults(t *testing.T) {
+	cases := []struct {
+		name, tool, args, want string
+	}{
+		{"tool error", "complete_task", `{"task_id":999999}`, "Task 999999 was not found."},
+		{"unknown tool", "launch_rockets", `{}`, `Unknown tool \"launch_rockets\"`},
+		{"malformed arguments", "add_task", `{"title": "unterminated`, "must be a JSON object"},
+		{"arguments not an object", "add_task", `["Buy milk"]`, "must be a JSON object"},
+		{"schema violation", "add_task", `{"title":"x","user_id":"someone"}`, "user_id"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			model := &scripted{script: []Response{callTool("c1", c.tool, c.args), answer("Sorry about that.")}}
+			res, err := Run(context.Background(), Input{Model: model, Tools: mustTaskTools(t), Message: "x"})
+			if err != nil || res.Stop != StopCompleted {
+				t.Fatalf("the turn must go on: err %v, result %+v", err, res)
+			}
+			got := res.Calls[0]
+			if !got.IsError || !strings.Contains(string(got.Result), c.want) {
+				t.Fatalf("result = %s (isError %v), want an error containing %q", got.Result, got.IsError, c.want)
+			}
+			if seen := model.requests[1].Messages; seen[len(seen)-1].Content != string(got.Result) {
+				t.Fatalf("the model did not get the error back: %+v", seen[len(seen)-1])
+			}
+		})
+	}
+}
+
+func TestRunToolTimeout(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "slow"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	model := &scripted{script: []Response{callTool("c1", "slow", `{}`), answer("It timed out.")}}
+	res, err := Run(context.Background(), Input{Model: model, Tools: cs, Message: "x", Limits: Limits{ToolTimeout: 20 * time.Millisecond}})
+	if err != nil || res.Stop != StopCompleted {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if c := res.Calls[0]; !c.IsError || !strings.Contains(string(c.Result), "timed out after 20ms") {
+		t.Fatalf("call = %+v (%s)", c, c.Result)
+	}
+}
+
+func TestRunCanceledMidStream(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	model := &scripted{script: []Response{answer("Half of a long answer")}, block: true}
+	var done *Event
+	res, err := Run(ctx, Input{Model: model, Tools: mustTaskTools(t), Message: "x", Observer: func(e Event) {
+		if e.Kind == EventDelta {
+			cancel() // the client went away after the first delta
+		}
+		if e.Kind == EventDone {
+			done = &e
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || res.Stop != StopCanceled || res.Reply != "Half of a " {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if done == nil || done.Result.Stop != StopCanceled {
+		t.Fatalf("the done event is sent on cancellation too: %+v", done)
+	}
+}
+
+func TestRunDeadlineIsAModelTimeout(t *testing.T) {
+	model := &scripted{script: []Response{answer("never finished")}, block: true}
+	_, err := Run(context.Background(), Input{Model: model, Tools: mustTaskTools(t), Message: "x", Limits: Limits{TurnTimeout: 30 * time.Millisecond}})
+	if !errors.Is(err, ErrModelTimeout) {
+		t.Fatalf("err = %v, want a model timeout", err)
+	}
+}
+
+func TestRunModelErrorIsReturned(t *testing.T) {
+	failing := modelFunc(func(context.Context, Request, func(string)) (Response, error) {
+		return Response{}, &ModelError{Kind: ErrModelQuota}
+	})
+	res, err := Run(context.Background(), Input{Model: failing, Tools: mustTaskTools(t), Message: "x"})
+	if !errors.Is(err, ErrModelQuota) || res.Stop != StopModelError {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+}
+
+type modelFunc func(context.Context, Request, func(string)) (Response, error)
+
+func (f modelFunc) Name() string { return "func" }
+func (f modelFunc) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
+	return f(ctx, req, onText)
+}
+
+func TestHistoryReplaysToolCalls(t *testing.T) {
+	stored := []tasks.Message{
+		{Role: "assistant", Content: "orphaned reply is dropped: history starts at a user message"},
+		{Role: "user", Content: "delete the meeting task"},
+		{Role: "assistant", Content: "Deleted task 2: Team meeting.", ToolCalls: []tasks.ToolCall{
+			{CallID: "a", Tool: "list_tasks", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{"tasks":[]}`), Round: 0},
+			{CallID: "b", Tool: "delete_task", Arguments: json.RawMessage(`"{\"task_id\": 2"`), Result: nil, Round: 1},
+		}},
+	}
+	got := History(stored, 0)
+	var shape []string
+	for _, m := range got {
+		s := string(m.Role)
+		for _, c := range m.ToolCalls {
+			s += "(" + c.ID + " " + c.Arguments + ")"
+		}
+		if m.ToolCallID != "" {
+			s += "[" + m.ToolCallID + " " + m.Content + "]"
+		}
+		shape = append(shape, s)
+	}
+	want := []string{
+		"user",
+		"assistant(a {})", `tool[a {"tasks":[]}]`,
+		`assistant(b {"task_id": 2)`, `tool[b {"error":"This tool call has no recorded result."}]`,
+		"assistant",
+	}
+	if strings.Join(shape, "|") != strings.Join(want, "|") {
+		t.Fatalf("history\n got %q\nwant %q", shape, want)
+	}
+}
+
+func TestHistoryWindowKeepsNewestWholeMessages(t *testing.T) {
+	var stored []tasks.Message
+	for i := range 10 {
+		stored = append(stored,
+			tasks.Message{Role: "user", Content: fmt.Sprintf("message %d %s", i, strings.Repeat("x", 400))},
+			tasks.Message{Role: "assistant", Content: "ok", ToolCalls: []tasks.ToolCall{{CallID: fmt.Sprint(i), Tool: "list_tasks", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{"tasks":[]}`)}}},
+		)
+	}
+	got := History(stored, 400)
+	if len(got) == 0 || got[0].Role != RoleUser || !strings.HasPrefix(got[0].Content, "message 7") {
+		t.Fatalf("window starts at %+v, want message 7, the oldest that fits", got[0])
+	}
+	for i, m := range got {
+		if m.Role == RoleTool && (i == 0 || got[i-1].ToolCalls == nil) {
+			t.Fatalf("tool result %d separated from its call", i)
+		}
+	}
+}
+
+func TestPromptPlaceholders(t *testing.T) {
+	p := Prompt{template: "user {{user_id}} on {{model}} at {{date}}"}
+	got := p.Render("u1", "gpt-test", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	if got != "user u1 on gpt-test at Sunday, 22 November 2026" {
+		t.Fatal(got)
+	}
+	def := DefaultPrompt().Render("u1", "m", time.Now())
+	if strings.Contains(def, "u1") || !strings.Contains(def, "list_tasks") {
+		t.Fatal("the built-in prompt must describe the tools and never show the user id")
+	}
+}

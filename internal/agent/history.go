@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// DefaultHistoryTokens is the estimated token budget of the history a turn
+// replays to the model, when none is configured.
+const DefaultHistoryTokens = 8000
+
+// missingResult stands in for a tool call whose result was never stored,
+// so that a history is always one a model accepts.
+var missingResult = json.RawMessage(`{"error":"This tool call has no recorded result."}`)
+
+// History turns stored messages, oldest first, into the model's message
+// list: user text; for an assistant message, each round of its tool calls
+// followed by their results, then its text. It keeps the newest messages
+// whose estimated size fits maxTokens, dropping whole stored messages so a
+// tool call is never separated from its result, and starts at a user
+// message.
+func History(stored []tasks.Message, maxTokens int) []Message {
+	if maxTokens <= 0 {
+		maxTokens = DefaultHistoryTokens
+	}
+	first, budget := len(stored), maxTokens
+	for first > 0 {
+		cost := storedTokens(stored[first-1])
+		if cost > budget {
+			break
+		}
+		budget -= cost
+		first--
+	}
+	for first < len(stored) && stored[first].Role != tasks.RoleUser {
+		first++
+	}
+	var out []Message
+	for _, m := range stored[first:] {
+		out = appendStored(out, m)
+	}
+	return out
+}
+
+// appendStored appends the model messages of one stored message.
+func appendStored(out []Message, m tasks.Message) []Message {
+	if m.Role == tasks.RoleUser {
+		return append(out, Message{Role: RoleUser, Content: m.Content})
+	}
+	for i := 0; i < len(m.ToolCalls); {
+		j := i
+		for j < len(m.ToolCalls) && m.ToolCalls[j].Round == m.ToolCalls[i].Round {
+			j++
+		}
+		round := m.ToolCalls[i:j]
+		calls := make([]ToolCall, len(round))
+		for k, c := range round {
+			calls[k] = ToolCall{ID: c.CallID, Name: c.Tool, Arguments: argumentsText(c.Arguments)}
+		}
+		out = append(out, Message{Role: RoleAssistant, ToolCalls: calls})
+		for _, c := range round {
+			result := c.Result
+			if len(result) == 0 || string(result) == "null" {
+				result = missingResult
+			}
+			out = append(out, Message{Role: RoleTool, ToolCallID: c.CallID, Content: string(result)})
+		}
+		i = j
+	}
+	if m.Content != "" {
+		out = append(out, Message{Role: RoleAssistant, Content: m.Content})
+	}
+	return out
+}
+
+// argumentsText gives back the arguments as the model wrote them: the audit
+// stores arguments that were not JSON as a JSON string.
+func argumentsText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+func storedTokens(m tasks.Message) int {
+	n := estimateTokens(m.Content) + 4
+	for _, c := range m.ToolCalls {
+		n += estimateTokens(string(c.Arguments)) + estimateTokens(string(c.Result)) + 8
+	}
+	return n
+}

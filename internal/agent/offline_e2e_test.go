@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// TestOfflineThroughTheLoop runs every utterance of the offline table end
+// to end: the offline model, the loop, the real MCP tools, PostgreSQL. The
+// first round's calls are the table's, they really run, and the person
+// always gets a reply.
+func TestOfflineThroughTheLoop(t *testing.T) {
+	for _, tc := range offlineCases {
+		t.Run(tc.say, func(t *testing.T) {
+			if strings.TrimSpace(tc.say) == "" {
+				t.Skip("the HTTP layer refuses empty messages before any model runs")
+			}
+			res, err := Run(context.Background(), Input{Model: NewOffline(), Tools: mustTaskTools(t), Message: tc.say})
+			if err != nil || res.Stop != StopCompleted || res.Reply == "" {
+				t.Fatalf("err %v, result %+v", err, res)
+			}
+			var first []ToolCall
+			for _, c := range res.Calls {
+				if c.Round == 0 {
+					first = append(first, ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Arguments)})
+				}
+			}
+			assertCalls(t, first, tc.want)
+		})
+	}
+}
+
+// TestOfflineConversation is a person's session with the offline model:
+// each turn sees the stored history, and the database ends as they asked.
+func TestOfflineConversation(t *testing.T) {
+	ctx := context.Background()
+	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
+	user := storetest.UserID(t)
+	cs, err := mcptools.Connect(ctx, user, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	say := func(msg string) Result {
+		t.Helper()
+		res, err := Run(ctx, Input{Model: NewOffline(), Tools: cs, Message: msg})
+		if err != nil {
+			t.Fatalf("%q: %v", msg, err)
+		}
+		return res
+	}
+	groceries := say("Add a task to buy groceries")
+	say("I need to remember to pay bills")
+	say("Add a task to prepare the team meeting")
+	if !strings.HasPrefix(groceries.Reply, "Added task ") {
+		t.Fatalf("add reply = %q", groceries.Reply)
+	}
+	list, _ := svc.List(ctx, user, tasks.StatusAll)
+	if len(list) != 3 || list[0].Title != "Buy groceries" || list[1].Title != "Pay bills" {
+		t.Fatalf("tasks = %+v", list)
+	}
+
+	done := say(fmt.Sprintf("Mark task %d as complete", list[1].ID))
+	if !strings.Contains(done.Reply, "Pay bills") {
+		t.Fatalf("complete reply = %q", done.Reply)
+	}
+	pending := say("What's pending?")
+	if !strings.Contains(pending.Reply, "Buy groceries") || strings.Contains(pending.Reply, "Pay bills") {
+		t.Fatalf("pending reply = %q", pending.Reply)
+	}
+	deleted := say("Delete the meeting task")
+	if len(deleted.Calls) != 2 || deleted.Calls[0].Tool != "list_tasks" || deleted.Calls[1].Tool != "delete_task" {
+		t.Fatalf("delete by name calls = %+v", deleted.Calls)
+	}
+	say(fmt.Sprintf("Change task %d to 'Call mom tonight'", list[0].ID))
+	missing := say("Delete task 999999999")
+	if !strings.Contains(missing.Reply, "couldn't find task 999999999") {
+		t.Fatalf("not-found reply = %q", missing.Reply)
+	}
+
+	list, _ = svc.List(ctx, user, tasks.StatusAll)
+	if len(list) != 2 || list[0].Title != "Call mom tonight" || !list[1].Completed {
+		t.Fatalf("tasks at the end = %+v", list)
+	}
+}
