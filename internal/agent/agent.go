@@ -33,8 +33,8 @@ var DefaultLimits = Limits{
 	ToolTimeout:   30 * time.Second,
 }
 
-// withDefaults fills the zero fields of l from DefaultLimits.
-func (l Limits) withDefaults() Limits {
+// WithDefaults fills the zero fields of l from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits
 	if l.MaxModelCalls > 0 {
 		d.MaxModelCalls = l.MaxModelCalls
@@ -106,7 +106,7 @@ type Input struct {
 // turn's deadline passed), or the context's error when ctx was canceled.
 // The result is meaningful in both cases: it holds what the turn did.
 func Run(ctx context.Context, in Input) (Result, error) {
-	lim := in.Limits.withDefaults()
+	lim := in.Limits.WithDefaults()
 	ctx, cancel := context.WithTimeout(ctx, lim.TurnTimeout)
 	defer cancel()
 	r := &run{in: in, lim: lim, obs: in.Observer}

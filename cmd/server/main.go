@@ -1,0 +1,21 @@
+// Command server runs taskchat: the HTTP chat service, plus two helper
+// subcommands (token, healthcheck). All configuration comes from the
+// environment; see README.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "taskchat:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	taskhttp "github.com/taskchat/taskchat/internal/http"
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+const usage = `usage:
+  server [serve]                  run the HTTP service (configuration from the environment)
+  server token [-ttl 24h] USER_ID  print a development token for USER_ID, signed with JWT_SECRET
+  server healthcheck [-url URL]    exit 0 when the service's /healthz answers (for Docker)`
+
+// run is the whole program, with its inputs passed in so tests drive it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, getenv, stdout)
+	case "token":
+		return mintToken(args, getenv, stdout, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, args, getenv, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+// serve runs the service until ctx is done, then shuts down gracefully:
+// no new connections, in-flight turns (streams too) finish and are stored
+// within SHUTDOWN_TIMEOUT.
+func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	handler, closeDB, err := build(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "model", cfg.Provider)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		srv.Close()
+		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", cfg.ShutdownTimeout, err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// build wires the service: migrations, the pool, the model, the handler.
+func build(ctx context.Context, cfg config, log *slog.Logger) (http.Handler, func(), error) {
+	if cfg.Migrate {
+		if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
+			return nil, nil, err
+		}
+	}
+	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	auth, err := taskhttp.NewAuthenticator(taskhttp.AuthConfig{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience})
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	prompt := agent.DefaultPrompt()
+	if cfg.SystemPrompt != "" {
+		if prompt, err = agent.LoadPrompt(cfg.SystemPrompt); err != nil {
+			pool.Close()
+			return nil, nil, err
+		}
+	}
+	var model agent.Model = agent.NewOffline()
+	if cfg.Provider == "openai" {
+		model = agent.NewOpenAI(cfg.OpenAI, agent.NewHTTPClient())
+	}
+	svc := tasks.NewService(store.NewTasks(pool))
+	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), taskhttp.ChatConfig{
+		Model: model, Prompt: prompt, Limits: cfg.Limits,
+		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens,
+		TurnsPerMinute: cfg.TurnsPerMinute, TurnBurst: cfg.TurnBurst, MaxStreams: cfg.MaxStreams,
+	})
+	return h, pool.Close, nil
+}
+
+// mintToken prints a development token, so a person with curl can start.
+func mintToken(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("token needs exactly one USER_ID\n" + usage)
+	}
+	tok, err := taskhttp.MintToken([]byte(getenv("JWT_SECRET")), fs.Arg(0), *ttl, getenv("JWT_ISSUER"), getenv("JWT_AUDIENCE"), time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, tok)
+	return nil
+}
+
+// healthcheck asks the service's /healthz; Docker runs it, no shell needed.
+func healthcheck(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	_, port, _ := net.SplitHostPort(getenv("ADDR"))
+	if port == "" {
+		port = "8080"
+	}
+	target := fs.String("url", "http://127.0.0.1:"+port+"/healthz", "the URL to check")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *target, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthcheck: %s answered %s", *target, resp.Status)
+	}
+	return nil
+}

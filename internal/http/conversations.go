@@ -1,0 +1,134 @@
+package http
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// Page sizes of GET /conversations.
+const (
+	defaultPageSize = 20
+	maxPageSize     = 100
+)
+
+type conversationJSON struct {
+	ID        int64     `json:"id"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+type conversationsResponse struct {
+	Conversations []conversationJSON `json:"conversations"`
+	NextCursor    *string            `json:"next_cursor"`
+}
+
+type messageJSON struct {
+	ID          int64          `json:"id"`
+	Role        string         `json:"role"`
+	Content     string         `json:"content"`
+	Interrupted bool           `json:"interrupted"`
+	ToolCalls   []toolCallJSON `json:"tool_calls"`
+	CreatedAt   time.Time      `json:"created_at"`
+}
+
+type messagesResponse struct {
+	ConversationID int64         `json:"conversation_id"`
+	Messages       []messageJSON `json:"messages"`
+}
+
+// handleConversationsList answers the user's conversations, most recently
+// active first, a page at a time.
+func handleConversationsList(log *slog.Logger, convs tasks.ConversationStore) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit, err := pageLimit(r.URL.Query().Get("limit"))
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		page, err := convs.ListConversations(r.Context(), userFrom(r.Context()), limit, r.URL.Query().Get("cursor"))
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		resp := conversationsResponse{Conversations: make([]conversationJSON, len(page.Items))}
+		for i, c := range page.Items {
+			resp.Conversations[i] = conversationJSON{ID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		}
+		if page.Next != "" {
+			resp.NextCursor = &page.Next
+		}
+		writeJSON(w, http.StatusOK, resp)
+	})
+}
+
+func pageLimit(s string) (int, error) {
+	if s == "" {
+		return defaultPageSize, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxPageSize {
+		return 0, tasks.Invalid("limit", "must be an integer from 1 to "+strconv.Itoa(maxPageSize))
+	}
+	return n, nil
+}
+
+// handleMessagesList answers a conversation's messages, oldest first, each
+// assistant message with the tool calls made for it.
+func handleMessagesList(log *slog.Logger, convs tasks.ConversationStore) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := conversationID(r)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		msgs, err := convs.Messages(r.Context(), userFrom(r.Context()), id)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		resp := messagesResponse{ConversationID: id, Messages: make([]messageJSON, len(msgs))}
+		for i, m := range msgs {
+			calls := make([]toolCallJSON, len(m.ToolCalls))
+			for j, c := range m.ToolCalls {
+				calls[j] = toolCallOf(c.CallID, c.Tool, c.Arguments, c.Result, c.IsError)
+			}
+			resp.Messages[i] = messageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, ToolCalls: calls, CreatedAt: m.CreatedAt}
+		}
+		writeJSON(w, http.StatusOK, resp)
+	})
+}
+
+// handleConversationDelete deletes a conversation with its messages and
+// their tool-call audit.
+func handleConversationDelete(log *slog.Logger, convs tasks.ConversationStore) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := conversationID(r)
+		if err == nil {
+			err = convs.DeleteConversation(r.Context(), userFrom(r.Context()), id)
+		}
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// conversationID reads {conversation_id} from the path. One that is not a
+// positive integer cannot exist, so it is not found.
+func conversationID(r *http.Request) (int64, error) {
+	s := chi.URLParam(r, "conversation_id")
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errorf(http.StatusNotFound, codeNotFound, "Conversation %q was not found.", s)
+	}
+	infoFrom(r.Context()).conversationID = id
+	return id, nil
+}

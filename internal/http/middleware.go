@@ -1,0 +1,133 @@
+package http
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+)
+
+// requestInfo is what handlers learn about a request that the access log
+// reports: filled in as the request goes, read when it ends.
+type requestInfo struct {
+	id             string
+	userID         string
+	conversationID int64
+}
+
+type requestInfoKey struct{}
+
+func infoFrom(ctx context.Context) *requestInfo {
+	if ri, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return ri
+	}
+	return &requestInfo{}
+}
+
+// requestID gives every request an id: the client's X-Request-Id when it
+// is short and plain, otherwise a new one. It is echoed in the response.
+func requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !plainID(id) {
+			b := make([]byte, 8)
+			_, _ = rand.Read(b)
+			id = hex.EncodeToString(b)
+		}
+		w.Header().Set("X-Request-Id", id)
+		ctx := context.WithValue(r.Context(), requestInfoKey{}, &requestInfo{id: id})
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func plainID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// statusWriter remembers the status a handler wrote. It unwraps, so
+// http.ResponseController still reaches the connection to flush streams.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// accessLog writes one line per request: its id, method, route, user,
+// conversation, status and duration. Never a token, never message text.
+func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r)
+			ri := infoFrom(r.Context())
+			attrs := []slog.Attr{
+				slog.String("request_id", ri.id),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", sw.status),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			}
+			if ri.userID != "" {
+				attrs = append(attrs, slog.String("user_id", ri.userID))
+			}
+			if ri.conversationID != 0 {
+				attrs = append(attrs, slog.Int64("conversation_id", ri.conversationID))
+			}
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		})
+	}
+}
+
+// recoverer answers a panic with a generic 500 and logs it with its stack.
+func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					log.ErrorContext(r.Context(), "panic", "request_id", infoFrom(r.Context()).id, "panic", v, "stack", string(debug.Stack()))
+					writeProblem(w, errorf(http.StatusInternalServerError, codeInternal, "Something went wrong on our side."))
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// logUser records the verified user for the access log. It runs after
+// RequireUser.
+func logUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		infoFrom(r.Context()).userID = userFrom(r.Context())
+		next.ServeHTTP(w, r)
+	})
+}

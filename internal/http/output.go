@@ -1,0 +1,176 @@
+package http
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/agent"
+)
+
+// output is how a turn answers: as one JSON body or as Server-Sent Events.
+// The turn calls start once the conversation is known, event for each
+// agent event, and then exactly one of done, replay or fail.
+type output interface {
+	start(conversationID int64)
+	event(e agent.Event)
+	done(resp chatResponse)
+	replay(stored json.RawMessage)
+	fail(err error)
+}
+
+// jsonOutput answers with one JSON body when the turn is over.
+type jsonOutput struct {
+	w   http.ResponseWriter
+	r   *http.Request
+	log *slog.Logger
+}
+
+func (o *jsonOutput) start(int64)       {}
+func (o *jsonOutput) event(agent.Event) {}
+func (o *jsonOutput) done(resp chatResponse) {
+	writeJSON(o.w, http.StatusOK, resp)
+}
+func (o *jsonOutput) replay(stored json.RawMessage) {
+	writeJSON(o.w, http.StatusOK, stored)
+}
+func (o *jsonOutput) fail(err error) { writeError(o.w, o.r, o.log, err) }
+
+// sseOutput streams the turn as Server-Sent Events. Until start, a failure
+// is answered as problem JSON with its status; after it, as an error event.
+// Every stream ends with exactly one done or error event.
+type sseOutput struct {
+	w        http.ResponseWriter
+	r        *http.Request
+	rc       *http.ResponseController
+	log      *slog.Logger
+	interval time.Duration
+
+	mu      sync.Mutex // serialises writes: the turn and the pinger
+	started bool
+	ended   bool
+	nextID  int
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, ping time.Duration) *sseOutput {
+	return &sseOutput{w: w, r: r, rc: http.NewResponseController(w), log: log, interval: ping}
+}
+
+// start sends the headers and the start event, and begins pinging.
+func (o *sseOutput) start(conversationID int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.started {
+		return
+	}
+	o.started = true
+	h := o.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	// A stream outlives any write deadline the server sets for plain requests.
+	_ = o.rc.SetWriteDeadline(time.Time{})
+	o.w.WriteHeader(http.StatusOK)
+	o.send("start", map[string]int64{"conversation_id": conversationID})
+	o.stop, o.stopped = make(chan struct{}), make(chan struct{})
+	go o.ping()
+}
+
+// ping writes a comment while the turn is quiet, so proxies and clients
+// see the connection alive.
+func (o *sseOutput) ping() {
+	defer close(o.stopped)
+	t := time.NewTicker(o.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-o.r.Context().Done():
+			return
+		case <-t.C:
+			o.mu.Lock()
+			if !o.ended {
+				_, _ = fmt.Fprint(o.w, ": ping\n\n")
+				_ = o.rc.Flush()
+			}
+			o.mu.Unlock()
+		}
+	}
+}
+
+func (o *sseOutput) event(e agent.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch e.Kind {
+	case agent.EventDelta:
+		o.send("delta", map[string]string{"text": e.Text})
+	case agent.EventToolCall:
+		c := toolCallOf(e.Call.ID, e.Call.Tool, e.Call.Arguments, nil, false)
+		o.send("tool_call", map[string]any{"id": c.ID, "tool": c.Tool, "arguments": c.Arguments})
+	case agent.EventToolResult:
+		c := toolCallOf(e.Call.ID, e.Call.Tool, e.Call.Arguments, e.Call.Result, e.Call.IsError)
+		o.send("tool_result", map[string]any{"id": c.ID, "tool": c.Tool, "result": c.Result, "is_error": c.IsError})
+	}
+}
+
+func (o *sseOutput) done(resp chatResponse) { o.end("done", resp) }
+
+func (o *sseOutput) replay(stored json.RawMessage) {
+	var head struct {
+		ConversationID int64 `json:"conversation_id"`
+	}
+	_ = json.Unmarshal(stored, &head)
+	o.start(head.ConversationID)
+	o.end("done", stored)
+}
+
+func (o *sseOutput) fail(err error) {
+	o.mu.Lock()
+	started := o.started
+	o.mu.Unlock()
+	if !started {
+		writeError(o.w, o.r, o.log, err)
+		return
+	}
+	ae := toAPIError(err)
+	if ae.status >= 500 {
+		o.log.ErrorContext(o.r.Context(), "stream failed", "code", ae.code, "err", err)
+	}
+	o.end("error", map[string]string{"code": ae.code, "message": ae.detail})
+}
+
+// end sends the stream's last event and stops the pinger.
+func (o *sseOutput) end(name string, v any) {
+	o.mu.Lock()
+	if !o.ended {
+		o.send(name, v)
+		o.ended = true
+	}
+	o.mu.Unlock()
+	if o.stop != nil {
+		close(o.stop)
+		<-o.stopped
+		o.stop = nil
+	}
+}
+
+// send writes one event and flushes it. The caller holds o.mu. Write
+// errors mean the client left; the request's context tells the turn.
+func (o *sseOutput) send(name string, v any) {
+	if o.ended {
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		name, data = "error", []byte(`{"code":"internal","message":"Something went wrong on our side."}`)
+	}
+	o.nextID++
+	_, _ = fmt.Fprintf(o.w, "id: %d\nevent: %s\ndata: %s\n\n", o.nextID, name, data)
+	_ = o.rc.Flush()
+}

@@ -1,0 +1,43 @@
+package http
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+type taskJSON struct {
+	ID          int64     `json:"id"`
+	Title       string    `json:"title"`
+	Description string    `json:"description"`
+	Completed   bool      `json:"completed"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+type tasksResponse struct {
+	Tasks []taskJSON `json:"tasks"`
+}
+
+// handleTasksList answers the user's tasks, filtered by ?status=.
+func handleTasksList(log *slog.Logger, svc *tasks.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, err := tasks.ParseStatus(r.URL.Query().Get("status"))
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		list, err := svc.List(r.Context(), userFrom(r.Context()), status)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		resp := tasksResponse{Tasks: make([]taskJSON, len(list))}
+		for i, t := range list {
+			resp.Tasks[i] = taskJSON{ID: t.ID, Title: t.Title, Description: t.Description, Completed: t.Completed, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		}
+		writeJSON(w, http.StatusOK, resp)
+	})
+}
