@@ -100,7 +100,9 @@ func (e *envReader) bool(name string, def bool) bool {
 	return b
 }
 
-func (e *envReader) fail(format string, args ...any) { e.errs = append(e.errs, fmt.Errorf(format, args...)) }
+func (e *envReader) fail(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Errorf(format, args...))
+}
 
 // loadConfig reads and validates the configuration, naming every problem.
 func loadConfig(getenv func(string) string) (config, error) {
