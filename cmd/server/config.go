@@ -128,7 +128,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 			ToolTimeout:   e.duration("AGENT_TOOL_TIMEOUT", d.ToolTimeout),
 		},
 		SystemPrompt:    e.str("SYSTEM_PROMPT_FILE", ""),
-		HistoryLimit:    e.int("HISTORY_LIMIT", taskhttp.DefaultHistoryLimit, 0, 1000),
+		HistoryLimit:    e.int("HISTORY_LIMIT", taskhttp.DefaultHistoryLimit, 1, 1000),
 		HistoryTokens:   e.int("HISTORY_TOKENS", agent.DefaultHistoryTokens, 100, 1_000_000),
 		TurnsPerMinute:  e.float("RATE_LIMIT_TURNS_PER_MINUTE", taskhttp.DefaultTurnsPerMinute),
 		TurnBurst:       e.int("RATE_LIMIT_BURST", taskhttp.DefaultTurnBurst, 1, 10_000),
