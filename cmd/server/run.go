@@ -61,8 +61,13 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	// Turns run on this base context; cancelling it is the last resort of
+	// a shutdown whose timeout passed (see below).
+	base, cancelTurns := context.WithCancel(context.Background())
+	defer cancelTurns()
 	srv := &http.Server{
 		Handler:           handler,
+		BaseContext:       func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -77,12 +82,28 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	return shutdown(srv, cancelTurns, cfg.ShutdownTimeout, log)
+}
+
+// shutdown stops accepting connections and lets in-flight requests, streams
+// included, finish within timeout. Turns still running then are cancelled:
+// each stores what it did, marked interrupted, and tells its client to
+// retry; they get a few seconds for that before the process exits.
+func shutdown(srv *http.Server, cancelTurns context.CancelFunc, timeout time.Duration, log *slog.Logger) error {
+	log.Info("shutting down", "timeout", timeout.String())
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	if err := srv.Shutdown(ctx); err == nil {
+		log.Info("stopped")
+		return nil
+	}
+	log.Warn("turns still running at the shutdown timeout; interrupting them", "timeout", timeout.String())
+	cancelTurns()
+	ctx, cancel = context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
 		srv.Close()
-		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", cfg.ShutdownTimeout, err)
+		return fmt.Errorf("shutdown: requests still running after interrupting them: %w", err)
 	}
 	log.Info("stopped")
 	return nil

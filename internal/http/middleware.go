@@ -100,7 +100,11 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			if ri.conversationID != 0 {
 				attrs = append(attrs, slog.Int64("conversation_id", ri.conversationID))
 			}
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			level := slog.LevelInfo
+			if (r.URL.Path == "/healthz" || r.URL.Path == "/readyz") && sw.status == http.StatusOK {
+				level = slog.LevelDebug // probes every few seconds would drown the log
+			}
+			log.LogAttrs(r.Context(), level, "request", attrs...)
 		})
 	}
 }

@@ -5,6 +5,7 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -96,6 +98,9 @@ func toAPIError(err error) *apiError {
 		return errorf(http.StatusUnprocessableEntity, codeIdempotencyMismatch, "This Idempotency-Key was already used with a different request body.")
 	case errors.Is(err, tasks.ErrUnavailable):
 		return errorf(http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable; please try again shortly.")
+	case errors.Is(err, context.Canceled):
+		// The client left (nobody reads this) or the server is shutting down.
+		return errorf(http.StatusServiceUnavailable, codeUnavailable, "The request was interrupted because the service is restarting; please try again.")
 	case isModelFailure(err):
 		return errorf(http.StatusBadGateway, codeLLMUnavailable, llmUnavailableMessage)
 	}
@@ -160,16 +165,21 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any)
 			return errorf(http.StatusUnsupportedMediaType, codeUnsupportedMediaType, "Send the body as application/json.")
 		}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		return decodeError(err, maxBytes)
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would silently turn bad bytes into U+FFFD.
+		return errorf(http.StatusBadRequest, codeInvalidRequest, "The body must be UTF-8 encoded JSON.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err, maxBytes)
 	}
-	if dec.More() {
-		return errorf(http.StatusBadRequest, codeInvalidRequest, "The body must hold exactly one JSON object.")
-	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return decodeError(err, maxBytes)
+		return errorf(http.StatusBadRequest, codeInvalidRequest, "The body must hold exactly one JSON object.")
 	}
 	return nil
 }

@@ -96,6 +96,11 @@ func translate(err error) error {
 	if err == nil {
 		return nil
 	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		// Whatever the server said, a failed connect means it cannot serve.
+		return errors.Join(tasks.ErrUnavailable, err)
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
@@ -121,9 +126,8 @@ func translate(err error) error {
 // isConnError reports whether err means the database could not be reached
 // or dropped the connection mid-statement.
 func isConnError(err error) bool {
-	var connErr *pgconn.ConnectError
 	var netErr net.Error
-	return errors.As(err, &connErr) || errors.As(err, &netErr) ||
+	return errors.As(err, &netErr) ||
 		pgconn.SafeToRetry(err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 

@@ -210,3 +210,39 @@ func redact(u string) string {
 	}
 	return p.Redacted()
 }
+
+// CutDatabase simulates a database outage for this package's database: it
+// refuses new connections and terminates the open ones, as a crashed or
+// restarting server would. The returned function ends the outage; it also
+// runs when the test ends.
+func CutDatabase(tb testing.TB) (restore func()) {
+	tb.Helper()
+	name := strings.TrimPrefix(mustParse(tb, URL(tb)).Path, "/")
+	ident := pgx.Identifier{name}.Sanitize()
+	ctx := context.Background()
+	if err := admin(ctx, "ALTER DATABASE "+ident+" ALLOW_CONNECTIONS false"); err != nil {
+		tb.Fatalf("storetest: %v", err)
+	}
+	if err := admin(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '"+strings.ReplaceAll(name, "'", "''")+"' AND pid <> pg_backend_pid()"); err != nil {
+		tb.Fatalf("storetest: %v", err)
+	}
+	var once sync.Once
+	restore = func() {
+		once.Do(func() {
+			if err := admin(ctx, "ALTER DATABASE "+ident+" ALLOW_CONNECTIONS true"); err != nil {
+				tb.Errorf("storetest: %v", err)
+			}
+		})
+	}
+	tb.Cleanup(restore)
+	return restore
+}
+
+func mustParse(tb testing.TB, s string) *url.URL {
+	tb.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return u
+}

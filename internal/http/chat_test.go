@@ -1,0 +1,252 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+)
+
+func TestChatJSONTurn(t *testing.T) {
+	s := mustServer(t, agent.NewOffline())
+	user := storetest.UserID(t)
+
+	r := s.chat(t, user, 0, "  Add a task to buy groceries  ")
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	var resp chatResponse
+	if err := json.Unmarshal(r.body, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.ConversationID <= 0 || !strings.HasPrefix(resp.Response, "Added task ") || len(resp.ToolCalls) != 1 {
+		t.Fatalf("response = %+v", resp)
+	}
+	tc := resp.ToolCalls[0]
+	if tc.Tool != "add_task" || string(tc.Arguments) != `{"title":"Buy groceries"}` || tc.IsError || !strings.Contains(string(tc.Result), `"status":"created"`) {
+		t.Fatalf("tool call = %+v", tc)
+	}
+
+	// The turn is stored: both messages, the audit, and the task itself.
+	msgs := s.do(t, call{method: "GET", path: fmt.Sprintf("/api/%s/conversations/%d/messages", user, resp.ConversationID), token: mustToken(t, user)})
+	mustMatchSpec(t, "GET", "/api/{user_id}/conversations/{conversation_id}/messages", msgs.status, msgs.header, msgs.body)
+	var stored messagesResponse
+	_ = json.Unmarshal(msgs.body, &stored)
+	if len(stored.Messages) != 2 || stored.Messages[0].Content != "Add a task to buy groceries" || stored.Messages[1].Content != resp.Response {
+		t.Fatalf("stored messages = %+v", stored.Messages)
+	}
+	if calls := stored.Messages[1].ToolCalls; len(calls) != 1 || calls[0].ID != tc.ID || calls[0].Tool != "add_task" {
+		t.Fatalf("stored audit = %+v", calls)
+	}
+	list := s.do(t, call{method: "GET", path: "/api/" + user + "/tasks?status=pending", token: mustToken(t, user)})
+	mustMatchSpec(t, "GET", "/api/{user_id}/tasks", list.status, list.header, list.body)
+	if tasks := list.json(t)["tasks"].([]any); len(tasks) != 1 || tasks[0].(map[string]any)["title"] != "Buy groceries" {
+		t.Fatalf("tasks = %s", list.body)
+	}
+	convs := s.do(t, call{method: "GET", path: "/api/" + user + "/conversations", token: mustToken(t, user)})
+	mustMatchSpec(t, "GET", "/api/{user_id}/conversations", convs.status, convs.header, convs.body)
+	if c := convs.json(t)["conversations"].([]any); len(c) != 1 || c[0].(map[string]any)["title"] != "Add a task to buy groceries" {
+		t.Fatalf("conversations = %s", convs.body)
+	}
+}
+
+func TestChatStreamedTurn(t *testing.T) {
+	s := mustServer(t, agent.NewOffline())
+	user := storetest.UserID(t)
+	req, _ := http.NewRequest("POST", s.URL+"/api/"+user+"/chat", strings.NewReader(`{"message":"I need to remember to pay bills"}`))
+	req.Header.Set("Authorization", "Bearer "+mustToken(t, user))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" ||
+		resp.Header.Get("Cache-Control") != "no-cache" || resp.Header.Get("X-Accel-Buffering") != "no" {
+		t.Fatalf("status %d, headers %v", resp.StatusCode, resp.Header)
+	}
+	events, _ := readEvents(t, resp.Body)
+	names := eventNames(events)
+	if !strings.HasPrefix(names, "start,tool_call,tool_result,delta") || !strings.HasSuffix(names, ",done") || strings.Count(names, "done") != 1 {
+		t.Fatalf("events = %s", names)
+	}
+	var deltas strings.Builder
+	for i, e := range events {
+		if e.id != fmt.Sprint(i+1) {
+			t.Fatalf("event %d has id %q", i, e.id)
+		}
+		if e.name == "delta" {
+			deltas.WriteString(e.data["text"].(string))
+		}
+	}
+	done := events[len(events)-1].data
+	if deltas.String() != done["response"] || !strings.HasPrefix(deltas.String(), "Added task ") {
+		t.Fatalf("deltas %q, final reply %q", deltas.String(), done["response"])
+	}
+	convID := events[0].data["conversation_id"].(float64)
+	if done["conversation_id"] != convID || events[1].data["tool"] != "add_task" || events[2].data["is_error"] != false {
+		t.Fatalf("events = %+v", events)
+	}
+	stored := s.do(t, call{method: "GET", path: fmt.Sprintf("/api/%s/conversations/%d/messages", user, int64(convID)), token: mustToken(t, user)})
+	if msgs := stored.json(t)["messages"].([]any); len(msgs) != 2 || msgs[1].(map[string]any)["content"] != done["response"] {
+		t.Fatalf("stored = %s", stored.body)
+	}
+}
+
+func TestChatReplaysToolCallsToTheModel(t *testing.T) {
+	fake := newFakeOpenAI(t,
+		fakeStep{calls: []agent.ToolCall{{ID: "call_a", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
+		fakeStep{text: "Added task: Buy milk."},
+		fakeStep{text: "You asked me to buy milk."},
+	)
+	s := mustServer(t, fake.model())
+	user := storetest.UserID(t)
+	first := s.chat(t, user, 0, "add buy milk").json(t)
+	convID := int64(first["conversation_id"].(float64))
+	if r := s.chat(t, user, convID, "what did I ask?"); r.status != 200 {
+		t.Fatalf("second turn: %d %s", r.status, r.body)
+	}
+	if fake.requestCount() != 3 {
+		t.Fatalf("model calls = %d", fake.requestCount())
+	}
+	msgs := fake.request(2)["messages"].([]any)
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, m.(map[string]any)["role"].(string))
+	}
+	if strings.Join(roles, ",") != "system,user,assistant,tool,assistant,user" {
+		t.Fatalf("second turn's messages have roles %v", roles)
+	}
+	call := msgs[2].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)
+	result := msgs[3].(map[string]any)
+	if call["id"] != "call_a" || call["function"].(map[string]any)["name"] != "add_task" ||
+		result["tool_call_id"] != "call_a" || !strings.Contains(result["content"].(string), `"status": "created"`) && !strings.Contains(result["content"].(string), `"status":"created"`) {
+		t.Fatalf("replayed call %v, result %v", call, result)
+	}
+	if sys := msgs[0].(map[string]any)["content"].(string); strings.Contains(sys, user) {
+		t.Fatal("the system prompt shows the model the user id")
+	}
+}
+
+func TestChatContinuesOnANewServerInstance(t *testing.T) {
+	user := storetest.UserID(t)
+	first := mustServer(t, agent.NewOffline())
+	r := first.chat(t, user, 0, "Add a task to water the plants").json(t)
+	convID := int64(r["conversation_id"].(float64))
+	first.Close() // the process is gone; only the database remembers
+
+	fake := newFakeOpenAI(t, fakeStep{text: "Your plants are on the list."})
+	second := mustServer(t, fake.model())
+	if r := second.chat(t, user, convID, "did you get that?"); r.status != 200 {
+		t.Fatalf("continuing on a new instance: %d %s", r.status, r.body)
+	}
+	msgs := fake.request(0)["messages"].([]any)
+	if len(msgs) != 6 || !strings.Contains(fmt.Sprint(msgs[1]), "water the plants") || !strings.Contains(fmt.Sprint(msgs[3]), "Water the plants") {
+		t.Fatalf("the new instance replayed %v", msgs)
+	}
+}
+
+func TestChatStaysWithinTheUser(t *testing.T) {
+	alice, bob := storetest.UserID(t), storetest.UserID(t)
+	offline := mustServer(t, agent.NewOffline())
+	r := offline.chat(t, alice, 0, "Add a task to buy a gift").json(t)
+	aliceConv := int64(r["conversation_id"].(float64))
+	taskID := r["tool_calls"].([]any)[0].(map[string]any)["result"].(map[string]any)["task_id"].(float64)
+
+	// Bob cannot continue, read or delete Alice's conversation.
+	for _, c := range []call{
+		{method: "POST", path: "/api/" + bob + "/chat", body: chatBody(aliceConv, "hello")},
+		{method: "GET", path: fmt.Sprintf("/api/%s/conversations/%d/messages", bob, aliceConv)},
+		{method: "DELETE", path: fmt.Sprintf("/api/%s/conversations/%d", bob, aliceConv)},
+	} {
+		c.token = mustToken(t, bob)
+		if got := offline.do(t, c); got.status != 404 || got.json(t)["code"] != "not_found" {
+			t.Errorf("%s %s = %d %s, want 404", c.method, c.path, got.status, got.body)
+		}
+	}
+	// A model told to act on Alice's task for Bob gets a failed tool call.
+	fake := newFakeOpenAI(t,
+		fakeStep{calls: []agent.ToolCall{
+			{ID: "c1", Name: "complete_task", Arguments: fmt.Sprintf(`{"task_id":%d}`, int64(taskID))},
+			{ID: "c2", Name: "delete_task", Arguments: fmt.Sprintf(`{"task_id":%d}`, int64(taskID))},
+			{ID: "c3", Name: "update_task", Arguments: fmt.Sprintf(`{"task_id":%d,"title":"mine now"}`, int64(taskID))},
+		}},
+		fakeStep{text: "I couldn't find that task."},
+	)
+	model := mustServer(t, fake.model())
+	got := model.chat(t, bob, 0, "complete, delete and rename task "+fmt.Sprint(taskID)).json(t)
+	for _, c := range got["tool_calls"].([]any) {
+		c := c.(map[string]any)
+		if c["is_error"] != true || !strings.Contains(fmt.Sprint(c["result"]), "was not found") {
+			t.Errorf("%v on alice's task succeeded for bob: %v", c["tool"], c)
+		}
+	}
+	list := offline.do(t, call{method: "GET", path: "/api/" + alice + "/tasks", token: mustToken(t, alice)}).json(t)["tasks"].([]any)
+	if task := list[0].(map[string]any); len(list) != 1 || task["title"] != "Buy a gift" || task["completed"] != false {
+		t.Fatalf("alice's task after bob's turn: %v", list)
+	}
+}
+
+func TestChatClientDisconnectStoresThePartialTurn(t *testing.T) {
+	fake := newFakeOpenAI(t,
+		fakeStep{calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Write report"}`}}},
+		fakeStep{text: "Added the report task, and now a long story ", hang: true},
+		fakeStep{text: "Hello."},
+	)
+	s := mustServer(t, fake.model())
+	user := storetest.UserID(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/api/"+user+"/chat", strings.NewReader(`{"message":"add write report"}`))
+	req.Header.Set("Authorization", "Bearer "+mustToken(t, user))
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read until the second round's text has started, then leave.
+	buf := make([]byte, 1)
+	var seen strings.Builder
+	for !strings.Contains(seen.String(), `"story `) {
+		if _, err := resp.Body.Read(buf); err != nil {
+			t.Fatalf("stream ended early: %v (%q)", err, seen.String())
+		}
+		seen.Write(buf)
+	}
+	convID := strings.TrimSuffix(strings.SplitN(strings.SplitN(seen.String(), `"conversation_id":`, 2)[1], "}", 2)[0], "")
+	cancel()
+	resp.Body.Close()
+
+	path := fmt.Sprintf("/api/%s/conversations/%s/messages", user, convID)
+	var msgs []any
+	waitFor(t, "the interrupted reply to be stored", func() bool {
+		msgs, _ = s.do(t, call{method: "GET", path: path, token: mustToken(t, user)}).json(t)["messages"].([]any)
+		return len(msgs) == 2
+	})
+	reply := msgs[1].(map[string]any)
+	if reply["interrupted"] != true || !strings.HasPrefix(reply["content"].(string), "Added the report task") {
+		t.Fatalf("stored reply = %v", reply)
+	}
+	if calls := reply["tool_calls"].([]any); len(calls) != 1 || calls[0].(map[string]any)["tool"] != "add_task" {
+		t.Fatalf("the executed tool call was not audited: %v", reply)
+	}
+	// The conversation is free again for the next turn.
+	if r := s.chat(t, user, mustAtoi(t, convID), "hello again"); r.status == http.StatusConflict {
+		t.Fatalf("conversation still claimed after the interrupted turn")
+	}
+}
+
+func mustAtoi(tb testing.TB, s string) int64 {
+	tb.Helper()
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		tb.Fatalf("%q: %v", s, err)
+	}
+	return n
+}

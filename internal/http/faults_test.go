@@ -1,0 +1,102 @@
+package http
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+)
+
+// settledGoroutines waits for the goroutine count to come back to at most
+// want plus a small slack (the HTTP client's idle connections), and fails
+// if it does not: a request must not leave goroutines behind.
+func settledGoroutines(tb testing.TB, want int) {
+	tb.Helper()
+	var n int
+	for range 400 {
+		if n = runtime.NumGoroutine(); n <= want+4 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	buf := make([]byte, 1<<20)
+	tb.Fatalf("goroutines = %d, want at most %d:\n%s", n, want+4, buf[:runtime.Stack(buf, true)])
+}
+
+func TestDatabaseOutage(t *testing.T) {
+	s := mustServer(t, agent.NewOffline())
+	user := storetest.UserID(t)
+	tok := mustToken(t, user)
+	if r := s.chat(t, user, 0, "Add a task to survive the outage"); r.status != 200 {
+		t.Fatalf("before the outage: %d", r.status)
+	}
+	s.Client().CloseIdleConnections()
+	before := runtime.NumGoroutine()
+
+	restore := storetest.CutDatabase(t)
+	mustProblem(t, s.do(t, call{method: "GET", path: "/readyz"}), 503, "unavailable")
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			r := s.chat(t, user, 0, fmt.Sprint("message during the outage ", i))
+			mustProblem(t, r, 503, "unavailable")
+		})
+	}
+	wg.Wait()
+	mustProblem(t, s.do(t, call{method: "GET", path: "/api/" + user + "/tasks", token: tok}), 503, "unavailable")
+	if r := s.do(t, call{method: "GET", path: "/healthz"}); r.status != 200 {
+		t.Fatalf("healthz during the outage = %d; the process is up", r.status)
+	}
+	s.Client().CloseIdleConnections()
+	settledGoroutines(t, before)
+
+	restore()
+	waitFor(t, "readiness after the outage", func() bool { return s.do(t, call{method: "GET", path: "/readyz"}).status == 200 })
+	if r := s.chat(t, user, 0, "Show me all my tasks"); r.status != 200 {
+		t.Fatalf("after the outage: %d %s", r.status, r.body)
+	}
+}
+
+func TestModelOutagesAreBoundedByTheTurnDeadline(t *testing.T) {
+	cases := []struct {
+		name string
+		step fakeStep
+	}{
+		{"hung before the first byte", fakeStep{wait: make(chan struct{})}},
+		{"hung mid-stream", fakeStep{text: "I was saying ", hang: true}},
+		{"5xx storm", fakeStep{status: 503}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := newFakeOpenAI(t, c.step)
+			s := mustServer(t, fake.model(), func(cfg *ChatConfig) { cfg.Limits.TurnTimeout = 300 * time.Millisecond })
+			user := storetest.UserID(t)
+			s.Client().CloseIdleConnections()
+			before := runtime.NumGoroutine()
+
+			start := time.Now()
+			r := s.chat(t, user, 0, "Add a task to fix the model")
+			mustProblem(t, r, 502, "llm_unavailable")
+			if took := time.Since(start); took > 5*time.Second {
+				t.Fatalf("the turn took %s despite a 300ms deadline", took)
+			}
+			convs := s.do(t, call{method: "GET", path: "/api/" + user + "/conversations", token: mustToken(t, user)}).json(t)["conversations"].([]any)
+			id := int64(convs[0].(map[string]any)["id"].(float64))
+			msgs := s.do(t, call{method: "GET", path: fmt.Sprintf("/api/%s/conversations/%d/messages", user, id), token: mustToken(t, user)}).json(t)["messages"].([]any)
+			if msgs[0].(map[string]any)["content"] != "Add a task to fix the model" {
+				t.Fatalf("the user message was not kept: %v", msgs)
+			}
+			s.Client().CloseIdleConnections()
+			fake.Client().CloseIdleConnections()
+			fake.CloseClientConnections()
+			settledGoroutines(t, before)
+		})
+	}
+}
+
+var _ = context.Background

@@ -1,0 +1,120 @@
+package http
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+)
+
+func keyed(key string) http.Header { return http.Header{"Idempotency-Key": {key}} }
+
+func TestIdempotentRetryReplaysWithoutRunningAgain(t *testing.T) {
+	s := mustServer(t, agent.NewOffline())
+	user := storetest.UserID(t)
+	tok := mustToken(t, user)
+	body := `{"message":"Add a task to renew the passport"}`
+	send := func(h http.Header) reply {
+		return s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: body, header: h})
+	}
+
+	first := send(keyed("retry-1"))
+	if first.status != 200 || first.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("first = %d %v", first.status, first.header)
+	}
+	again := send(keyed("retry-1"))
+	mustMatchSpec(t, "POST", "/api/{user_id}/chat", again.status, again.header, again.body)
+	if again.status != 200 || again.header.Get("Idempotent-Replayed") != "true" || !jsonSame(t, again.body, first.body) {
+		t.Fatalf("retry = %d %s, want the first response replayed:\n%s", again.status, again.body, first.body)
+	}
+
+	// As a stream, the replay is a start and a done event carrying the same object.
+	req, _ := http.NewRequest("POST", s.URL+"/api/"+user+"/chat", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Idempotency-Key", "retry-1")
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, _ := readEvents(t, resp.Body)
+	resp.Body.Close()
+	if eventNames(events) != "start,done" || events[1].data["response"] != first.json(t)["response"] {
+		t.Fatalf("streamed replay = %+v", events)
+	}
+
+	tasks := s.do(t, call{method: "GET", path: "/api/" + user + "/tasks", token: tok}).json(t)["tasks"].([]any)
+	if len(tasks) != 1 {
+		t.Fatalf("the retries created %d tasks, want 1", len(tasks))
+	}
+	convs := s.do(t, call{method: "GET", path: "/api/" + user + "/conversations", token: tok}).json(t)["conversations"].([]any)
+	if len(convs) != 1 {
+		t.Fatalf("the retries created %d conversations, want 1", len(convs))
+	}
+
+	// The same key with another body is refused; other keys and users are separate.
+	other := s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: `{"message":"something else"}`, header: keyed("retry-1")})
+	mustProblem(t, other, 422, "idempotency_key_reused")
+	mustMatchSpec(t, "POST", "/api/{user_id}/chat", other.status, other.header, other.body)
+	bob := storetest.UserID(t)
+	if r := s.do(t, call{method: "POST", path: "/api/" + bob + "/chat", token: mustToken(t, bob), body: body, header: keyed("retry-1")}); r.status != 200 || r.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("another user's identical key = %d %v", r.status, r.header)
+	}
+}
+
+func TestIdempotencyKeyInFlight(t *testing.T) {
+	release := make(chan struct{})
+	fake := newFakeOpenAI(t, fakeStep{text: "done", wait: release}, fakeStep{text: "done"})
+	s := mustServer(t, fake.model())
+	user := storetest.UserID(t)
+	tok := mustToken(t, user)
+	body := `{"message":"hello"}`
+	var wg sync.WaitGroup
+	var first reply
+	wg.Go(func() {
+		first = s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: body, header: keyed("slow")})
+	})
+	waitFor(t, "the first request to reach the model", func() bool { return fake.requestCount() == 1 })
+	r := s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: body, header: keyed("slow")})
+	mustProblem(t, r, 409, "request_in_progress")
+	close(release)
+	wg.Wait()
+	if first.status != 200 {
+		t.Fatalf("first = %d %s", first.status, first.body)
+	}
+	if fake.requestCount() != 1 {
+		t.Fatalf("the model ran %d times", fake.requestCount())
+	}
+}
+
+func TestIdempotencyKeyFreedByAModelFailure(t *testing.T) {
+	fake := newFakeOpenAI(t, fakeStep{status: 500}, fakeStep{status: 500}, fakeStep{text: "Back again."})
+	s := mustServer(t, fake.model())
+	user := storetest.UserID(t)
+	tok := mustToken(t, user)
+	send := func() reply {
+		return s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: `{"message":"hello"}`, header: keyed("k")})
+	}
+	mustProblem(t, send(), 502, "llm_unavailable")
+	if r := send(); r.status != 200 || r.json(t)["response"] != "Back again." {
+		t.Fatalf("retry after a model failure = %d %s, want it to run again", r.status, r.body)
+	}
+}
+
+func TestIdempotencyKeyMustBeSane(t *testing.T) {
+	s := mustServer(t, agent.NewOffline())
+	user := storetest.UserID(t)
+	for _, key := range []string{strings.Repeat("k", 256), "tab\there"} {
+		r := s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: mustToken(t, user), body: `{"message":"hi"}`, header: keyed(key)})
+		mustProblem(t, r, 400, "invalid_request")
+	}
+}
+
+func jsonSame(tb testing.TB, a, b []byte) bool {
+	tb.Helper()
+	return reply{body: a}.json(tb)["response"] == reply{body: b}.json(tb)["response"] &&
+		reply{body: a}.json(tb)["conversation_id"] == reply{body: b}.json(tb)["conversation_id"]
+}
