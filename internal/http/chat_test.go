@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -101,21 +102,21 @@ func TestChatStreamedTurn(t *testing.T) {
 
 func TestChatReplaysToolCallsToTheModel(t *testing.T) {
 	fake := newFakeOpenAI(t,
-		fakeStep{calls: []agent.ToolCall{{ID: "call_a", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
-		fakeStep{text: "Added task: Buy milk."},
-		fakeStep{text: "You asked me to buy milk."},
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "call_a", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
+		openaitest.Step{Text: "Added task: Buy milk."},
+		openaitest.Step{Text: "You asked me to buy milk."},
 	)
-	s := mustServer(t, fake.model())
+	s := mustServer(t, fake.Model())
 	user := storetest.UserID(t)
 	first := s.chat(t, user, 0, "add buy milk").json(t)
 	convID := int64(first["conversation_id"].(float64))
 	if r := s.chat(t, user, convID, "what did I ask?"); r.status != 200 {
 		t.Fatalf("second turn: %d %s", r.status, r.body)
 	}
-	if fake.requestCount() != 3 {
-		t.Fatalf("model calls = %d", fake.requestCount())
+	if fake.Requests() != 3 {
+		t.Fatalf("model calls = %d", fake.Requests())
 	}
-	msgs := fake.request(2)["messages"].([]any)
+	msgs := fake.Request(2)["messages"].([]any)
 	var roles []string
 	for _, m := range msgs {
 		roles = append(roles, m.(map[string]any)["role"].(string))
@@ -141,12 +142,12 @@ func TestChatContinuesOnANewServerInstance(t *testing.T) {
 	convID := int64(r["conversation_id"].(float64))
 	first.Close() // the process is gone; only the database remembers
 
-	fake := newFakeOpenAI(t, fakeStep{text: "Your plants are on the list."})
-	second := mustServer(t, fake.model())
+	fake := newFakeOpenAI(t, openaitest.Step{Text: "Your plants are on the list."})
+	second := mustServer(t, fake.Model())
 	if r := second.chat(t, user, convID, "did you get that?"); r.status != 200 {
 		t.Fatalf("continuing on a new instance: %d %s", r.status, r.body)
 	}
-	msgs := fake.request(0)["messages"].([]any)
+	msgs := fake.Request(0)["messages"].([]any)
 	if len(msgs) != 6 || !strings.Contains(fmt.Sprint(msgs[1]), "water the plants") || !strings.Contains(fmt.Sprint(msgs[3]), "Water the plants") {
 		t.Fatalf("the new instance replayed %v", msgs)
 	}
@@ -172,14 +173,14 @@ func TestChatStaysWithinTheUser(t *testing.T) {
 	}
 	// A model told to act on Alice's task for Bob gets a failed tool call.
 	fake := newFakeOpenAI(t,
-		fakeStep{calls: []agent.ToolCall{
+		openaitest.Step{Calls: []agent.ToolCall{
 			{ID: "c1", Name: "complete_task", Arguments: fmt.Sprintf(`{"task_id":%d}`, int64(taskID))},
 			{ID: "c2", Name: "delete_task", Arguments: fmt.Sprintf(`{"task_id":%d}`, int64(taskID))},
 			{ID: "c3", Name: "update_task", Arguments: fmt.Sprintf(`{"task_id":%d,"title":"mine now"}`, int64(taskID))},
 		}},
-		fakeStep{text: "I couldn't find that task."},
+		openaitest.Step{Text: "I couldn't find that task."},
 	)
-	model := mustServer(t, fake.model())
+	model := mustServer(t, fake.Model())
 	got := model.chat(t, bob, 0, "complete, delete and rename task "+fmt.Sprint(taskID)).json(t)
 	for _, c := range got["tool_calls"].([]any) {
 		c := c.(map[string]any)
@@ -195,11 +196,11 @@ func TestChatStaysWithinTheUser(t *testing.T) {
 
 func TestChatClientDisconnectStoresThePartialTurn(t *testing.T) {
 	fake := newFakeOpenAI(t,
-		fakeStep{calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Write report"}`}}},
-		fakeStep{text: "Added the report task, and now a long story ", hang: true},
-		fakeStep{text: "Hello."},
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Write report"}`}}},
+		openaitest.Step{Text: "Added the report task, and now a long story ", Hang: true},
+		openaitest.Step{Text: "Hello."},
 	)
-	s := mustServer(t, fake.model())
+	s := mustServer(t, fake.Model())
 	user := storetest.UserID(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
@@ -117,8 +118,8 @@ func TestErrorCodes(t *testing.T) {
 	})
 	t.Run("llm unavailable", func(t *testing.T) {
 		for _, status := range []int{401, 429, 500} {
-			fake := newFakeOpenAI(t, fakeStep{status: status})
-			s := mustServer(t, fake.model())
+			fake := newFakeOpenAI(t, openaitest.Step{Status: status})
+			s := mustServer(t, fake.Model())
 			r := s.chat(t, user, 0, "Add a task to call the plumber")
 			mustProblem(t, r, 502, "llm_unavailable")
 			if !strings.Contains(r.json(t)["detail"].(string), "try again") {
@@ -164,20 +165,17 @@ func TestErrorCodes(t *testing.T) {
 
 func TestConversationBusy(t *testing.T) {
 	release := make(chan struct{})
-	fake := newFakeOpenAI(t, fakeStep{text: "first"})
-	s := mustServer(t, fake.model())
+	fake := newFakeOpenAI(t, openaitest.Step{Text: "first"})
+	s := mustServer(t, fake.Model())
 	user := storetest.UserID(t)
 	first := s.chat(t, user, 0, "hello")
 	convID := int64(first.json(t)["conversation_id"].(float64))
 
 	var wg sync.WaitGroup
 	var slow reply
-	fake.mu.Lock()
-	fake.script = []fakeStep{{text: "slow", wait: release}, {text: "other"}}
-	fake.requests = nil
-	fake.mu.Unlock()
+	fake.SetScript(openaitest.Step{Text: "slow", Wait: release}, openaitest.Step{Text: "other"})
 	wg.Go(func() { slow = s.chat(t, user, convID, "a slow turn") })
-	waitFor(t, "the slow turn to reach the model", func() bool { return fake.requestCount() == 1 })
+	waitFor(t, "the slow turn to reach the model", func() bool { return fake.Requests() == 1 })
 
 	busy := s.chat(t, user, convID, "too soon")
 	mustProblem(t, busy, 409, "conversation_busy")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -65,16 +66,16 @@ func TestDatabaseOutage(t *testing.T) {
 func TestModelOutagesAreBoundedByTheTurnDeadline(t *testing.T) {
 	cases := []struct {
 		name string
-		step fakeStep
+		step openaitest.Step
 	}{
-		{"hung before the first byte", fakeStep{wait: make(chan struct{})}},
-		{"hung mid-stream", fakeStep{text: "I was saying ", hang: true}},
-		{"5xx storm", fakeStep{status: 503}},
+		{"hung before the first byte", openaitest.Step{Wait: make(chan struct{})}},
+		{"hung mid-stream", openaitest.Step{Text: "I was saying ", Hang: true}},
+		{"5xx storm", openaitest.Step{Status: 503}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fake := newFakeOpenAI(t, c.step)
-			s := mustServer(t, fake.model(), func(cfg *ChatConfig) { cfg.Limits.TurnTimeout = 300 * time.Millisecond })
+			s := mustServer(t, fake.Model(), func(cfg *ChatConfig) { cfg.Limits.TurnTimeout = 300 * time.Millisecond })
 			user := storetest.UserID(t)
 			s.Client().CloseIdleConnections()
 			before := runtime.NumGoroutine()

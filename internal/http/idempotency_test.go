@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -67,8 +68,8 @@ func TestIdempotentRetryReplaysWithoutRunningAgain(t *testing.T) {
 
 func TestIdempotencyKeyInFlight(t *testing.T) {
 	release := make(chan struct{})
-	fake := newFakeOpenAI(t, fakeStep{text: "done", wait: release}, fakeStep{text: "done"})
-	s := mustServer(t, fake.model())
+	fake := newFakeOpenAI(t, openaitest.Step{Text: "done", Wait: release}, openaitest.Step{Text: "done"})
+	s := mustServer(t, fake.Model())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 	body := `{"message":"hello"}`
@@ -77,7 +78,7 @@ func TestIdempotencyKeyInFlight(t *testing.T) {
 	wg.Go(func() {
 		first = s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: body, header: keyed("slow")})
 	})
-	waitFor(t, "the first request to reach the model", func() bool { return fake.requestCount() == 1 })
+	waitFor(t, "the first request to reach the model", func() bool { return fake.Requests() == 1 })
 	r := s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: body, header: keyed("slow")})
 	mustProblem(t, r, 409, "request_in_progress")
 	close(release)
@@ -85,14 +86,14 @@ func TestIdempotencyKeyInFlight(t *testing.T) {
 	if first.status != 200 {
 		t.Fatalf("first = %d %s", first.status, first.body)
 	}
-	if fake.requestCount() != 1 {
-		t.Fatalf("the model ran %d times", fake.requestCount())
+	if fake.Requests() != 1 {
+		t.Fatalf("the model ran %d times", fake.Requests())
 	}
 }
 
 func TestIdempotencyKeyFreedByAModelFailure(t *testing.T) {
-	fake := newFakeOpenAI(t, fakeStep{status: 500}, fakeStep{status: 500}, fakeStep{text: "Back again."})
-	s := mustServer(t, fake.model())
+	fake := newFakeOpenAI(t, openaitest.Step{Status: 500}, openaitest.Step{Status: 500}, openaitest.Step{Text: "Back again."})
+	s := mustServer(t, fake.Model())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 	send := func() reply {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -198,95 +198,12 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// fakeOpenAI is an OpenAI-compatible server speaking the real
-// chat-completions wire format (SSE chunks, [DONE]). Each request is
-// answered by the next step of its script; it records the requests.
-type fakeOpenAI struct {
-	*httptest.Server
-	mu       sync.Mutex
-	script   []fakeStep
-	requests []map[string]any
-}
-
-// fakeStep answers one model call: text, tool calls, an HTTP error status,
-// or a hang until the client goes away (after sending text, if any).
-type fakeStep struct {
-	text   string
-	calls  []agent.ToolCall
-	status int
-	hang   bool
-	wait   chan struct{} // closed by the test to let the step answer
-}
-
-func newFakeOpenAI(tb testing.TB, script ...fakeStep) *fakeOpenAI {
+// newFakeOpenAI starts an OpenAI-compatible fake answering from script.
+func newFakeOpenAI(tb testing.TB, script ...openaitest.Step) *openaitest.Server {
 	tb.Helper()
-	f := &fakeOpenAI{script: script}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	f := openaitest.New(script...)
 	tb.Cleanup(f.Close)
 	return f
-}
-
-// model returns the OpenAI provider pointed at the fake.
-func (f *fakeOpenAI) model() agent.Model {
-	return agent.NewOpenAI(agent.OpenAIConfig{APIKey: "sk-test", BaseURL: f.URL + "/v1", Model: "fake-model", MaxRetries: 1, RetryBaseDelay: time.Millisecond}, f.Client())
-}
-
-func (f *fakeOpenAI) requestCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.requests)
-}
-
-func (f *fakeOpenAI) request(i int) map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.requests[i]
-}
-
-func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
-	var req map[string]any
-	_ = json.NewDecoder(r.Body).Decode(&req)
-	f.mu.Lock()
-	n := len(f.requests)
-	f.requests = append(f.requests, req)
-	step := f.script[min(n, len(f.script)-1)]
-	f.mu.Unlock()
-	if step.wait != nil {
-		select {
-		case <-step.wait:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if step.status != 0 {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(step.status)
-		fmt.Fprintf(w, `{"error":{"message":"fake failure","type":"server_error","code":null}}`)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	flush := func() { http.NewResponseController(w).Flush() }
-	chunk := func(delta string) {
-		fmt.Fprintf(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"fake-model","choices":[{"index":0,"delta":%s,"finish_reason":null}]}`+"\n\n", delta)
-		flush()
-	}
-	for _, word := range strings.SplitAfter(step.text, " ") {
-		if word != "" {
-			b, _ := json.Marshal(map[string]string{"content": word})
-			chunk(string(b))
-		}
-	}
-	if step.hang {
-		<-r.Context().Done()
-		return
-	}
-	for i, c := range step.calls {
-		b, _ := json.Marshal(map[string]any{"tool_calls": []map[string]any{{"index": i, "id": c.ID, "type": "function", "function": map[string]string{"name": c.Name, "arguments": c.Arguments}}}})
-		chunk(string(b))
-	}
-	fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"fake-model","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`+"\n\n")
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	flush()
 }
 
 // waitFor polls cond until it holds or a generous deadline passes.
