@@ -228,7 +228,11 @@ func (h *chatHandler) finish(ctx context.Context, t chatTurn, turn tasks.Turn, r
 		UserID: t.userID, ConversationID: turn.Conversation.ID, ClaimToken: turn.ClaimToken,
 		Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: auditOf(res.Calls),
 	}
-	if t.key != "" && !isModelFailure(runErr) {
+	// A keyed request keeps its key, with what the turn did to replay, once
+	// it changed anything: a retry must not run the tools again. Only a
+	// model failure before any tool ran frees the key for a fresh attempt.
+	keep := t.key != "" && (!isModelFailure(runErr) || len(res.Calls) > 0)
+	if keep {
 		end.IdempotencyKey = t.key
 		end.Response, _ = json.Marshal(resp)
 	}
@@ -238,7 +242,7 @@ func (h *chatHandler) finish(ctx context.Context, t chatTurn, turn tasks.Turn, r
 		out.fail(err)
 		return
 	}
-	if isModelFailure(runErr) {
+	if !keep {
 		h.forgetKey(ctx, t)
 	}
 	if runErr != nil {
@@ -275,16 +279,21 @@ func responseOf(convID int64, res agent.Result) chatResponse {
 	return chatResponse{ConversationID: convID, Response: res.Reply, ToolCalls: calls}
 }
 
-// toolCallOf shapes a tool call for a client. Arguments that were not
-// valid JSON are given as the model's raw text, a JSON string.
+// toolCallOf shapes a tool call for a client. Arguments that were not a
+// JSON object are given as the model's raw text, a JSON string.
 func toolCallOf(id, tool string, args, result json.RawMessage, isError bool) toolCallJSON {
-	if !json.Valid(args) {
+	if !isJSONObject(args) {
 		args, _ = json.Marshal(string(args))
 	}
 	if len(result) == 0 {
 		result = json.RawMessage("null")
 	}
 	return toolCallJSON{ID: id, Tool: tool, Arguments: args, Result: result, IsError: isError}
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(raw, &obj) == nil && obj != nil
 }
 
 func auditOf(calls []agent.Call) []tasks.ToolCall {

@@ -59,7 +59,7 @@ func handleConversationsList(log *slog.Logger, convs tasks.ConversationStore) ht
 		}
 		resp := conversationsResponse{Conversations: make([]conversationJSON, len(page.Items))}
 		for i, c := range page.Items {
-			resp.Conversations[i] = conversationJSON{ID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+			resp.Conversations[i] = conversationJSON{ID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 		}
 		if page.Next != "" {
 			resp.NextCursor = &page.Next
@@ -99,7 +99,7 @@ func handleMessagesList(log *slog.Logger, convs tasks.ConversationStore) http.Ha
 			for j, c := range m.ToolCalls {
 				calls[j] = toolCallOf(c.CallID, c.Tool, c.Arguments, c.Result, c.IsError)
 			}
-			resp.Messages[i] = messageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, ToolCalls: calls, CreatedAt: m.CreatedAt}
+			resp.Messages[i] = messageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, ToolCalls: calls, CreatedAt: m.CreatedAt.UTC()}
 		}
 		writeJSON(w, http.StatusOK, resp)
 	})

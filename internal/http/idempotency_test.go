@@ -119,3 +119,30 @@ func jsonSame(tb testing.TB, a, b []byte) bool {
 	return reply{body: a}.json(tb)["response"] == reply{body: b}.json(tb)["response"] &&
 		reply{body: a}.json(tb)["conversation_id"] == reply{body: b}.json(tb)["conversation_id"]
 }
+
+func TestIdempotencyKeyKeptOnceAToolRan(t *testing.T) {
+	fake := newFakeOpenAI(t,
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Only once"}`}}},
+		openaitest.Step{Status: 500},
+		openaitest.Step{Status: 500},
+		openaitest.Step{Text: "never reached"},
+	)
+	s := mustServer(t, fake.Model())
+	user := storetest.UserID(t)
+	tok := mustToken(t, user)
+	send := func() reply {
+		return s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: `{"message":"add only once"}`, header: keyed("k")})
+	}
+	mustProblem(t, send(), 502, "llm_unavailable")
+	retry := send()
+	if retry.status != 200 || retry.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("retry = %d %s, want the partial turn replayed", retry.status, retry.body)
+	}
+	if calls := retry.json(t)["tool_calls"].([]any); len(calls) != 1 || calls[0].(map[string]any)["tool"] != "add_task" {
+		t.Fatalf("replayed tool calls = %v", calls)
+	}
+	tasks := s.do(t, call{method: "GET", path: "/api/" + user + "/tasks", token: tok}).json(t)["tasks"].([]any)
+	if len(tasks) != 1 || fake.Requests() != 3 {
+		t.Fatalf("tasks = %v after %d model calls; the retry must not run the tools again", tasks, fake.Requests())
+	}
+}

@@ -36,7 +36,7 @@ func handleTasksList(log *slog.Logger, svc *tasks.Service) http.Handler {
 		}
 		resp := tasksResponse{Tasks: make([]taskJSON, len(list))}
 		for i, t := range list {
-			resp.Tasks[i] = taskJSON{ID: t.ID, Title: t.Title, Description: t.Description, Completed: t.Completed, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+			resp.Tasks[i] = taskJSON{ID: t.ID, Title: t.Title, Description: t.Description, Completed: t.Completed, CreatedAt: t.CreatedAt.UTC(), UpdatedAt: t.UpdatedAt.UTC()}
 		}
 		writeJSON(w, http.StatusOK, resp)
 	})
