@@ -96,7 +96,7 @@ type Input struct {
 	History  []Message // earlier messages, oldest first
 	Message  string    // the user's new message
 	Model    Model
-	Tools    *mcp.ClientSession // the user's task tools
+	Tools    ToolSource // the user's task tools
 	Limits   Limits
 	Observer Observer // may be nil
 }
@@ -217,19 +217,16 @@ func (r *run) fail(ctx context.Context, err error) (Result, error) {
 	return r.res, &ModelError{Kind: ErrModelStream, Err: err}
 }
 
-// listTools asks the MCP session for its tools and describes them to the model.
+// listTools gets the tools' definitions for the model.
 func (r *run) listTools(ctx context.Context) error {
-	r.known = map[string]bool{}
-	for tool, err := range r.in.Tools.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("list tools: %w", err)
-		}
-		schema, err := json.Marshal(tool.InputSchema)
-		if err != nil {
-			return fmt.Errorf("tool %s schema: %w", tool.Name, err)
-		}
-		r.defs = append(r.defs, ToolDef{Name: tool.Name, Description: tool.Description, Parameters: schema})
-		r.known[tool.Name] = true
+	defs, err := r.in.Tools.Definitions(ctx)
+	if err != nil {
+		return err
+	}
+	r.defs = defs
+	r.known = make(map[string]bool, len(defs))
+	for _, d := range defs {
+		r.known[d.Name] = true
 	}
 	return nil
 }
@@ -260,7 +257,11 @@ func (r *run) callTool(ctx context.Context, name string, raw json.RawMessage) (j
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.lim.ToolTimeout)
 	defer cancel()
-	res, err := r.in.Tools.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	cs, err := r.in.Tools.Session(ctx)
+	if err != nil {
+		return toolFailure(fmt.Sprintf("The %s tool is unavailable right now.", name))
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return toolFailure(fmt.Sprintf("The %s tool timed out after %s.", name, r.lim.ToolTimeout))

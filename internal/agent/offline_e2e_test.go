@@ -22,7 +22,7 @@ func TestOfflineThroughTheLoop(t *testing.T) {
 			if strings.TrimSpace(tc.say) == "" {
 				t.Skip("the HTTP layer refuses empty messages before any model runs")
 			}
-			res, err := Run(context.Background(), Input{Model: NewOffline(), Tools: mustTaskTools(t), Message: tc.say})
+			res, err := Run(context.Background(), Input{Model: NewOffline(), Tools: SessionTools(mustTaskTools(t)), Message: tc.say})
 			if err != nil || res.Stop != StopCompleted || res.Reply == "" {
 				t.Fatalf("err %v, result %+v", err, res)
 			}
@@ -51,7 +51,7 @@ func TestOfflineConversation(t *testing.T) {
 
 	say := func(msg string) Result {
 		t.Helper()
-		res, err := Run(ctx, Input{Model: NewOffline(), Tools: cs, Message: msg})
+		res, err := Run(ctx, Input{Model: NewOffline(), Tools: SessionTools(cs), Message: msg})
 		if err != nil {
 			t.Fatalf("%q: %v", msg, err)
 		}

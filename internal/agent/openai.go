@@ -89,9 +89,14 @@ func NewHTTPClient() *http.Client {
 		ResponseHeaderTimeout: 60 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
+		// Nearly every call goes to one host; keep enough connections
+		// warm for the concurrent turns of a busy replica.
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 128,
+		// A request is written once and the connection then only reads a
+		// long stream: a small write buffer keeps an open stream light.
+		WriteBufferSize: 1 << 10,
+		IdleConnTimeout: 90 * time.Second,
 		// Pings find HTTP/2 connections that died without a FIN.
 		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
 	}}

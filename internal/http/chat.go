@@ -9,7 +9,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/mcptools"
@@ -56,6 +59,7 @@ type chatTurn struct {
 // with the user's tools, store the reply and its audit, answer.
 func handleChatCreate(log *slog.Logger, svc *tasks.Service, convs tasks.ConversationStore, cfg ChatConfig) http.Handler {
 	limits := newUserLimits(cfg.TurnsPerMinute, cfg.TurnBurst, cfg.MaxStreams)
+	defs := &toolDefs{svc: svc}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t, err := parseChat(w, r)
 		if err != nil {
@@ -74,7 +78,7 @@ func handleChatCreate(log *slog.Logger, svc *tasks.Service, convs tasks.Conversa
 			}
 			defer release()
 		}
-		h := &chatHandler{log: log, svc: svc, convs: convs, cfg: cfg}
+		h := &chatHandler{log: log, svc: svc, convs: convs, cfg: cfg, defs: defs}
 		h.serve(w, r, t)
 	})
 }
@@ -147,6 +151,7 @@ type chatHandler struct {
 	svc   *tasks.Service
 	convs tasks.ConversationStore
 	cfg   ChatConfig
+	defs  *toolDefs
 }
 
 func (h *chatHandler) serve(w http.ResponseWriter, r *http.Request, t chatTurn) {
@@ -155,6 +160,7 @@ func (h *chatHandler) serve(w http.ResponseWriter, r *http.Request, t chatTurn) 
 	if t.stream {
 		out = newSSEOutput(w, r, h.log, h.cfg.PingInterval)
 	}
+	defer out.close()
 	if t.key != "" {
 		replay, err := h.convs.BeginIdempotent(ctx, tasks.IdempotentRequest{
 			UserID: t.userID, Key: t.key, Hash: t.fingerprint(),
@@ -191,12 +197,16 @@ func (h *chatHandler) claimFor() time.Duration {
 	return h.cfg.Limits.TurnTimeout + persistTimeout + 5*time.Second
 }
 
-// run runs the agent with the user's tools, streaming events to out.
+// run runs the agent with the user's tools, streaming events to out. The
+// user's MCP session is opened only if the model calls a tool.
 func (h *chatHandler) run(ctx context.Context, t chatTurn, turn tasks.Turn, out output) (agent.Result, error) {
-	tools, err := mcptools.Connect(ctx, t.userID, h.svc)
+	defs, err := h.defs.get(ctx)
 	if err != nil {
 		return agent.Result{Stop: agent.StopCanceled}, err
 	}
+	tools := agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, error) {
+		return mcptools.Connect(ctx, t.userID, h.svc)
+	})
 	defer tools.Close()
 	return agent.Run(ctx, agent.Input{
 		System:   h.cfg.Prompt.Render(t.userID, h.cfg.Model.Name(), time.Now()),
@@ -207,6 +217,33 @@ func (h *chatHandler) run(ctx context.Context, t chatTurn, turn tasks.Turn, out 
 		Limits:   h.cfg.Limits,
 		Observer: out.event,
 	})
+}
+
+// toolDefs holds the task tools' definitions, the same for every user, so
+// they are listed over MCP once per process rather than once per turn.
+type toolDefs struct {
+	svc  *tasks.Service
+	mu   sync.Mutex
+	defs []agent.ToolDef
+}
+
+func (d *toolDefs) get(ctx context.Context) ([]agent.ToolDef, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.defs != nil {
+		return d.defs, nil
+	}
+	cs, err := mcptools.Connect(ctx, "", d.svc) // listing touches no user's data
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	defs, err := agent.ListTools(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	d.defs = defs
+	return defs, nil
 }
 
 // finish stores what the turn did and answers. A turn that produced
@@ -238,6 +275,9 @@ func (h *chatHandler) finish(ctx context.Context, t chatTurn, turn tasks.Turn, r
 	}
 	if _, err := h.convs.FinishTurn(ctx, end); err != nil {
 		h.log.ErrorContext(ctx, "store turn", "conversation_id", turn.Conversation.ID, "err", err)
+		// Free the conversation now if the database allows, rather than
+		// when the claim lapses.
+		_ = h.convs.AbandonTurn(ctx, t.userID, turn.Conversation.ID, turn.ClaimToken)
 		h.forgetKey(ctx, t)
 		out.fail(err)
 		return
@@ -255,7 +295,7 @@ func (h *chatHandler) finish(ctx context.Context, t chatTurn, turn tasks.Turn, r
 
 func (h *chatHandler) logTurnError(ctx context.Context, convID int64, err error) {
 	if errors.Is(err, context.Canceled) {
-		h.log.InfoContext(ctx, "turn interrupted: client went away", "conversation_id", convID)
+		h.log.InfoContext(ctx, "turn interrupted: the client went away or the server is shutting down", "conversation_id", convID)
 		return
 	}
 	h.log.WarnContext(ctx, "turn failed", "conversation_id", convID, "err", err)

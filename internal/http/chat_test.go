@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
@@ -250,4 +251,22 @@ func mustAtoi(tb testing.TB, s string) int64 {
 		tb.Fatalf("%q: %v", s, err)
 	}
 	return n
+}
+
+func TestStreamPingsWhileTheModelThinks(t *testing.T) {
+	fake := newFakeOpenAI(t, openaitest.Step{Text: "Here you go.", Delay: 150 * time.Millisecond})
+	s := mustServer(t, fake.Model(), func(c *ChatConfig) { c.PingInterval = 20 * time.Millisecond })
+	user := storetest.UserID(t)
+	req, _ := http.NewRequest("POST", s.URL+"/api/"+user+"/chat", strings.NewReader(`{"message":"hello"}`))
+	req.Header.Set("Authorization", "Bearer "+mustToken(t, user))
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events, pings := readEvents(t, resp.Body)
+	if pings == 0 || eventNames(events) != "start,delta,delta,delta,done" {
+		t.Fatalf("pings %d, events %s", pings, eventNames(events))
+	}
 }

@@ -20,6 +20,9 @@ type output interface {
 	done(resp chatResponse)
 	replay(stored json.RawMessage)
 	fail(err error)
+	// close runs when the handler returns, on every path (panics too):
+	// after it the output writes nothing.
+	close()
 }
 
 // jsonOutput answers with one JSON body when the turn is over.
@@ -38,6 +41,7 @@ func (o *jsonOutput) replay(stored json.RawMessage) {
 	writeJSON(o.w, http.StatusOK, stored)
 }
 func (o *jsonOutput) fail(err error) { writeError(o.w, o.r, o.log, err) }
+func (o *jsonOutput) close()         {}
 
 // sseOutput streams the turn as Server-Sent Events. Until start, a failure
 // is answered as problem JSON with its status; after it, as an error event.
@@ -53,8 +57,7 @@ type sseOutput struct {
 	started bool
 	ended   bool
 	nextID  int
-	stop    chan struct{}
-	stopped chan struct{}
+	pinger  *time.Timer
 }
 
 func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, ping time.Duration) *sseOutput {
@@ -77,31 +80,21 @@ func (o *sseOutput) start(conversationID int64) {
 	_ = o.rc.SetWriteDeadline(time.Time{})
 	o.w.WriteHeader(http.StatusOK)
 	o.send("start", map[string]int64{"conversation_id": conversationID})
-	o.stop, o.stopped = make(chan struct{}), make(chan struct{})
-	go o.ping()
+	o.pinger = time.AfterFunc(o.interval, o.ping)
 }
 
-// ping writes a comment while the turn is quiet, so proxies and clients
-// see the connection alive.
+// ping writes a comment and re-arms itself, so proxies and clients see the
+// connection alive. A timer rather than a goroutine: a stream waiting on
+// its model holds no extra stack for it.
 func (o *sseOutput) ping() {
-	defer close(o.stopped)
-	t := time.NewTicker(o.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-o.stop:
-			return
-		case <-o.r.Context().Done():
-			return
-		case <-t.C:
-			o.mu.Lock()
-			if !o.ended {
-				_, _ = fmt.Fprint(o.w, ": ping\n\n")
-				_ = o.rc.Flush()
-			}
-			o.mu.Unlock()
-		}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ended || o.r.Context().Err() != nil {
+		return
 	}
+	_, _ = fmt.Fprint(o.w, ": ping\n\n")
+	_ = o.rc.Flush()
+	o.pinger.Reset(o.interval)
 }
 
 func (o *sseOutput) event(e agent.Event) {
@@ -145,18 +138,27 @@ func (o *sseOutput) fail(err error) {
 	o.end("error", map[string]string{"code": ae.code, "message": ae.detail})
 }
 
-// end sends the stream's last event and stops the pinger.
+// end sends the stream's last event and stops the pinger. A ping already
+// running sees ended under the lock and writes nothing.
 func (o *sseOutput) end(name string, v any) {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	if !o.ended {
 		o.send(name, v)
 		o.ended = true
 	}
-	o.mu.Unlock()
-	if o.stop != nil {
-		close(o.stop)
-		<-o.stopped
-		o.stop = nil
+	if o.pinger != nil {
+		o.pinger.Stop()
+	}
+}
+
+// close stops the pinger for good; the handler is returning.
+func (o *sseOutput) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended = true
+	if o.pinger != nil {
+		o.pinger.Stop()
 	}
 }
 

@@ -37,7 +37,7 @@ func NewServer(userID string, svc *tasks.Service) *mcp.Server {
 // Connect builds userID's server and returns a client session connected to
 // it in process. Closing the session ends the server side too.
 func Connect(ctx context.Context, userID string, svc *tasks.Service) (*mcp.ClientSession, error) {
-	serverT, clientT := mcp.NewInMemoryTransports()
+	serverT, clientT := newPipeTransports()
 	if _, err := NewServer(userID, svc).Connect(ctx, serverT, nil); err != nil {
 		return nil, fmt.Errorf("mcp server: %w", err)
 	}

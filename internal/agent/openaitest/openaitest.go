@@ -46,6 +46,17 @@ func New(script ...Step) *Server {
 	return s
 }
 
+// NewTLS starts a fake that speaks HTTPS and HTTP/2, as OpenAI's API does,
+// so many streams share one connection. Its certificate is s.Certificate().
+func NewTLS(script ...Step) *Server {
+	s := &Server{}
+	s.SetScript(script...)
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	return s
+}
+
 // SetScript replaces the script and forgets the requests seen so far.
 func (s *Server) SetScript(script ...Step) {
 	s.mu.Lock()

@@ -1,0 +1,430 @@
+// Command loadtest measures taskchat under load: it starts the real server
+// in a child process against PostgreSQL and an instant OpenAI-compatible
+// fake model, drives many users chatting concurrently (JSON and streamed),
+// then holds many idle streams open, and prints a table of turns/s,
+// latency, the service's own time per turn, database round trips per turn
+// and memory per idle stream.
+//
+//	go run ./cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
+//
+// It creates a scratch database next to the one -db names and drops it.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	taskhttp "github.com/taskchat/taskchat/internal/http"
+	"github.com/taskchat/taskchat/internal/store"
+)
+
+const secret = "loadtest-secret-of-at-least-32-bytes!"
+
+func main() {
+	var (
+		role        = flag.String("role", "driver", "driver, or server (started by the driver)")
+		db          = flag.String("db", os.Getenv("TEST_DATABASE_URL"), "PostgreSQL URL; a scratch database is created next to it")
+		modelURL    = flag.String("model", "", "server role: the fake model's base URL")
+		users       = flag.Int("users", 100, "users chatting, half of them streaming")
+		turns       = flag.Int("turns", 10, "turns per user, in one conversation")
+		concurrency = flag.Int("concurrency", 16, "turns in flight at once")
+		streams     = flag.Int("streams", 1000, "idle streams held open to measure memory")
+		cpuProfile  = flag.String("cpuprofile", "", "write the server's CPU profile of the load phase to this file")
+		http2       = flag.Bool("http2", false, "serve the fake model over HTTPS with HTTP/2, as OpenAI does (streams share a connection), instead of HTTP/1.1 as a local server does")
+		certFile    = flag.String("model-cert", "", "server role: PEM certificate the fake model uses")
+		asyncCommit = flag.Bool("async-commit", false, "diagnostic: run the scratch database with synchronous_commit=off, to separate the disk's fsync wait from the service's own work")
+	)
+	flag.Parse()
+	var err error
+	if *role == "server" {
+		err = runServer(*db, *modelURL, *certFile, *cpuProfile)
+	} else {
+		err = drive(*db, options{users: *users, turns: *turns, concurrency: *concurrency, streams: *streams,
+			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+// options shape a load run; see the flags.
+type options struct {
+	users, turns, concurrency, streams int
+	asyncCommit, http2                 bool
+	cpuProfile                         string
+}
+
+// drive runs the whole measurement and prints the report.
+func drive(adminURL string, o options) error {
+	if adminURL == "" {
+		return fmt.Errorf("set -db or TEST_DATABASE_URL to a PostgreSQL server")
+	}
+	ctx := context.Background()
+	dbURL, drop, err := scratchDatabase(ctx, adminURL, o.asyncCommit)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	if err := store.Migrate(ctx, dbURL); err != nil {
+		return err
+	}
+	hold := make(chan struct{}) // idle streams' model calls wait on it
+	fake, certFile, err := startFake(o.http2)
+	if err != nil {
+		return err
+	}
+	defer fake.Close()
+	answer := openaitest.ToolThenAnswer(agent.ToolCall{ID: "call_1", Name: "add_task", Arguments: `{"title":"Load test task"}`}, "Added the task.")
+	fake.Respond = func(req map[string]any, n int) openaitest.Step {
+		if strings.Contains(fmt.Sprint(req["messages"]), "[idle]") {
+			return openaitest.Step{Text: "Thinking ", Wait: hold}
+		}
+		return answer(req, n)
+	}
+	base, stop, err := startServer(dbURL, fake.URL+"/v1", certFile, o.cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency * 2, MaxConnsPerHost: 0}}
+	if _, err := runTurns(client, base, 4, 2, 2); err != nil { // warm the pools and statement caches
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	if _, err := fetchStats(base, true); err != nil {
+		return err
+	}
+	if err := profile(base, "start"); err != nil {
+		return err
+	}
+	load, err := runTurns(client, base, o.users, o.turns, o.concurrency)
+	if err != nil {
+		return err
+	}
+	if err := profile(base, "stop"); err != nil {
+		return err
+	}
+	st, err := fetchStats(base, true)
+	if err != nil {
+		return err
+	}
+	idle, err := idleStreams(base, o.streams, fake, hold)
+	if err != nil {
+		return err
+	}
+	report(os.Stdout, o, load, st, idle)
+	return nil
+}
+
+// startFake starts the fake model, over HTTP/1.1 or over HTTPS with
+// HTTP/2; for the latter it writes the certificate for the server to trust.
+func startFake(http2 bool) (*openaitest.Server, string, error) {
+	if !http2 {
+		return openaitest.New(), "", nil
+	}
+	fake := openaitest.NewTLS()
+	f, err := os.CreateTemp("", "taskchat-load-*.pem")
+	if err != nil {
+		fake.Close()
+		return nil, "", err
+	}
+	defer f.Close()
+	err = pem.Encode(f, &pem.Block{Type: "CERTIFICATE", Bytes: fake.Certificate().Raw})
+	return fake, f.Name(), err
+}
+
+// startServer starts this binary in the server role and waits for its address.
+func startServer(dbURL, modelURL, certFile, cpuProfile string) (string, func(), error) {
+	cmd := exec.Command(os.Args[0], "-role", "server", "-db", dbURL, "-model", modelURL, "-model-cert", certFile, "-cpuprofile", cpuProfile)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		stop()
+		return "", nil, fmt.Errorf("server did not start: %q %v", line, err)
+	}
+	return "http://" + addr, stop, nil
+}
+
+// loadResult is what the clients saw.
+type loadResult struct {
+	turns     int
+	errors    int
+	wall      time.Duration
+	latencies []time.Duration
+}
+
+// runTurns has users chat turns each in one conversation, concurrency
+// turns at a time; odd users stream.
+func runTurns(client *http.Client, base string, users, turns, concurrency int) (loadResult, error) {
+	type job struct{ user int }
+	jobs := make(chan job)
+	var (
+		mu  sync.Mutex
+		res loadResult
+		wg  sync.WaitGroup
+	)
+	convs := make([]int64, users)
+	prefix := randomHex(4)
+	start := time.Now()
+	for range concurrency {
+		wg.Go(func() {
+			for j := range jobs {
+				user := fmt.Sprintf("load-%s-%d", prefix, j.user)
+				t0 := time.Now()
+				conv, err := turn(client, base, user, convs[j.user], j.user%2 == 1, "Add a task to keep the load going")
+				d := time.Since(t0)
+				mu.Lock()
+				res.turns++
+				res.latencies = append(res.latencies, d)
+				if err != nil {
+					res.errors++
+				} else {
+					convs[j.user] = conv
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	// Each user's turns go in order: round r sends turn r of every user.
+	for range turns {
+		var round sync.WaitGroup
+		for u := range users {
+			round.Add(1)
+			go func() { defer round.Done(); jobs <- job{u} }()
+		}
+		round.Wait()
+	}
+	close(jobs)
+	wg.Wait()
+	res.wall = time.Since(start)
+	if res.errors > 0 {
+		return res, fmt.Errorf("%d of %d turns failed", res.errors, res.turns)
+	}
+	return res, nil
+}
+
+// turn sends one chat turn and returns its conversation id.
+func turn(client *http.Client, base, user string, conv int64, stream bool, message string) (int64, error) {
+	body := map[string]any{"message": message}
+	if conv != 0 {
+		body["conversation_id"] = conv
+	}
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", base+"/api/"+user+"/chat", strings.NewReader(string(b)))
+	req.Header.Set("Authorization", "Bearer "+mustToken(user))
+	req.Header.Set("Content-Type", "application/json")
+	if stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		msg, _ := io.ReadAll(resp.Body)
+		return 0, fmt.Errorf("%d %s", resp.StatusCode, msg)
+	}
+	if !stream {
+		var out struct {
+			ConversationID int64 `json:"conversation_id"`
+		}
+		return out.ConversationID, json.NewDecoder(resp.Body).Decode(&out)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	var last string
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			last = d
+		}
+	}
+	var done struct {
+		ConversationID int64  `json:"conversation_id"`
+		Response       string `json:"response"`
+	}
+	if err := json.Unmarshal([]byte(last), &done); err != nil || done.Response == "" {
+		return 0, fmt.Errorf("stream did not end with done: %q", last)
+	}
+	return done.ConversationID, nil
+}
+
+var (
+	tokensMu sync.Mutex
+	tokens   = map[string]string{}
+)
+
+func mustToken(user string) string {
+	tokensMu.Lock()
+	defer tokensMu.Unlock()
+	if t, ok := tokens[user]; ok {
+		return t
+	}
+	t, err := taskhttp.MintToken([]byte(secret), user, time.Hour, "", "", time.Now())
+	if err != nil {
+		panic(err)
+	}
+	tokens[user] = t
+	return t
+}
+
+// idleResult is the server's memory with and without the idle streams.
+type idleResult struct {
+	before, after serverStats
+}
+
+// idleStreams opens n streams whose model calls hang, measures the server,
+// then releases them.
+func idleStreams(base string, n int, fake *openaitest.Server, hold chan struct{}) (idleResult, error) {
+	var res idleResult
+	var err error
+	if res.before, err = fetchStats(base, false); err != nil {
+		return res, err
+	}
+	seen := fake.Requests()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	prefix := randomHex(4)
+	for i := range n {
+		wg.Go(func() {
+			if _, err := turn(client, base, fmt.Sprintf("idle-%s-%d", prefix, i), 0, true, "[idle] hold this stream open"); err != nil {
+				failed.Add(1)
+			}
+		})
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for fake.Requests() < seen+n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := fake.Requests() - seen; got < n {
+		return res, fmt.Errorf("only %d of %d streams reached the model", got, n)
+	}
+	res.after, err = fetchStats(base+"/", false) // the trailing slash asks for a heap profile too
+	close(hold)
+	wg.Wait()
+	if failed.Load() > 0 {
+		return res, fmt.Errorf("%d idle streams failed", failed.Load())
+	}
+	return res, err
+}
+
+// profile starts or stops the server's CPU profile (a no-op without -cpuprofile).
+func profile(base, action string) error {
+	resp, err := http.Post(base+"/debug/loadprofile?"+action, "", nil)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+func fetchStats(base string, reset bool) (serverStats, error) {
+	u := strings.TrimSuffix(base, "/") + "/debug/loadstats?heap=" + map[bool]string{true: "1", false: "0"}[strings.HasSuffix(base, "/")]
+	if reset {
+		u += "&reset=1"
+	}
+	resp, err := http.Get(u)
+	if err != nil {
+		return serverStats{}, err
+	}
+	defer resp.Body.Close()
+	var st serverStats
+	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+// report prints the measurements as a Markdown table.
+func report(w io.Writer, o options, load loadResult, st serverStats, idle idleResult) {
+	sort.Slice(load.latencies, func(i, j int) bool { return load.latencies[i] < load.latencies[j] })
+	perStream := (int64(idle.after.HeapInuse+idle.after.StackInuse) - int64(idle.before.HeapInuse+idle.before.StackInuse)) / int64(o.streams)
+	proto := "model over HTTP/1.1"
+	if o.http2 {
+		proto = "model over HTTPS with HTTP/2"
+	}
+	commit := "synchronous_commit=on"
+	if o.asyncCommit {
+		commit = "synchronous_commit=off (diagnostic)"
+	}
+	fmt.Fprintf(w, "taskchat load test: %d turns (half streamed) by %d concurrent clients, %s, %s, %s, %d CPUs, %s\n\n",
+		load.turns, o.concurrency, proto, commit, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
+	fmt.Fprintln(w, "| measure | result | target |")
+	fmt.Fprintln(w, "|---|---|---|")
+	fmt.Fprintf(w, "| turns/s | %.0f | |\n", float64(load.turns)/load.wall.Seconds())
+	fmt.Fprintf(w, "| latency p50 / p95 / p99 (client) | %.2f / %.2f / %.2f ms | |\n", pct(load.latencies, 50), pct(load.latencies, 95), pct(load.latencies, 99))
+	fmt.Fprintf(w, "| service time per turn p50 / p95 / p99 (total minus model) | %.2f / %.2f / %.2f ms | p50 ≤ 2 ms |\n", st.ServiceP50, st.ServiceP95, st.ServiceP99)
+	fmt.Fprintf(w, "| database round trips per turn, turn's own work (max) | %.2f (%d) | ≤ 3 |\n", st.OwnRoundTrips, st.MaxOwnRTs)
+	fmt.Fprintf(w, "| database round trips per turn, tools' statements | %.2f (1 add_task per turn) | |\n", float64(st.ToolRoundTrips)/float64(max(st.Turns, 1)))
+	fmt.Fprintf(w, "| statement preparations during the run | %d | |\n", st.Prepares)
+	fmt.Fprintf(w, "| memory per idle open stream (heap + stacks, %d streams) | %.1f KiB | ≤ 64 KiB |\n", o.streams, float64(perStream)/1024)
+	fmt.Fprintf(w, "| of which heap / stacks | %.1f / %.1f KiB | |\n",
+		float64(int64(idle.after.HeapInuse)-int64(idle.before.HeapInuse))/float64(o.streams)/1024,
+		float64(int64(idle.after.StackInuse)-int64(idle.before.StackInuse))/float64(o.streams)/1024)
+	fmt.Fprintf(w, "| goroutines per idle open stream | %.1f | |\n", float64(idle.after.Goroutines-idle.before.Goroutines)/float64(o.streams))
+}
+
+// scratchDatabase creates a database next to adminURL's and returns its URL
+// and a function dropping it.
+func scratchDatabase(ctx context.Context, adminURL string, asyncCommit bool) (string, func(), error) {
+	name := "taskchat_load_" + randomHex(4)
+	exec := func(sql string) error {
+		conn, err := pgx.Connect(ctx, adminURL)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := exec("CREATE DATABASE " + name); err != nil {
+		return "", nil, err
+	}
+	if asyncCommit {
+		if err := exec("ALTER DATABASE " + name + " SET synchronous_commit = off"); err != nil {
+			return "", nil, err
+		}
+	}
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	return u.String(), func() { _ = exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") }, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

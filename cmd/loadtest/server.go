@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	taskhttp "github.com/taskchat/taskchat/internal/http"
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// The server role runs the real service, as cmd/server wires it, in its
+// own process so its memory is measured alone. Instrumentation is added at
+// the edges only: a pgx tracer counting round trips, a model wrapper timing
+// the model, and a middleware attributing both to each chat turn.
+
+// turnStats is what one chat turn spent, attributed through its context.
+type turnStats struct {
+	model      atomic.Int64 // nanoseconds inside the model
+	roundTrips atomic.Int64 // the turn's own statements and batches
+}
+
+type turnKey struct{}
+
+// recorder collects the turns' figures for /debug/loadstats.
+type recorder struct {
+	mu       sync.Mutex
+	service  []time.Duration // total minus model, per turn
+	total    []time.Duration
+	own      []int64
+	toolRTs  atomic.Int64 // the tools' statements
+	prepares atomic.Int64 // statement preparations, extra round trips on first use
+}
+
+// tracer counts round trips: each query and each batch is one. The MCP
+// tools run on the turn's context too, so their statements, the only ones
+// on the tasks table, are told apart by their SQL.
+type tracer struct{ rec *recorder }
+
+var tasksTable = regexp.MustCompile(`\btasks\b`)
+
+func (t tracer) count(ctx context.Context) {
+	if s, ok := ctx.Value(turnKey{}).(*turnStats); ok {
+		s.roundTrips.Add(1)
+	}
+}
+
+func (t tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if tasksTable.MatchString(data.SQL) {
+		t.rec.toolRTs.Add(1)
+		return ctx
+	}
+	t.count(ctx)
+	return ctx
+}
+func (tracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (t tracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	t.count(ctx)
+	return ctx
+}
+func (tracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (tracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (t tracer) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
+	t.rec.prepares.Add(1)
+	return ctx
+}
+func (tracer) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
+
+// timedModel adds the time spent in the model to the turn's stats.
+type timedModel struct{ agent.Model }
+
+func (m timedModel) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	start := time.Now()
+	defer func() {
+		if s, ok := ctx.Value(turnKey{}).(*turnStats); ok {
+			s.model.Add(int64(time.Since(start)))
+		}
+	}()
+	return m.Model.Stream(ctx, req, onText)
+}
+
+// measure attributes each chat request's time and round trips.
+func (rec *recorder) measure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s := &turnStats{}
+		start := time.Now()
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), turnKey{}, s)))
+		total := time.Since(start)
+		rec.mu.Lock()
+		rec.total = append(rec.total, total)
+		rec.service = append(rec.service, total-time.Duration(s.model.Load()))
+		rec.own = append(rec.own, s.roundTrips.Load())
+		rec.mu.Unlock()
+	})
+}
+
+// serverStats is the body of /debug/loadstats.
+type serverStats struct {
+	Turns          int     `json:"turns"`
+	ServiceP50     float64 `json:"service_p50_ms"`
+	ServiceP95     float64 `json:"service_p95_ms"`
+	ServiceP99     float64 `json:"service_p99_ms"`
+	TotalP50       float64 `json:"total_p50_ms"`
+	OwnRoundTrips  float64 `json:"own_round_trips_per_turn"`
+	MaxOwnRTs      int64   `json:"max_own_round_trips"`
+	ToolRoundTrips int64   `json:"tool_round_trips"`
+	Prepares       int64   `json:"prepares"`
+	HeapInuse      uint64  `json:"heap_inuse"`
+	StackInuse     uint64  `json:"stack_inuse"`
+	Goroutines     int     `json:"goroutines"`
+}
+
+func (rec *recorder) stats(reset bool) serverStats {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	st := serverStats{
+		Turns: len(rec.total), HeapInuse: ms.HeapInuse, StackInuse: ms.StackInuse, Goroutines: runtime.NumGoroutine(),
+		ToolRoundTrips: rec.toolRTs.Load(), Prepares: rec.prepares.Load(),
+	}
+	if st.Turns > 0 {
+		st.ServiceP50, st.ServiceP95, st.ServiceP99 = pct(rec.service, 50), pct(rec.service, 95), pct(rec.service, 99)
+		st.TotalP50 = pct(rec.total, 50)
+		var sum int64
+		for _, n := range rec.own {
+			sum += n
+			st.MaxOwnRTs = max(st.MaxOwnRTs, n)
+		}
+		st.OwnRoundTrips = float64(sum) / float64(st.Turns)
+	}
+	if reset {
+		rec.service, rec.total, rec.own = nil, nil, nil
+		rec.toolRTs.Store(0)
+		rec.prepares.Store(0)
+	}
+	return st
+}
+
+// pct returns the p-th percentile of ds in milliseconds.
+func pct(ds []time.Duration, p int) float64 {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[(len(s)-1)*p/100].Microseconds()) / 1000
+}
+
+// runServer is the server role: the service on a loopback port, printed on
+// stdout as "listening ADDR", until SIGTERM.
+func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	rec := &recorder{}
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return err
+	}
+	cfg.ConnConfig.Tracer = tracer{rec: rec}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	auth, err := taskhttp.NewAuthenticator(taskhttp.AuthConfig{Secret: []byte(secret)})
+	if err != nil {
+		return err
+	}
+	hc, err := modelClient(certFile)
+	if err != nil {
+		return err
+	}
+	model := timedModel{agent.NewOpenAI(agent.OpenAIConfig{APIKey: "sk-load", BaseURL: modelURL, Model: "fake-model"}, hc)}
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	h := taskhttp.NewServer(log, auth, pool, tasks.NewService(store.NewTasks(pool)), store.NewConversations(pool), taskhttp.ChatConfig{
+		Model: model, Prompt: agent.DefaultPrompt(),
+		TurnsPerMinute: 1e9, TurnBurst: 1 << 30, MaxStreams: 1 << 20,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/", rec.measure(h))
+	mux.HandleFunc("GET /debug/loadstats", func(w http.ResponseWriter, r *http.Request) {
+		st := rec.stats(r.URL.Query().Get("reset") == "1")
+		if cpuProfile != "" && r.URL.Query().Get("heap") == "1" {
+			if f, err := os.Create(cpuProfile + ".heap"); err == nil {
+				_ = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+		_ = json.NewEncoder(w).Encode(st)
+	})
+	mux.HandleFunc("POST /debug/loadprofile", func(w http.ResponseWriter, r *http.Request) {
+		if cpuProfile == "" {
+			return
+		}
+		if r.URL.RawQuery == "start" {
+			f, err := os.Create(cpuProfile)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+			}
+			return
+		}
+		pprof.StopCPUProfile()
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Printf("listening %s\n", ln.Addr())
+	<-ctx.Done()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+// modelClient is the production HTTP client, trusting the fake model's
+// certificate when it serves HTTPS.
+func modelClient(certFile string) (*http.Client, error) {
+	hc := agent.NewHTTPClient()
+	if certFile == "" {
+		return hc, nil
+	}
+	pemBytes, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		return nil, fmt.Errorf("no certificate in %s", certFile)
+	}
+	hc.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: roots}
+	return hc, nil
+}
