@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -313,5 +315,24 @@ func TestPromptPlaceholders(t *testing.T) {
 	def := DefaultPrompt().Render("u1", "m", time.Now())
 	if strings.Contains(def, "u1") || !strings.Contains(def, "list_tasks") {
 		t.Fatal("the built-in prompt must describe the tools and never show the user id")
+	}
+}
+
+func TestLoadPrompt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "prompt.md")
+	if err := os.WriteFile(path, []byte("You help {{user_id}} on {{date}}."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadPrompt(path)
+	if err != nil || !strings.HasPrefix(p.Render("u7", "m", time.Now()), "You help u7 on ") {
+		t.Fatalf("LoadPrompt = %v, %v", p, err)
+	}
+	empty := filepath.Join(dir, "empty.md")
+	_ = os.WriteFile(empty, []byte(" \n"), 0o600)
+	for _, bad := range []string{empty, filepath.Join(dir, "missing.md")} {
+		if _, err := LoadPrompt(bad); err == nil {
+			t.Errorf("LoadPrompt(%s) accepted", bad)
+		}
 	}
 }

@@ -145,17 +145,7 @@ type ConversationStore interface {
 // ValidateMessage trims a chat message and checks it is 1 to 4000
 // characters of valid UTF-8 without NUL bytes.
 func ValidateMessage(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	switch n := utf8.RuneCountInString(s); {
-	case n == 0:
-		return "", Invalid("message", "is required")
-	case n > MaxMessageLen:
-		return "", Invalid("message", fmt.Sprintf("must be at most %d characters (got %d)", MaxMessageLen, n))
-	}
-	if err := validText("message", s); err != nil {
-		return "", err
-	}
-	return s, nil
+	return validString("message", s, true, MaxMessageLen)
 }
 
 // TitleFrom makes a conversation title from its first message: the first

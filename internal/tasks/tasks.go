@@ -150,28 +150,27 @@ func validID(id int64) error {
 }
 
 func validTitle(title string) (string, error) {
-	title = strings.TrimSpace(title)
-	switch n := utf8.RuneCountInString(title); {
-	case n == 0:
-		return "", Invalid("title", "is required")
-	case n > MaxTitleLen:
-		return "", Invalid("title", fmt.Sprintf("must be at most %d characters (got %d)", MaxTitleLen, n))
-	}
-	if err := validText("title", title); err != nil {
-		return "", err
-	}
-	return title, nil
+	return validString("title", title, true, MaxTitleLen)
 }
 
 func validDescription(d string) (string, error) {
-	d = strings.TrimSpace(d)
-	if n := utf8.RuneCountInString(d); n > MaxDescriptionLen {
-		return "", Invalid("description", fmt.Sprintf("must be at most %d characters (got %d)", MaxDescriptionLen, n))
+	return validString("description", d, false, MaxDescriptionLen)
+}
+
+// validString trims s and checks it against the rules every text field
+// shares: present if required, at most maxLen characters, storable.
+func validString(field, s string, required bool, maxLen int) (string, error) {
+	s = strings.TrimSpace(s)
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0 && required:
+		return "", Invalid(field, "is required")
+	case n > maxLen:
+		return "", Invalid(field, fmt.Sprintf("must be at most %d characters (got %d)", maxLen, n))
 	}
-	if err := validText("description", d); err != nil {
+	if err := validText(field, s); err != nil {
 		return "", err
 	}
-	return d, nil
+	return s, nil
 }
 
 // validText refuses what PostgreSQL text cannot hold or a person cannot read.

@@ -1,0 +1,218 @@
+package agent
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// This file reads one attempt's stream: text is passed on as it comes,
+// tool calls are merged from their fragments, and the "data: [DONE]" line
+// tells a finished answer from one cut short.
+
+// errNoDone is why a stream that stopped without "data: [DONE]" is
+// malformed: the answer may have been cut anywhere.
+var errNoDone = errors.New("stream ended before data: [DONE]")
+
+// attempt is one request of a Stream call and what its stream delivered.
+// It is also the HTTP doer go-openai sends through, to keep what go-openai
+// drops: a refusal's Retry-After, and whether the stream ended with [DONE].
+type attempt struct {
+	hc         *http.Client
+	onText     func(string)
+	retryAfter time.Duration
+	body       *sseBody
+	delivered  bool // text or a tool call reached the caller
+	text       strings.Builder
+	calls      toolCallMerger
+	usage      Usage
+}
+
+// Do sends r through the shared client and wraps the response body.
+func (a *attempt) Do(r *http.Request) (*http.Response, error) {
+	resp, err := a.hc.Do(r)
+	if err != nil {
+		return nil, err
+	}
+	a.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"))
+	a.body = &sseBody{ReadCloser: resp.Body}
+	resp.Body = a.body
+	return resp, nil
+}
+
+// closeBody closes the response body, if a response came.
+func (a *attempt) closeBody() {
+	if a.body != nil {
+		_ = a.body.Close()
+	}
+}
+
+// add folds one chunk into the answer, passing text on as it comes. The
+// usage chunk has no choices; other chunks carry a null usage.
+func (a *attempt) add(chunk openai.ChatCompletionStreamResponse) {
+	if u := chunk.Usage; u != nil {
+		a.usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	}
+	for _, c := range chunk.Choices {
+		if c.Index != 0 {
+			continue
+		}
+		if c.Delta.Content != "" {
+			a.delivered = true
+			a.text.WriteString(c.Delta.Content)
+			a.onText(c.Delta.Content)
+		}
+		for _, d := range c.Delta.ToolCalls {
+			a.delivered = true
+			a.calls.add(d)
+		}
+	}
+}
+
+// finish returns the answer once go-openai reports the end of the stream,
+// which it does with io.EOF both after [DONE] and when the body just ends.
+func (a *attempt) finish() (Response, error) {
+	if a.body == nil || !a.body.done {
+		return Response{}, &ModelError{Kind: ErrModelStream, Err: errNoDone}
+	}
+	a.body.drain()
+	return Response{Text: a.text.String(), ToolCalls: a.calls.complete(), Usage: a.usage}, nil
+}
+
+// toolCallMerger assembles tool calls from their streamed fragments. A
+// fragment belongs to the call with its id, else to the call with its
+// index (OpenAI sends the id only once), else, when it carries neither, to
+// the latest call (servers that omit the index).
+type toolCallMerger struct {
+	calls []ToolCall
+	slots map[string]int // "index:N" and "id:X" to position in calls
+}
+
+// add appends one fragment: the id and name are set once, the arguments
+// are concatenated.
+func (m *toolCallMerger) add(d openai.ToolCall) {
+	c := &m.calls[m.slot(d)]
+	if c.ID == "" {
+		c.ID = d.ID
+	}
+	if c.Name == "" {
+		c.Name = d.Function.Name
+	}
+	c.Arguments += d.Function.Arguments
+}
+
+// slot finds or makes the position of d's call. A known index with a
+// different id is a new call: some servers give parallel calls one index.
+func (m *toolCallMerger) slot(d openai.ToolCall) int {
+	var keys []string
+	if d.ID != "" {
+		keys = append(keys, "id:"+d.ID)
+	}
+	if d.Index != nil {
+		keys = append(keys, "index:"+strconv.Itoa(*d.Index))
+	}
+	i, ok := m.find(keys, d.ID)
+	if !ok {
+		m.calls = append(m.calls, ToolCall{})
+		i = len(m.calls) - 1
+	}
+	if m.slots == nil {
+		m.slots = make(map[string]int)
+	}
+	for _, k := range keys {
+		m.slots[k] = i
+	}
+	return i
+}
+
+// find looks keys up in order, the id before the index.
+func (m *toolCallMerger) find(keys []string, id string) (int, bool) {
+	if len(keys) == 0 {
+		return len(m.calls) - 1, len(m.calls) > 0
+	}
+	for _, k := range keys {
+		i, ok := m.slots[k]
+		if ok && (id == "" || m.calls[i].ID == "" || m.calls[i].ID == id) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// complete returns the calls, giving an id to any the server left without.
+func (m *toolCallMerger) complete() []ToolCall {
+	for i := range m.calls {
+		if m.calls[i].ID == "" {
+			m.calls[i].ID = "call_" + rand.Text()
+		}
+	}
+	return m.calls
+}
+
+// maxDoneLine is longer than any line sseBody needs to recognise.
+const maxDoneLine = 64
+
+// sseBody watches a stream's bytes for the "data: [DONE]" line, because
+// go-openai reports both that line and a body that merely ends as io.EOF.
+type sseBody struct {
+	io.ReadCloser
+	line []byte // the current line, while it is short
+	long bool   // the current line outgrew maxDoneLine
+	done bool
+}
+
+// Read reads from the body and scans what it read.
+func (b *sseBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.scan(p[:n])
+	if errors.Is(err, io.EOF) {
+		b.endLine()
+	}
+	return n, err
+}
+
+// scan follows the lines in p.
+func (b *sseBody) scan(p []byte) {
+	for {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			b.keep(p)
+			return
+		}
+		b.keep(p[:i])
+		b.endLine()
+		p = p[i+1:]
+	}
+}
+
+// keep adds p to the current line unless the line is too long to matter.
+func (b *sseBody) keep(p []byte) {
+	if b.long || len(b.line)+len(p) > maxDoneLine {
+		b.long = true
+		return
+	}
+	b.line = append(b.line, p...)
+}
+
+// endLine notes a [DONE] line and starts the next one.
+func (b *sseBody) endLine() {
+	data, ok := bytes.CutPrefix(bytes.TrimSpace(b.line), []byte("data:"))
+	if !b.long && ok && string(bytes.TrimSpace(data)) == "[DONE]" {
+		b.done = true
+	}
+	b.line, b.long = b.line[:0], false
+}
+
+// drain reads the little that follows [DONE] (the end of a chunked body
+// may come in a later packet) so that an HTTP/1.1 connection goes back to
+// the pool instead of being closed.
+func (b *sseBody) drain() {
+	_, _ = io.CopyN(io.Discard, b.ReadCloser, 4<<10)
+}
