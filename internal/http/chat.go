@@ -22,6 +22,10 @@ import (
 // maxChatBody is the largest chat request body accepted.
 const maxChatBody = 64 << 10
 
+// maxCachedServers is how many users' MCP servers a replica keeps built
+// (a few kilobytes each); see mcptools.Servers.
+const maxCachedServers = 1024
+
 // persistTimeout bounds the writes that end a turn. They run on a context
 // detached from the request, so a client that left still gets its turn saved.
 const persistTimeout = 10 * time.Second
@@ -60,6 +64,7 @@ type chatTurn struct {
 func handleChatCreate(log *slog.Logger, svc *tasks.Service, convs tasks.ConversationStore, cfg ChatConfig) http.Handler {
 	limits := newUserLimits(cfg.TurnsPerMinute, cfg.TurnBurst, cfg.MaxStreams)
 	defs := &toolDefs{svc: svc}
+	servers := mcptools.NewServers(svc, maxCachedServers)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t, err := parseChat(w, r)
 		if err != nil {
@@ -78,7 +83,7 @@ func handleChatCreate(log *slog.Logger, svc *tasks.Service, convs tasks.Conversa
 			}
 			defer release()
 		}
-		h := &chatHandler{log: log, svc: svc, convs: convs, cfg: cfg, defs: defs}
+		h := &chatHandler{log: log, svc: svc, convs: convs, cfg: cfg, defs: defs, servers: servers}
 		h.serve(w, r, t)
 	})
 }
@@ -147,11 +152,12 @@ func (t chatTurn) fingerprint() []byte {
 
 // chatHandler carries a turn's dependencies.
 type chatHandler struct {
-	log   *slog.Logger
-	svc   *tasks.Service
-	convs tasks.ConversationStore
-	cfg   ChatConfig
-	defs  *toolDefs
+	log     *slog.Logger
+	svc     *tasks.Service
+	convs   tasks.ConversationStore
+	cfg     ChatConfig
+	defs    *toolDefs
+	servers *mcptools.Servers
 }
 
 func (h *chatHandler) serve(w http.ResponseWriter, r *http.Request, t chatTurn) {
@@ -205,7 +211,7 @@ func (h *chatHandler) run(ctx context.Context, t chatTurn, turn tasks.Turn, out 
 		return agent.Result{Stop: agent.StopCanceled}, err
 	}
 	tools := agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, error) {
-		return mcptools.Connect(ctx, t.userID, h.svc)
+		return h.servers.Connect(ctx, t.userID)
 	})
 	defer tools.Close()
 	return agent.Run(ctx, agent.Input{

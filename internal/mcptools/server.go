@@ -37,16 +37,7 @@ func NewServer(userID string, svc *tasks.Service) *mcp.Server {
 // Connect builds userID's server and returns a client session connected to
 // it in process. Closing the session ends the server side too.
 func Connect(ctx context.Context, userID string, svc *tasks.Service) (*mcp.ClientSession, error) {
-	serverT, clientT := newPipeTransports()
-	if _, err := NewServer(userID, svc).Connect(ctx, serverT, nil); err != nil {
-		return nil, fmt.Errorf("mcp server: %w", err)
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "taskchat-agent", Version: "1.0.0"}, nil)
-	cs, err := client.Connect(ctx, clientT, nil)
-	if err != nil {
-		return nil, fmt.Errorf("mcp client: %w", err)
-	}
-	return cs, nil
+	return connect(ctx, NewServer(userID, svc))
 }
 
 // toolError turns a domain error into a sentence a model can pass on. The

@@ -222,3 +222,25 @@ func jsonNumber(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+func TestServersKeepEachUserBound(t *testing.T) {
+	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
+	servers := mcptools.NewServers(svc, 1) // every other turn evicts
+	alice, bob := storetest.UserID(t), storetest.UserID(t)
+	session := func(user string) *mcp.ClientSession {
+		cs, err := servers.Connect(context.Background(), user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	mustCall(t, session(alice), "add_task", map[string]any{"title": "alice's"})
+	mustCall(t, session(bob), "add_task", map[string]any{"title": "bob's"})
+	for _, c := range []struct{ user, want string }{{alice, "alice's"}, {alice, "alice's"}, {bob, "bob's"}, {alice, "alice's"}} {
+		list := mustCall(t, session(c.user), "list_tasks", nil)["tasks"].([]any)
+		if len(list) != 1 || list[0].(map[string]any)["title"] != c.want {
+			t.Fatalf("%s sees %v, want only %q", c.user, list, c.want)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package http
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+)
+
+// BenchmarkChatTurn measures the service's own work for one JSON chat turn
+// with one add_task call: the handler on real PostgreSQL, with an instant
+// in-process model, so no model time and no network are in the figure.
+func BenchmarkChatTurn(b *testing.B) {
+	model := modelFunc(func(_ context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
+			onText("Added the task.")
+			return agent.Response{Text: "Added the task."}, nil
+		}
+		return agent.Response{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Benchmark"}`}}}, nil
+	})
+	s := mustServer(b, model)
+	h := s.Config.Handler
+	user := storetest.UserID(b)
+	tok := mustToken(b, user)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/api/"+user+"/chat", strings.NewReader(`{"message":"Add a task to benchmark"}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+}
