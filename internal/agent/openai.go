@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -83,8 +84,10 @@ func NewHTTPClient() *http.Client {
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 128,
 		// A request is written once and the connection then only reads a
-		// long stream: a small write buffer keeps an open stream light.
+		// long stream of small chunks through go-openai's own buffered
+		// reader: small transport buffers keep an open stream light.
 		WriteBufferSize: 1 << 10,
+		ReadBufferSize:  1 << 10,
 		IdleConnTimeout: 90 * time.Second,
 		// Pings find HTTP/2 connections that died without a FIN.
 		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
@@ -97,6 +100,7 @@ type OpenAI struct {
 	cfg    OpenAIConfig
 	hc     *http.Client
 	client openai.ClientConfig
+	tools  toolCache
 }
 
 // NewOpenAI returns the model cfg describes, calling it through hc, which
@@ -175,7 +179,7 @@ func (o *OpenAI) chatRequest(req Request) openai.ChatCompletionRequest {
 	return openai.ChatCompletionRequest{
 		Model:         o.cfg.Model,
 		Messages:      chatMessages(req),
-		Tools:         chatTools(req.Tools),
+		Tools:         o.tools.of(req.Tools),
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
@@ -209,6 +213,33 @@ func chatToolCalls(calls []ToolCall) []openai.ToolCall {
 		})
 	}
 	return out
+}
+
+// toolCache keeps the last tool declarations built, since a process offers
+// the same tool definitions (the same slice) to every turn: a stream then
+// shares them instead of holding a copy of its own.
+type toolCache struct {
+	last atomic.Pointer[toolCacheEntry]
+}
+
+type toolCacheEntry struct {
+	defs  []ToolDef
+	tools []openai.Tool
+}
+
+func (c *toolCache) of(defs []ToolDef) []openai.Tool {
+	if e := c.last.Load(); e != nil && sameSlice(e.defs, defs) {
+		return e.tools
+	}
+	tools := chatTools(defs)
+	c.last.Store(&toolCacheEntry{defs: defs, tools: tools})
+	return tools
+}
+
+// sameSlice reports whether a and b are the same slice, not merely equal:
+// the definitions are immutable once listed, so identity is enough.
+func sameSlice(a, b []ToolDef) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // chatTools declares tools as functions whose parameters are their raw

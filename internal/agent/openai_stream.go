@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -35,8 +36,14 @@ type attempt struct {
 	usage      Usage
 }
 
-// Do sends r through the shared client and wraps the response body.
+// Do sends r through the shared client and wraps the response body. The
+// request body is let go once written, so a long stream does not keep its
+// request (system prompt, tools, history) in memory; a failed send is
+// retried by Stream, not replayed by the transport.
 func (a *attempt) Do(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		r.Body, r.GetBody = &releasingBody{rc: r.Body}, nil
+	}
 	resp, err := a.hc.Do(r)
 	if err != nil {
 		return nil, err
@@ -215,4 +222,36 @@ func (b *sseBody) endLine() {
 // the pool instead of being closed.
 func (b *sseBody) drain() {
 	_, _ = io.CopyN(io.Discard, b.ReadCloser, 4<<10)
+}
+
+// releasingBody drops the reader it wraps at EOF or Close. The transport
+// may close a request body from another goroutine while it is read.
+type releasingBody struct {
+	mu sync.Mutex
+	rc io.ReadCloser
+}
+
+func (b *releasingBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rc == nil {
+		return 0, io.EOF
+	}
+	n, err := b.rc.Read(p)
+	if err == io.EOF {
+		_ = b.rc.Close()
+		b.rc = nil
+	}
+	return n, err
+}
+
+func (b *releasingBody) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rc == nil {
+		return nil
+	}
+	err := b.rc.Close()
+	b.rc = nil
+	return err
 }

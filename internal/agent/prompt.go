@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,10 +18,21 @@ var defaultPrompt string
 // since the tools are already bound to them.
 type Prompt struct {
 	template string
+	// last is the last rendering of a template without {{user_id}}: every
+	// turn of a day on one model gets the same text, so they share it.
+	last *atomic.Pointer[renderedPrompt]
+}
+
+type renderedPrompt struct {
+	date, model, text string
+}
+
+func newPrompt(template string) Prompt {
+	return Prompt{template: template, last: &atomic.Pointer[renderedPrompt]{}}
 }
 
 // DefaultPrompt returns the built-in TodoAssistant prompt.
-func DefaultPrompt() Prompt { return Prompt{template: defaultPrompt} }
+func DefaultPrompt() Prompt { return newPrompt(defaultPrompt) }
 
 // LoadPrompt reads a prompt template from path (SYSTEM_PROMPT_FILE).
 func LoadPrompt(path string) (Prompt, error) {
@@ -31,14 +43,21 @@ func LoadPrompt(path string) (Prompt, error) {
 	if strings.TrimSpace(string(b)) == "" {
 		return Prompt{}, fmt.Errorf("system prompt %s is empty", path)
 	}
-	return Prompt{template: string(b)}, nil
+	return newPrompt(string(b)), nil
 }
 
 // Render fills in the placeholders for one turn.
 func (p Prompt) Render(userID, model string, now time.Time) string {
-	return strings.NewReplacer(
-		"{{user_id}}", userID,
-		"{{date}}", now.Format("Monday, 2 January 2006"),
-		"{{model}}", model,
-	).Replace(p.template)
+	date := now.Format("Monday, 2 January 2006")
+	shared := p.last != nil && !strings.Contains(p.template, "{{user_id}}")
+	if shared {
+		if r := p.last.Load(); r != nil && r.date == date && r.model == model {
+			return r.text
+		}
+	}
+	text := strings.NewReplacer("{{user_id}}", userID, "{{date}}", date, "{{model}}", model).Replace(p.template)
+	if shared {
+		p.last.Store(&renderedPrompt{date: date, model: model, text: text})
+	}
+	return text
 }
