@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -39,6 +40,9 @@ type chatResponse struct {
 	ConversationID int64          `json:"conversation_id"`
 	Response       string         `json:"response"`
 	ToolCalls      []toolCallJSON `json:"tool_calls"`
+	// Interrupted is set only on a replay of a keyed turn that did not
+	// complete (its client left, or the model failed after a tool ran).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 type toolCallJSON struct {
@@ -110,7 +114,7 @@ func parseChat(w http.ResponseWriter, r *http.Request) (chatTurn, error) {
 		if len(keys) > 1 || !validKey(keys[0]) {
 			return chatTurn{}, tasks.Invalid("Idempotency-Key", "must be one header of 1 to 255 visible ASCII characters")
 		}
-		t.key = keys[0]
+		t.key = strings.Trim(keys[0], `"`)
 	}
 	return t, nil
 }
@@ -161,14 +165,21 @@ type chatHandler struct {
 }
 
 func (h *chatHandler) serve(w http.ResponseWriter, r *http.Request, t chatTurn) {
-	ctx := r.Context()
+	// The turn can be cancelled by the client leaving, or by the stream
+	// finding that the client no longer reads.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
 	var out output = &jsonOutput{w: w, r: r, log: h.log}
 	if t.stream {
-		out = newSSEOutput(w, r, h.log, h.cfg.PingInterval)
+		out = newSSEOutput(w, r, h.log, h.cfg, cancel)
 	}
 	defer out.close()
+	// The turn's first writes must not be half-known to us: once they are
+	// sent, their outcome is read even if the client leaves meanwhile.
+	startCtx, cancelStart := context.WithTimeout(detach(ctx), persistTimeout)
+	defer cancelStart()
 	if t.key != "" {
-		replay, err := h.convs.BeginIdempotent(ctx, tasks.IdempotentRequest{
+		replay, err := h.convs.BeginIdempotent(startCtx, tasks.IdempotentRequest{
 			UserID: t.userID, Key: t.key, Hash: t.fingerprint(),
 			LockFor: h.claimFor(), KeepFor: h.cfg.IdempotencyTTL,
 		})
@@ -182,7 +193,7 @@ func (h *chatHandler) serve(w http.ResponseWriter, r *http.Request, t chatTurn) 
 			return
 		}
 	}
-	turn, err := h.convs.StartTurn(ctx, tasks.TurnStart{
+	turn, err := h.convs.StartTurn(startCtx, tasks.TurnStart{
 		UserID: t.userID, ConversationID: t.convID, Message: t.message,
 		HistoryLimit: h.cfg.HistoryLimit, ClaimFor: h.claimFor(),
 	})
@@ -258,7 +269,7 @@ func (d *toolDefs) get(ctx context.Context) ([]agent.ToolDef, error) {
 func (h *chatHandler) finish(ctx context.Context, t chatTurn, turn tasks.Turn, res agent.Result, runErr error, out output) {
 	ctx, cancel := context.WithTimeout(detach(ctx), persistTimeout)
 	defer cancel()
-	resp := responseOf(turn.Conversation.ID, res)
+	resp := responseOf(turn.Conversation.ID, res, runErr)
 	if runErr != nil && res.Reply == "" && len(res.Calls) == 0 {
 		if err := h.convs.AbandonTurn(ctx, t.userID, turn.Conversation.ID, turn.ClaimToken); err != nil {
 			h.log.ErrorContext(ctx, "release conversation", "conversation_id", turn.Conversation.ID, "err", err)
@@ -271,10 +282,11 @@ func (h *chatHandler) finish(ctx context.Context, t chatTurn, turn tasks.Turn, r
 		UserID: t.userID, ConversationID: turn.Conversation.ID, ClaimToken: turn.ClaimToken,
 		Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: auditOf(res.Calls),
 	}
-	// A keyed request keeps its key, with what the turn did to replay, once
-	// it changed anything: a retry must not run the tools again. Only a
-	// model failure before any tool ran frees the key for a fresh attempt.
-	keep := t.key != "" && (!isModelFailure(runErr) || len(res.Calls) > 0)
+	// A keyed request keeps its key, with what the turn did to replay, when
+	// the turn completed or changed something: a retry must not run the
+	// tools again. A turn cut short before any tool ran frees the key, so a
+	// retry gets a whole answer rather than a replay of a partial one.
+	keep := t.key != "" && (runErr == nil || len(res.Calls) > 0)
 	if keep {
 		end.IdempotencyKey = t.key
 		end.Response, _ = json.Marshal(resp)
@@ -282,10 +294,13 @@ func (h *chatHandler) finish(ctx context.Context, t chatTurn, turn tasks.Turn, r
 	if _, err := h.convs.FinishTurn(ctx, end); err != nil {
 		h.log.ErrorContext(ctx, "store turn", "conversation_id", turn.Conversation.ID, "err", err)
 		// Free the conversation now if the database allows, rather than
-		// when the claim lapses.
+		// when the claim lapses. A key whose turn ran tools stays locked
+		// until its lock lapses: a quick retry must not run them again.
 		_ = h.convs.AbandonTurn(ctx, t.userID, turn.Conversation.ID, turn.ClaimToken)
-		h.forgetKey(ctx, t)
-		out.fail(err)
+		if len(res.Calls) == 0 {
+			h.forgetKey(ctx, t)
+		}
+		out.fail(storeFailure(err))
 		return
 	}
 	if !keep {
@@ -317,12 +332,22 @@ func (h *chatHandler) forgetKey(ctx context.Context, t chatTurn) {
 	}
 }
 
-func responseOf(convID int64, res agent.Result) chatResponse {
+// storeFailure is what the client hears when the turn could not be stored:
+// the database being down is 503, anything else is our fault (500), never
+// the client's, whatever the database said about the model's output.
+func storeFailure(err error) error {
+	if errors.Is(err, tasks.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("store turn: %v", err) // %v: not the domain's kinds
+}
+
+func responseOf(convID int64, res agent.Result, runErr error) chatResponse {
 	calls := make([]toolCallJSON, len(res.Calls))
 	for i, c := range res.Calls {
 		calls[i] = toolCallOf(c.ID, c.Tool, c.Arguments, c.Result, c.IsError)
 	}
-	return chatResponse{ConversationID: convID, Response: res.Reply, ToolCalls: calls}
+	return chatResponse{ConversationID: convID, Response: res.Reply, ToolCalls: calls, Interrupted: runErr != nil}
 }
 
 // toolCallOf shapes a tool call for a client. Arguments that were not a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -268,5 +269,69 @@ func TestStreamPingsWhileTheModelThinks(t *testing.T) {
 	events, pings := readEvents(t, resp.Body)
 	if pings == 0 || eventNames(events) != "start,delta,delta,delta,done" {
 		t.Fatalf("pings %d, events %s", pings, eventNames(events))
+	}
+}
+
+func TestStreamClientThatStopsReadingEndsTheTurn(t *testing.T) {
+	// The model says, in one chunk, far more than the socket buffers hold.
+	fake := newFakeOpenAI(t,
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Read later"}`}}},
+		openaitest.Step{Text: strings.Repeat("blah", 2<<20)},
+	)
+	s := mustServer(t, fake.Model(), func(c *ChatConfig) { c.StreamWriteTimeout = 200 * time.Millisecond })
+	user := storetest.UserID(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10) // a small window fills fast
+	body := `{"message":"add read later"}`
+	fmt.Fprintf(conn, "POST /api/%s/chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		user, mustToken(t, user), len(body), body)
+	// ...and never reads. The turn must end and store what it did.
+	var msgs []any
+	defer func() {
+		if t.Failed() {
+			t.Log(s.logs.String())
+		}
+	}()
+	waitFor(t, "the stalled turn to be stored", func() bool {
+		convs := s.do(t, call{method: "GET", path: "/api/" + user + "/conversations", token: mustToken(t, user)}).json(t)["conversations"].([]any)
+		if len(convs) == 0 {
+			return false
+		}
+		id := int64(convs[0].(map[string]any)["id"].(float64))
+		msgs = s.do(t, call{method: "GET", path: fmt.Sprintf("/api/%s/conversations/%d/messages", user, id), token: mustToken(t, user)}).json(t)["messages"].([]any)
+		return len(msgs) == 2
+	})
+	// Whether the model had finished when the write gave up decides
+	// whether the reply is marked interrupted; either way it is stored.
+	if reply := msgs[1].(map[string]any); len(reply["tool_calls"].([]any)) != 1 || reply["content"] == "" {
+		t.Fatalf("stored reply = %v", reply)
+	}
+	if !strings.Contains(s.logs.String(), "stream client gone") {
+		t.Fatal("the stalled client was not noticed")
+	}
+}
+
+func TestStreamEndsWithAnErrorEventWhenTheTurnPanics(t *testing.T) {
+	model := modelFunc(func(_ context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+		onText("Let me ")
+		panic("a bug mid-stream")
+	})
+	s := mustServer(t, model)
+	user := storetest.UserID(t)
+	req, _ := http.NewRequest("POST", s.URL+"/api/"+user+"/chat", strings.NewReader(`{"message":"hello"}`))
+	req.Header.Set("Authorization", "Bearer "+mustToken(t, user))
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events, _ := readEvents(t, resp.Body)
+	if eventNames(events) != "start,delta,error" || events[2].data["code"] != "internal" {
+		t.Fatalf("events = %s %v", eventNames(events), events)
 	}
 }

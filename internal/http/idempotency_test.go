@@ -138,11 +138,37 @@ func TestIdempotencyKeyKeptOnceAToolRan(t *testing.T) {
 	if retry.status != 200 || retry.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("retry = %d %s, want the partial turn replayed", retry.status, retry.body)
 	}
-	if calls := retry.json(t)["tool_calls"].([]any); len(calls) != 1 || calls[0].(map[string]any)["tool"] != "add_task" {
-		t.Fatalf("replayed tool calls = %v", calls)
+	if calls := retry.json(t)["tool_calls"].([]any); len(calls) != 1 || calls[0].(map[string]any)["tool"] != "add_task" || retry.json(t)["interrupted"] != true {
+		t.Fatalf("replay = %s, want the interrupted turn's tool call", retry.body)
 	}
+	mustMatchSpec(t, "POST", "/api/{user_id}/chat", retry.status, retry.header, retry.body)
 	tasks := s.do(t, call{method: "GET", path: "/api/" + user + "/tasks", token: tok}).json(t)["tasks"].([]any)
 	if len(tasks) != 1 || fake.Requests() != 3 {
 		t.Fatalf("tasks = %v after %d model calls; the retry must not run the tools again", tasks, fake.Requests())
+	}
+}
+
+func TestKeyedTurnSurvivesAModelsGarbage(t *testing.T) {
+	fake := newFakeOpenAI(t,
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "", Name: "add_task", Arguments: `{"title":"Buy milk","note":"\u0000"}`}, {ID: "c2", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
+		openaitest.Step{Text: "Added.\u0000"},
+	)
+	s := mustServer(t, fake.Model())
+	user := storetest.UserID(t)
+	tok := mustToken(t, user)
+	send := func(key string) reply {
+		return s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: `{"message":"add milk"}`, header: keyed(key)})
+	}
+	first := send(`"k-1"`)
+	if first.status != 200 {
+		t.Fatalf("first = %d %s", first.status, first.body)
+	}
+	again := send("k-1") // the same key, without the optional quotes
+	if again.status != 200 || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("retry = %d %v %s", again.status, again.header, again.body)
+	}
+	mustMatchSpec(t, "POST", "/api/{user_id}/chat", again.status, again.header, again.body)
+	if tasks := s.do(t, call{method: "GET", path: "/api/" + user + "/tasks", token: tok}).json(t)["tasks"].([]any); len(tasks) != 1 {
+		t.Fatalf("tasks = %v, want the one the first turn added", tasks)
 	}
 }

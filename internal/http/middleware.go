@@ -119,6 +119,9 @@ func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 						panic(v)
 					}
 					log.ErrorContext(r.Context(), "panic", "request_id", infoFrom(r.Context()).id, "panic", v, "stack", string(debug.Stack()))
+					if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
+						return // the answer has begun (a stream ends itself); nothing more can be said
+					}
 					writeProblem(w, errorf(http.StatusInternalServerError, codeInternal, "Something went wrong on our side."))
 				}
 			}()

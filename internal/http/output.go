@@ -1,8 +1,11 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -52,17 +55,24 @@ type sseOutput struct {
 	rc       *http.ResponseController
 	log      *slog.Logger
 	interval time.Duration
+	timeout  time.Duration           // for one event's write
+	cancel   context.CancelCauseFunc // ends the turn when the client stops reading
 
 	mu      sync.Mutex // serialises writes: the turn and the pinger
 	started bool
 	ended   bool
+	stalled bool // a write failed: the client is gone
 	nextID  int
 	pinger  *time.Timer
 }
 
-func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, ping time.Duration) *sseOutput {
-	return &sseOutput{w: w, r: r, rc: http.NewResponseController(w), log: log, interval: ping}
+func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg ChatConfig, cancel context.CancelCauseFunc) *sseOutput {
+	return &sseOutput{w: w, r: r, rc: http.NewResponseController(w), log: log,
+		interval: cfg.PingInterval, timeout: cfg.StreamWriteTimeout, cancel: cancel}
 }
+
+// errClientStalled ends a turn whose client no longer reads its stream.
+var errClientStalled = errors.New("the client stopped reading the stream")
 
 // start sends the headers and the start event, and begins pinging.
 func (o *sseOutput) start(conversationID int64) {
@@ -76,8 +86,6 @@ func (o *sseOutput) start(conversationID int64) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	// A stream outlives any write deadline the server sets for plain requests.
-	_ = o.rc.SetWriteDeadline(time.Time{})
 	o.w.WriteHeader(http.StatusOK)
 	o.send("start", map[string]int64{"conversation_id": conversationID})
 	o.pinger = time.AfterFunc(o.interval, o.ping)
@@ -92,8 +100,7 @@ func (o *sseOutput) ping() {
 	if o.ended || o.r.Context().Err() != nil {
 		return
 	}
-	_, _ = fmt.Fprint(o.w, ": ping\n\n")
-	_ = o.rc.Flush()
+	o.write(": ping\n\n")
 	o.pinger.Reset(o.interval)
 }
 
@@ -132,7 +139,7 @@ func (o *sseOutput) fail(err error) {
 		return
 	}
 	ae := toAPIError(err)
-	if ae.status >= 500 {
+	if ae.status >= 500 && o.r.Context().Err() == nil {
 		o.log.ErrorContext(o.r.Context(), "stream failed", "code", ae.code, "err", err)
 	}
 	o.end("error", map[string]string{"code": ae.code, "message": ae.detail})
@@ -152,13 +159,23 @@ func (o *sseOutput) end(name string, v any) {
 	}
 }
 
-// close stops the pinger for good; the handler is returning.
+// close stops the pinger for good; the handler is returning. A stream
+// that has not ended by then (the handler panicked) ends with an error.
 func (o *sseOutput) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.started && !o.ended {
+		o.send("error", map[string]string{"code": codeInternal, "message": "Something went wrong on our side."})
+	}
 	o.ended = true
 	if o.pinger != nil {
 		o.pinger.Stop()
+	}
+	// A healthy connection may serve another request and must not inherit
+	// the last event's deadline; a stalled one keeps it, so the server's
+	// last write fails and the connection is closed.
+	if !o.stalled {
+		_ = o.rc.SetWriteDeadline(time.Time{})
 	}
 }
 
@@ -173,6 +190,21 @@ func (o *sseOutput) send(name string, v any) {
 		name, data = "error", []byte(`{"code":"internal","message":"Something went wrong on our side."}`)
 	}
 	o.nextID++
-	_, _ = fmt.Fprintf(o.w, "id: %d\nevent: %s\ndata: %s\n\n", o.nextID, name, data)
-	_ = o.rc.Flush()
+	o.write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", o.nextID, name, data))
+}
+
+// write sends s within the write timeout. A client that does not take it is
+// treated as gone: the turn is cancelled, stores what it did, and ends.
+// The caller holds o.mu.
+func (o *sseOutput) write(s string) {
+	_ = o.rc.SetWriteDeadline(time.Now().Add(o.timeout))
+	_, err := io.WriteString(o.w, s)
+	if err == nil {
+		err = o.rc.Flush()
+	}
+	if err != nil {
+		o.ended, o.stalled = true, true // nothing more can reach this client
+		o.log.InfoContext(o.r.Context(), "stream client gone; ending the turn", "err", err)
+		o.cancel(errClientStalled)
+	}
 }

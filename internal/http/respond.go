@@ -117,7 +117,8 @@ func isModelFailure(err error) bool {
 // their cause, which the client never sees.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	ae := toAPIError(err)
-	if ae.status >= 500 {
+	if ae.status >= 500 && r.Context().Err() == nil {
+		// (A client that left hears nothing; the access log has the request.)
 		log.ErrorContext(r.Context(), "request failed", "status", ae.status, "code", ae.code, "err", err)
 	}
 	writeProblem(w, ae)

@@ -26,9 +26,12 @@ type ChatConfig struct {
 	TurnBurst      int
 	MaxStreams     int
 
-	// How long an Idempotency-Key is kept, and how often a stream pings.
-	IdempotencyTTL time.Duration
-	PingInterval   time.Duration
+	// How long an Idempotency-Key is kept, how often a stream pings, and
+	// how long one event may take to reach a stream's client before the
+	// client counts as gone.
+	IdempotencyTTL     time.Duration
+	PingInterval       time.Duration
+	StreamWriteTimeout time.Duration
 }
 
 // Defaults for the zero fields of ChatConfig.
@@ -39,6 +42,7 @@ const (
 	DefaultMaxStreams     = 4
 	DefaultIdempotencyTTL = 24 * time.Hour
 	DefaultPingInterval   = 15 * time.Second
+	DefaultStreamWrite    = 10 * time.Second
 )
 
 func (c ChatConfig) withDefaults() ChatConfig {
@@ -62,6 +66,9 @@ func (c ChatConfig) withDefaults() ChatConfig {
 	}
 	if c.PingInterval <= 0 {
 		c.PingInterval = DefaultPingInterval
+	}
+	if c.StreamWriteTimeout <= 0 {
+		c.StreamWriteTimeout = DefaultStreamWrite
 	}
 	c.Limits = c.Limits.WithDefaults()
 	return c

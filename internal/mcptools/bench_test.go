@@ -57,3 +57,18 @@ func BenchmarkConnect(b *testing.B) {
 		cs.Close()
 	}
 }
+
+// BenchmarkConnectCached measures what a turn pays for its first tool call
+// when the user's server is already built: a fresh session.
+func BenchmarkConnectCached(b *testing.B) {
+	servers := mcptools.NewServers(tasks.NewService(store.NewTasks(storetest.Pool(b))), 16)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		cs, err := servers.Connect(ctx, "bench-user")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cs.Close()
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -163,7 +164,7 @@ func (s *Conversations) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.
 	args, results := make([]string, n), make([]string, n)
 	isErr, rounds, durations := make([]bool, n), make([]int32, n), make([]int32, n)
 	for i, c := range e.ToolCalls {
-		callIDs[i], tools[i], isErr[i] = c.CallID, c.Tool, c.IsError
+		callIDs[i], tools[i], isErr[i] = auditName(c.CallID, "call"), auditName(c.Tool, "unnamed"), c.IsError
 		args[i], results[i] = jsonOr(c.Arguments, "{}"), jsonOr(c.Result, "null")
 		rounds[i], durations[i] = int32(c.Round), int32(c.Duration.Milliseconds())
 	}
@@ -171,6 +172,7 @@ func (s *Conversations) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.
 	if e.IdempotencyKey != "" {
 		key, response = &e.IdempotencyKey, ptr(jsonOr(e.Response, "null"))
 	}
+	e.Reply = storableText(e.Reply)
 	m := tasks.Message{ConversationID: e.ConversationID, Role: tasks.RoleAssistant, Content: e.Reply, Interrupted: e.Interrupted}
 	err := s.pool.QueryRow(ctx, `
 		WITH m AS (
@@ -187,7 +189,7 @@ func (s *Conversations) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.
 			WHERE id = $1 AND user_id = $2 AND claim_token = $3
 		), k AS (
 			UPDATE idempotency_keys SET response = $13::jsonb, conversation_id = $1, locked_until = NULL
-			WHERE user_id = $2 AND key = $14
+			WHERE user_id = $2 AND key = $14 AND EXISTS (SELECT 1 FROM m)
 		)
 		SELECT id, created_at FROM m`,
 		e.ConversationID, e.UserID, e.ClaimToken, e.Reply, e.Interrupted,
@@ -330,18 +332,41 @@ func attachToolCalls(rows pgx.Rows, msgs []tasks.Message) error {
 	return rows.Err()
 }
 
-// jsonOr returns raw as text when it is valid JSON, def when it is empty,
-// and raw wrapped in a JSON string otherwise, so the audit keeps even
-// arguments a model got wrong.
+// What a model writes ends up in the audit, and PostgreSQL refuses some of
+// it: NUL in text, \u0000 in jsonb, invalid UTF-8. A turn must never fail
+// to store because of it, so these helpers make such values storable while
+// keeping every visible character.
+
+// jsonOr returns raw as text for jsonb, def when it is empty, and raw
+// wrapped in a JSON string when it is not JSON, so the audit keeps even
+// arguments a model got wrong. An escaped NUL becomes U+FFFD.
 func jsonOr(raw json.RawMessage, def string) string {
 	switch {
 	case len(raw) == 0:
 		return def
 	case json.Valid(raw):
-		return string(raw)
+		return string(bytes.ReplaceAll(raw, []byte(`\u0000`), []byte(`\ufffd`)))
 	}
-	b, _ := json.Marshal(strings.ToValidUTF8(string(raw), "\uFFFD"))
+	b, _ := json.Marshal(storableText(string(raw)))
 	return string(b)
+}
+
+// storableText drops NUL characters and replaces invalid UTF-8.
+func storableText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+// auditName makes a model-given name or id fit its column: 1 to 255
+// characters of storable text.
+func auditName(s, missing string) string {
+	s = storableText(s)
+	if s == "" {
+		return missing
+	}
+	if r := []rune(s); len(r) > 255 {
+		return string(r[:254]) + "…"
+	}
+	return s
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,4 +258,52 @@ func TestIdempotencyKeys(t *testing.T) {
 func jsonEqual(a, b json.RawMessage) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+func TestFinishTurnStoresWhateverAModelWrote(t *testing.T) {
+	s, user := newConversations(t), storetest.UserID(t)
+	turn := mustStart(t, s, user, 0, "hi")
+	long := strings.Repeat("n", 300)
+	m, err := s.FinishTurn(context.Background(), tasks.TurnEnd{
+		UserID: user, ConversationID: turn.Conversation.ID, ClaimToken: turn.ClaimToken,
+		Reply: "Added.\x00 \xff", IdempotencyKey: "", ToolCalls: []tasks.ToolCall{
+			{CallID: "", Tool: long, Arguments: json.RawMessage(`{"title":"a\u0000b"}`), Result: json.RawMessage(`{"error":"bad \u0000"}`), IsError: true},
+			{CallID: long, Tool: "", Arguments: json.RawMessage("not json \x00"), Result: nil},
+		},
+	})
+	if err != nil {
+		t.Fatalf("a model's NULs, bad UTF-8 and odd names must not lose the turn: %v", err)
+	}
+	msgs, _ := s.Messages(context.Background(), user, turn.Conversation.ID)
+	got := msgs[len(msgs)-1]
+	if got.ID != m.ID || got.Content != "Added. \uFFFD" || len(got.ToolCalls) != 2 {
+		t.Fatalf("stored %+v", got)
+	}
+	if c := got.ToolCalls[0]; c.CallID != "call" || len([]rune(c.Tool)) != 255 || !strings.Contains(string(c.Arguments), `\ufffd`) && !strings.Contains(string(c.Arguments), "\uFFFD") {
+		t.Fatalf("first call stored as %+v (%s)", c, c.Arguments)
+	}
+	if c := got.ToolCalls[1]; c.Tool != "unnamed" || string(c.Arguments) != `"not json "` {
+		t.Fatalf("second call stored as %+v (%s)", c, c.Arguments)
+	}
+}
+
+func TestKeyIsNotCompletedForADeletedConversation(t *testing.T) {
+	s, user := newConversations(t), storetest.UserID(t)
+	ctx := context.Background()
+	req := tasks.IdempotentRequest{UserID: user, Key: "gone", Hash: []byte("h"), LockFor: time.Minute, KeepFor: 24 * time.Hour}
+	if _, err := s.BeginIdempotent(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	turn := mustStart(t, s, user, 0, "hi")
+	if err := s.DeleteConversation(ctx, user, turn.Conversation.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.FinishTurn(ctx, tasks.TurnEnd{UserID: user, ConversationID: turn.Conversation.ID, ClaimToken: turn.ClaimToken,
+		Reply: "too late", IdempotencyKey: "gone", Response: json.RawMessage(`{"response":"too late"}`)})
+	if !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("finishing a deleted conversation's turn: %v", err)
+	}
+	if got, err := s.BeginIdempotent(ctx, req); got != nil || !errors.Is(err, tasks.ErrRequestInProgress) {
+		t.Fatalf("the key replays %s, %v; it must not point at a turn that was not stored", got, err)
+	}
 }
