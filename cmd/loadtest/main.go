@@ -188,45 +188,47 @@ type loadResult struct {
 }
 
 // runTurns has users chat turns each in one conversation, concurrency
-// turns at a time; odd users stream.
+// users at a time; a user's turns go one after the other, as a person's
+// would. Odd users stream.
 func runTurns(client *http.Client, base string, users, turns, concurrency int) (loadResult, error) {
-	type job struct{ user int }
-	jobs := make(chan job)
+	jobs := make(chan int)
 	var (
 		mu  sync.Mutex
 		res loadResult
 		wg  sync.WaitGroup
 	)
-	convs := make([]int64, users)
 	prefix := randomHex(4)
+	record := func(d time.Duration, user string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		res.turns++
+		res.latencies = append(res.latencies, d)
+		if err != nil {
+			res.errors++
+			if res.errors <= 3 {
+				fmt.Fprintf(os.Stderr, "loadtest: %s: %v\n", user, err)
+			}
+		}
+	}
 	start := time.Now()
 	for range concurrency {
 		wg.Go(func() {
-			for j := range jobs {
-				user := fmt.Sprintf("load-%s-%d", prefix, j.user)
-				t0 := time.Now()
-				conv, err := turn(client, base, user, convs[j.user], j.user%2 == 1, "Add a task to keep the load going")
-				d := time.Since(t0)
-				mu.Lock()
-				res.turns++
-				res.latencies = append(res.latencies, d)
-				if err != nil {
-					res.errors++
-				} else {
-					convs[j.user] = conv
+			for u := range jobs {
+				user := fmt.Sprintf("load-%s-%d", prefix, u)
+				var conv int64
+				for range turns {
+					t0 := time.Now()
+					id, err := turn(client, base, user, conv, u%2 == 1, "Add a task to keep the load going")
+					record(time.Since(t0), user, err)
+					if err == nil {
+						conv = id
+					}
 				}
-				mu.Unlock()
 			}
 		})
 	}
-	// Each user's turns go in order: round r sends turn r of every user.
-	for range turns {
-		var round sync.WaitGroup
-		for u := range users {
-			round.Add(1)
-			go func() { defer round.Done(); jobs <- job{u} }()
-		}
-		round.Wait()
+	for u := range users {
+		jobs <- u
 	}
 	close(jobs)
 	wg.Wait()
