@@ -61,14 +61,7 @@ func TestChatJSONTurn(t *testing.T) {
 func TestChatStreamedTurn(t *testing.T) {
 	s := mustServer(t, agent.NewOffline())
 	user := storetest.UserID(t)
-	req, _ := http.NewRequest("POST", s.URL+"/api/"+user+"/chat", strings.NewReader(`{"message":"I need to remember to pay bills"}`))
-	req.Header.Set("Authorization", "Bearer "+mustToken(t, user))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := s.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.stream(t, context.Background(), user, `{"message":"I need to remember to pay bills"}`, nil)
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" ||
 		resp.Header.Get("Cache-Control") != "no-cache" || resp.Header.Get("X-Accel-Buffering") != "no" {
@@ -206,13 +199,7 @@ func TestChatClientDisconnectStoresThePartialTurn(t *testing.T) {
 	user := storetest.UserID(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/api/"+user+"/chat", strings.NewReader(`{"message":"add write report"}`))
-	req.Header.Set("Authorization", "Bearer "+mustToken(t, user))
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := s.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.stream(t, ctx, user, `{"message":"add write report"}`, nil)
 	// Read until the second round's text has started, then leave.
 	buf := make([]byte, 1)
 	var seen strings.Builder
@@ -258,13 +245,7 @@ func TestStreamPingsWhileTheModelThinks(t *testing.T) {
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "Here you go.", Delay: 150 * time.Millisecond})
 	s := mustServer(t, fake.Model(), func(c *ChatConfig) { c.PingInterval = 20 * time.Millisecond })
 	user := storetest.UserID(t)
-	req, _ := http.NewRequest("POST", s.URL+"/api/"+user+"/chat", strings.NewReader(`{"message":"hello"}`))
-	req.Header.Set("Authorization", "Bearer "+mustToken(t, user))
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := s.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.stream(t, context.Background(), user, `{"message":"hello"}`, nil)
 	defer resp.Body.Close()
 	events, pings := readEvents(t, resp.Body)
 	if pings == 0 || eventNames(events) != "start,delta,delta,delta,done" {
@@ -322,13 +303,7 @@ func TestStreamEndsWithAnErrorEventWhenTheTurnPanics(t *testing.T) {
 	})
 	s := mustServer(t, model)
 	user := storetest.UserID(t)
-	req, _ := http.NewRequest("POST", s.URL+"/api/"+user+"/chat", strings.NewReader(`{"message":"hello"}`))
-	req.Header.Set("Authorization", "Bearer "+mustToken(t, user))
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := s.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.stream(t, context.Background(), user, `{"message":"hello"}`, nil)
 	defer resp.Body.Close()
 	events, _ := readEvents(t, resp.Body)
 	if eventNames(events) != "start,delta,error" || events[2].data["code"] != "internal" {

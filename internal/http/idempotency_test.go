@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -33,14 +34,7 @@ func TestIdempotentRetryReplaysWithoutRunningAgain(t *testing.T) {
 	}
 
 	// As a stream, the replay is a start and a done event carrying the same object.
-	req, _ := http.NewRequest("POST", s.URL+"/api/"+user+"/chat", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Idempotency-Key", "retry-1")
-	resp, err := s.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := s.stream(t, context.Background(), user, body, keyed("retry-1"))
 	events, _ := readEvents(t, resp.Body)
 	resp.Body.Close()
 	if eventNames(events) != "start,done" || events[1].data["response"] != first.json(t)["response"] {

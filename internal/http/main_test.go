@@ -127,6 +127,27 @@ func (s *testServer) chat(tb testing.TB, user string, convID int64, message stri
 	return r
 }
 
+// stream opens a streamed chat turn for user; ctx may end it early. The
+// caller closes the body.
+func (s *testServer) stream(tb testing.TB, ctx context.Context, user, body string, header http.Header) *http.Response {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(ctx, "POST", s.URL+"/api/"+user+"/chat", strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+mustToken(tb, user))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return resp
+}
+
 func chatBody(convID int64, message string) string {
 	m := map[string]any{"message": message}
 	if convID != 0 {
