@@ -34,13 +34,15 @@ func NewConversations(pool *pgxpool.Pool) *Conversations {
 var _ tasks.ConversationStore = (*Conversations)(nil)
 
 // StartTurn loads or creates the conversation, claims it, stores the user
-// message and loads the history, in one round trip.
+// message and loads the history, in one round trip. Its commit does not
+// wait for the disk; see commitLazily.
 func (s *Conversations) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, error) {
 	token := newToken()
-	if in.ConversationID == 0 {
-		return s.startConversation(ctx, in, token)
-	}
 	b := &pgx.Batch{}
+	commitLazily(b)
+	if in.ConversationID == 0 {
+		return s.startConversation(ctx, b, in, token)
+	}
 	var turn tasks.Turn
 	claimed := false
 	b.Queue(`
@@ -80,6 +82,20 @@ func (s *Conversations) StartTurn(ctx context.Context, in tasks.TurnStart) (task
 	return turn, nil
 }
 
+// commitLazily makes the transaction of batch b commit without waiting for
+// its WAL to reach the disk (synchronous_commit off, for this transaction
+// only). It is for StartTurn, the one write on a turn's critical path whose
+// durability can wait: whatever a turn does next — a tool's write,
+// FinishTurn, AbandonTurn — commits synchronously, and a synchronous commit
+// flushes the WAL up to its own record, so up to StartTurn's too. The user
+// message and the claim are therefore on disk before any tool's effect is,
+// and before the client hears how the turn ended; only a database crash in
+// the meantime could lose them, and that turn then fails as a whole. Until
+// then they are committed as usual: visible to every other transaction.
+func commitLazily(b *pgx.Batch) {
+	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+}
+
 // queueHistory adds the two history queries to b. They skip the newest
 // message, the user message the same batch stores.
 func queueHistory(b *pgx.Batch, in tasks.TurnStart, turn *tasks.Turn) {
@@ -113,11 +129,12 @@ func queueHistory(b *pgx.Batch, in tasks.TurnStart, turn *tasks.Turn) {
 	})
 }
 
-// startConversation creates a conversation, claimed, with its first message.
-func (s *Conversations) startConversation(ctx context.Context, in tasks.TurnStart, token string) (tasks.Turn, error) {
+// startConversation creates a conversation, claimed, with its first
+// message; b holds what StartTurn queued before.
+func (s *Conversations) startConversation(ctx context.Context, b *pgx.Batch, in tasks.TurnStart, token string) (tasks.Turn, error) {
 	var turn tasks.Turn
 	c, m := &turn.Conversation, &turn.UserMessage
-	err := s.pool.QueryRow(ctx, `
+	b.Queue(`
 		WITH c AS (
 			INSERT INTO conversations (user_id, title, claim_token, claimed_until)
 			VALUES ($1, $2, $3, now() + $4::interval)
@@ -130,10 +147,11 @@ func (s *Conversations) startConversation(ctx context.Context, in tasks.TurnStar
 		SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at,
 		       m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at
 		FROM c, m`,
-		in.UserID, tasks.TitleFrom(in.Message), token, in.ClaimFor, in.Message).Scan(
-		&c.ID, &c.UserID, &c.Title, &c.CreatedAt, &c.UpdatedAt,
-		&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.Interrupted, &m.CreatedAt)
-	if err != nil {
+		in.UserID, tasks.TitleFrom(in.Message), token, in.ClaimFor, in.Message).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&c.ID, &c.UserID, &c.Title, &c.CreatedAt, &c.UpdatedAt,
+			&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.Interrupted, &m.CreatedAt)
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return tasks.Turn{}, translate(err)
 	}
 	turn.ClaimToken = token

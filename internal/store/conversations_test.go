@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -71,6 +73,40 @@ func TestTurnsBuildAHistory(t *testing.T) {
 	if got[1].Round != 1 || !got[1].IsError || string(got[1].Arguments) != `"{\"title\":"` {
 		t.Fatalf("malformed arguments are audited as a JSON string: %+v (%s)", got[1], got[1].Arguments)
 	}
+}
+
+// StartTurn commits without waiting for the disk. That must end with its
+// own transaction: were it left on the pooled connection, every later write
+// there — a tool's, FinishTurn's — would be lazy too, and a reply could be
+// answered before it is durable.
+func TestStartTurnLeavesLaterCommitsDurable(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig(storetest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1 // every statement below runs on the connection StartTurn used
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s, user := store.NewConversations(pool), storetest.UserID(t)
+	mustBeDurable := func(after string) {
+		t.Helper()
+		var mode string
+		if err := pool.QueryRow(context.Background(), `SHOW synchronous_commit`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "on" {
+			t.Fatalf("after %s the connection commits with synchronous_commit=%s", after, mode)
+		}
+	}
+
+	first := mustStart(t, s, user, 0, "Add a task to buy groceries")
+	mustBeDurable("starting a new conversation")
+	mustFinish(t, s, user, first, "Added task 1.")
+	mustStart(t, s, user, first.Conversation.ID, "Show me all my tasks")
+	mustBeDurable("continuing a conversation")
 }
 
 func TestHistoryLimit(t *testing.T) {

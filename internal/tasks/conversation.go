@@ -120,7 +120,10 @@ type IdempotentRequest struct {
 // method is scoped to the user: another user's conversation is not found.
 type ConversationStore interface {
 	// StartTurn loads or creates the conversation, claims it, stores the
-	// user message and returns the history, in one round trip.
+	// user message and returns the history, in one round trip. Its writes
+	// are committed, but may reach the disk only with the next durable
+	// write: a tool's, FinishTurn's or AbandonTurn's, one of which ends
+	// every turn before its client hears the outcome.
 	StartTurn(ctx context.Context, s TurnStart) (Turn, error)
 	// FinishTurn stores the reply and its tool calls in one transaction and
 	// releases the claim.
