@@ -20,7 +20,10 @@ WORKDIR /src
 ENV CGO_ENABLED=0 GOFLAGS=-mod=readonly
 
 # Modules first, so that editing the sources does not download them again.
+# go.mod replaces the MCP go-sdk with the patched copy in third_party/, whose
+# go.mod the module graph needs.
 COPY go.mod go.sum ./
+COPY third_party/go-sdk/go.mod third_party/go-sdk/
 RUN --mount=type=cache,target=/go/pkg/mod \
     go mod download
 

@@ -1,0 +1,57 @@
+package mcptools_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// TestToolCallAllocations guards the go-sdk patch in third_party/go-sdk.
+// Unpatched, the SDK allocates a 32 KiB buffer for every JSON value it
+// decodes: about 600 KiB for what a chat turn's first tool call costs (a
+// session on the user's cached server, and one add_task), against some
+// 60 KiB patched. The bound sits far from both, so it fails only if the
+// patch is lost, for instance in an SDK upgrade.
+func TestToolCallAllocations(t *testing.T) {
+	servers := mcptools.NewServers(tasks.NewService(store.NewTasks(storetest.Pool(t))), 4)
+	user := storetest.UserID(t)
+	ctx := context.Background()
+	turn := func(i int) {
+		cs, err := servers.Connect(ctx, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_task", Arguments: map[string]any{"title": fmt.Sprintf("task %d", i)}})
+		if err != nil || res.IsError {
+			t.Fatalf("add_task: %v %v", err, res)
+		}
+	}
+	turn(0) // builds the server and warms the statement cache
+	const n = 50
+	perTurn := allocatedBytes(func() {
+		for i := range n {
+			turn(i + 1)
+		}
+	}) / n
+	if perTurn > 200<<10 {
+		t.Fatalf("a session and one tool call allocate %d KiB; the go-sdk patch (third_party/go-sdk/README.md) keeps it near 60", perTurn>>10)
+	}
+}
+
+// allocatedBytes returns the bytes the process allocated while f ran.
+func allocatedBytes(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
