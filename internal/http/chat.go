@@ -174,38 +174,49 @@ func (h *chatHandler) serve(w http.ResponseWriter, r *http.Request, t chatTurn) 
 		out = newSSEOutput(w, r, h.log, h.cfg, cancel)
 	}
 	defer out.close()
-	// The turn's first writes must not be half-known to us: once they are
-	// sent, their outcome is read even if the client leaves meanwhile.
-	startCtx, cancelStart := context.WithTimeout(detach(ctx), persistTimeout)
-	defer cancelStart()
-	if t.key != "" {
-		replay, err := h.convs.BeginIdempotent(startCtx, tasks.IdempotentRequest{
-			UserID: t.userID, Key: t.key, Hash: t.fingerprint(),
-			LockFor: h.claimFor(), KeepFor: h.cfg.IdempotencyTTL,
-		})
-		if err != nil {
-			out.fail(err)
-			return
-		}
-		if replay != nil {
-			w.Header().Set("Idempotent-Replayed", "true")
-			out.replay(replay)
-			return
-		}
-	}
-	turn, err := h.convs.StartTurn(startCtx, tasks.TurnStart{
-		UserID: t.userID, ConversationID: t.convID, Message: t.message,
-		HistoryLimit: h.cfg.HistoryLimit, ClaimFor: h.claimFor(),
-	})
-	if err != nil {
-		h.forgetKey(ctx, t)
-		out.fail(err)
+	turn, ok := h.begin(ctx, w, t, out)
+	if !ok {
 		return
 	}
 	infoFrom(ctx).conversationID = turn.Conversation.ID
 	out.start(turn.Conversation.ID)
 	res, runErr := h.run(ctx, t, turn, out)
 	h.finish(ctx, t, turn, res, runErr, out)
+}
+
+// begin makes the turn's first writes: the idempotency key, if any, then
+// StartTurn. It answers the request itself, and reports false, when the
+// turn must not run: a replay, or a failure. The writes must not be
+// half-known to us, so once sent their outcome is read even if the client
+// leaves meanwhile; their deadline ends with them, not with the turn.
+func (h *chatHandler) begin(ctx context.Context, w http.ResponseWriter, t chatTurn, out output) (tasks.Turn, bool) {
+	ctx, cancel := context.WithTimeout(detach(ctx), persistTimeout)
+	defer cancel()
+	if t.key != "" {
+		replay, err := h.convs.BeginIdempotent(ctx, tasks.IdempotentRequest{
+			UserID: t.userID, Key: t.key, Hash: t.fingerprint(),
+			LockFor: h.claimFor(), KeepFor: h.cfg.IdempotencyTTL,
+		})
+		if err != nil {
+			out.fail(err)
+			return tasks.Turn{}, false
+		}
+		if replay != nil {
+			w.Header().Set("Idempotent-Replayed", "true")
+			out.replay(replay)
+			return tasks.Turn{}, false
+		}
+	}
+	turn, err := h.convs.StartTurn(ctx, tasks.TurnStart{
+		UserID: t.userID, ConversationID: t.convID, Message: t.message,
+		HistoryLimit: h.cfg.HistoryLimit, ClaimFor: h.claimFor(),
+	})
+	if err != nil {
+		h.forgetKey(ctx, t)
+		out.fail(err)
+		return tasks.Turn{}, false
+	}
+	return turn, true
 }
 
 // claimFor is how long a turn holds its conversation: its deadline plus a
