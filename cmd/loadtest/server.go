@@ -136,6 +136,10 @@ type serverStats struct {
 }
 
 func (rec *recorder) stats(reset bool) serverStats {
+	// Two collections: objects that died while the first one marked
+	// (floating garbage) are freed only by the second, and they are no
+	// stream's memory.
+	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
