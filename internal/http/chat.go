@@ -282,10 +282,15 @@ func (h *chatHandler) finish(ctx context.Context, t chatTurn, turn tasks.Turn, r
 	defer cancel()
 	resp := responseOf(turn.Conversation.ID, res, runErr)
 	if runErr != nil && res.Reply == "" && len(res.Calls) == 0 {
+		h.forgetKey(ctx, t)
+		// AbandonTurn is also the durable commit that StartTurn's lazy one
+		// waits for: until it succeeds the message may not be on disk, and
+		// the client must not hear that it was saved.
 		if err := h.convs.AbandonTurn(ctx, t.userID, turn.Conversation.ID, turn.ClaimToken); err != nil {
 			h.log.ErrorContext(ctx, "release conversation", "conversation_id", turn.Conversation.ID, "err", err)
+			out.fail(storeFailure(err))
+			return
 		}
-		h.forgetKey(ctx, t)
 		out.fail(runErr)
 		return
 	}

@@ -63,6 +63,21 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 }
 
+// StartTurn commits without waiting for the disk; the write that releases
+// a failed turn's claim makes the message durable. When that write fails
+// too, the client must hear that the database failed, not the model's
+// "your message was saved".
+func TestModelFailureDuringADatabaseOutageIsNotCalledSaved(t *testing.T) {
+	var restore func()
+	model := modelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
+		restore = storetest.CutDatabase(t)
+		return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelServer, Status: 500}
+	})
+	s := mustServer(t, model)
+	mustProblem(t, s.chat(t, storetest.UserID(t), 0, "Add a task to keep this"), 503, "unavailable")
+	restore()
+}
+
 func TestModelOutagesAreBoundedByTheTurnDeadline(t *testing.T) {
 	cases := []struct {
 		name string

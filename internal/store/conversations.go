@@ -223,7 +223,10 @@ func (s *Conversations) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.
 	return m, nil
 }
 
-// AbandonTurn releases the claim of a turn that stored no reply.
+// AbandonTurn releases the claim of a turn that stored no reply. It is a
+// durable write, which makes StartTurn's durable too, unless it matches no
+// row: then the conversation was deleted, its messages with it, or the
+// claim lapsed, which a turn bounded by its deadline does not outlive.
 func (s *Conversations) AbandonTurn(ctx context.Context, userID string, conversationID int64, claimToken string) error {
 	_, err := s.pool.Exec(ctx, `
 		UPDATE conversations SET claim_token = NULL, claimed_until = NULL

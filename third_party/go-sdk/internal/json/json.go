@@ -43,10 +43,12 @@ func Unmarshal(data []byte, v any) error {
 	}
 	// taskchat patch: parse data in place. A Decoder first copies its input
 	// into a 32 KiB buffer of its own, allocated anew for every call, which
-	// was most of what an MCP message cost. Decoded values never alias data
-	// (strings and raw messages are copied), and the Decoder's behaviour is
-	// kept: an empty input is io.EOF and bytes after the first value are
-	// ignored.
+	// was most of what an MCP message cost. Decoded strings and raw messages
+	// are copied; as with encoding/json.Unmarshal, UnmarshalJSON and
+	// UnmarshalText methods see slices of data and must copy what they keep.
+	// The Decoder's behaviour is kept: an empty input is io.EOF and bytes
+	// after the first value are ignored. A truncated value is a SyntaxError
+	// rather than io.ErrUnexpectedEOF.
 	if len(bytes.TrimLeft(data, " \t\r\n")) == 0 {
 		return io.EOF
 	}
