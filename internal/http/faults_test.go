@@ -68,14 +68,12 @@ func TestDatabaseOutage(t *testing.T) {
 // too, the client must hear that the database failed, not the model's
 // "your message was saved".
 func TestModelFailureDuringADatabaseOutageIsNotCalledSaved(t *testing.T) {
-	var restore func()
 	model := modelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
-		restore = storetest.CutDatabase(t)
+		storetest.CutDatabase(t) // restored when the test ends
 		return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelServer, Status: 500}
 	})
 	s := mustServer(t, model)
 	mustProblem(t, s.chat(t, storetest.UserID(t), 0, "Add a task to keep this"), 503, "unavailable")
-	restore()
 }
 
 func TestModelOutagesAreBoundedByTheTurnDeadline(t *testing.T) {
