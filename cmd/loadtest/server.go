@@ -25,7 +25,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/openai"
+	"github.com/taskchat/taskchat/internal/chat"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
+	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -198,11 +201,22 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	if err != nil {
 		return err
 	}
-	model := timedModel{agent.NewOpenAI(agent.OpenAIConfig{APIKey: "sk-load", BaseURL: modelURL, Model: "fake-model"}, hc)}
+	model := timedModel{openai.New(openai.Config{APIKey: "sk-load", BaseURL: modelURL, Model: "fake-model"}, hc)}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	h := taskhttp.NewServer(log, auth, pool, tasks.NewService(store.NewTasks(pool)), store.NewConversations(pool), taskhttp.ChatConfig{
+	svc := tasks.NewService(store.NewTasks(pool))
+	// The service's own settings (cmd/server's defaults), but for limits
+	// that a load would hit on purpose.
+	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, 1024), chat.Config{
 		Model: model, Prompt: agent.DefaultPrompt(),
+		Limits:       agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 2 * time.Minute, ToolTimeout: 30 * time.Second},
+		HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour,
+	})
+	if err != nil {
+		return err
+	}
+	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, taskhttp.Config{
 		TurnsPerMinute: 1e9, TurnBurst: 1 << 30, MaxStreams: 1 << 20,
+		Stream: taskhttp.StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second},
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/", rec.measure(h))
@@ -248,7 +262,7 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 // modelClient is the production HTTP client, trusting the fake model's
 // certificate when it serves HTTPS.
 func modelClient(certFile string) (*http.Client, error) {
-	hc := agent.NewHTTPClient()
+	hc := openai.NewHTTPClient()
 	if certFile == "" {
 		return hc, nil
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
-	taskhttp "github.com/taskchat/taskchat/internal/http"
+	"github.com/taskchat/taskchat/internal/agent/openai"
 )
 
 // config is the server's whole configuration, read from the environment once.
@@ -22,7 +22,7 @@ type config struct {
 	JWTIssuer       string
 	JWTAudience     string
 	Provider        string // "openai" or "offline"
-	OpenAI          agent.OpenAIConfig
+	OpenAI          openai.Config
 	Limits          agent.Limits
 	SystemPrompt    string // a file; "" for the built-in prompt
 	HistoryLimit    int
@@ -32,7 +32,36 @@ type config struct {
 	MaxStreams      int
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
+
+	// Not read from the environment; here so that every default has one home.
+	IdempotencyTTL     time.Duration
+	PingInterval       time.Duration
+	StreamWriteTimeout time.Duration
 }
+
+// The defaults of every setting the service has. Packages take their
+// settings whole and default nothing themselves.
+var (
+	defaultLimits = agent.Limits{
+		MaxModelCalls: 10,
+		MaxToolCalls:  20,
+		MaxTokens:     100_000,
+		TurnTimeout:   2 * time.Minute,
+		ToolTimeout:   30 * time.Second,
+	}
+)
+
+const (
+	defaultHistoryLimit   = 50   // stored messages replayed to the model
+	defaultHistoryTokens  = 8000 // their estimated token budget
+	defaultTurnsPerMinute = 30
+	defaultTurnBurst      = 10
+	defaultMaxStreams     = 4
+	defaultIdempotencyTTL = 24 * time.Hour
+	defaultPingInterval   = 15 * time.Second
+	defaultStreamWrite    = 10 * time.Second
+	defaultShutdown       = 30 * time.Second
+)
 
 // envReader reads typed settings and collects every problem, so a bad
 // configuration is reported whole rather than one mistake per restart.
@@ -107,7 +136,7 @@ func (e *envReader) fail(format string, args ...any) {
 // loadConfig reads and validates the configuration, naming every problem.
 func loadConfig(getenv func(string) string) (config, error) {
 	e := &envReader{getenv: getenv}
-	d := agent.DefaultLimits
+	d := defaultLimits
 	c := config{
 		Addr:        e.str("ADDR", ":8080"),
 		DatabaseURL: e.str("DATABASE_URL", ""),
@@ -115,7 +144,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		JWTSecret:   getenv("JWT_SECRET"),
 		JWTIssuer:   e.str("JWT_ISSUER", ""),
 		JWTAudience: e.str("JWT_AUDIENCE", ""),
-		OpenAI: agent.OpenAIConfig{
+		OpenAI: openai.Config{
 			APIKey:  e.str("OPENAI_API_KEY", ""),
 			BaseURL: e.str("OPENAI_BASE_URL", ""),
 			Model:   e.str("OPENAI_MODEL", "gpt-4o-mini"),
@@ -128,12 +157,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 			ToolTimeout:   e.duration("AGENT_TOOL_TIMEOUT", d.ToolTimeout),
 		},
 		SystemPrompt:    e.str("SYSTEM_PROMPT_FILE", ""),
-		HistoryLimit:    e.int("HISTORY_LIMIT", taskhttp.DefaultHistoryLimit, 1, 1000),
-		HistoryTokens:   e.int("HISTORY_TOKENS", agent.DefaultHistoryTokens, 100, 1_000_000),
-		TurnsPerMinute:  e.float("RATE_LIMIT_TURNS_PER_MINUTE", taskhttp.DefaultTurnsPerMinute),
-		TurnBurst:       e.int("RATE_LIMIT_BURST", taskhttp.DefaultTurnBurst, 1, 10_000),
-		MaxStreams:      e.int("MAX_STREAMS_PER_USER", taskhttp.DefaultMaxStreams, 1, 10_000),
-		ShutdownTimeout: e.duration("SHUTDOWN_TIMEOUT", 30*time.Second),
+		HistoryLimit:    e.int("HISTORY_LIMIT", defaultHistoryLimit, 1, 1000),
+		HistoryTokens:   e.int("HISTORY_TOKENS", defaultHistoryTokens, 100, 1_000_000),
+		TurnsPerMinute:  e.float("RATE_LIMIT_TURNS_PER_MINUTE", defaultTurnsPerMinute),
+		TurnBurst:       e.int("RATE_LIMIT_BURST", defaultTurnBurst, 1, 10_000),
+		MaxStreams:      e.int("MAX_STREAMS_PER_USER", defaultMaxStreams, 1, 10_000),
+		ShutdownTimeout: e.duration("SHUTDOWN_TIMEOUT", defaultShutdown),
+
+		IdempotencyTTL:     defaultIdempotencyTTL,
+		PingInterval:       defaultPingInterval,
+		StreamWriteTimeout: defaultStreamWrite,
 	}
 	c.Provider = provider(e, c.OpenAI)
 	c.LogLevel = logLevel(e)
@@ -155,7 +188,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 
 // provider picks the model: LLM_PROVIDER when set, otherwise OpenAI when it
 // is configured and the offline model when it is not.
-func provider(e *envReader, oc agent.OpenAIConfig) string {
+func provider(e *envReader, oc openai.Config) string {
 	switch p := strings.ToLower(e.str("LLM_PROVIDER", "")); p {
 	case "":
 		if oc.APIKey != "" || oc.BaseURL != "" {

@@ -12,7 +12,11 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/agent/openai"
+	"github.com/taskchat/taskchat/internal/chat"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
+	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -109,6 +113,10 @@ func shutdown(srv *http.Server, cancelTurns context.CancelFunc, timeout time.Dur
 	return nil
 }
 
+// maxCachedServers is how many users' MCP servers a replica keeps built
+// (a few kilobytes each); see mcptools.Servers.
+const maxCachedServers = 1024
+
 // build wires the service: migrations, the pool, the model, the handler.
 func build(ctx context.Context, cfg config, log *slog.Logger) (http.Handler, func(), error) {
 	if cfg.Migrate {
@@ -132,15 +140,22 @@ func build(ctx context.Context, cfg config, log *slog.Logger) (http.Handler, fun
 			return nil, nil, err
 		}
 	}
-	var model agent.Model = agent.NewOffline()
+	var model agent.Model = offline.New()
 	if cfg.Provider == "openai" {
-		model = agent.NewOpenAI(cfg.OpenAI, agent.NewHTTPClient())
+		model = openai.New(cfg.OpenAI, openai.NewHTTPClient())
 	}
 	svc := tasks.NewService(store.NewTasks(pool))
-	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), taskhttp.ChatConfig{
+	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, maxCachedServers), chat.Config{
 		Model: model, Prompt: prompt, Limits: cfg.Limits,
-		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens,
+		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
+	})
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, taskhttp.Config{
 		TurnsPerMinute: cfg.TurnsPerMinute, TurnBurst: cfg.TurnBurst, MaxStreams: cfg.MaxStreams,
+		Stream: taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
 	})
 	return h, pool.Close, nil
 }

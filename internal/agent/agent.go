@@ -16,7 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Limits bound one turn. Zero fields take the defaults of DefaultLimits.
+// Limits bound one turn. Every field must be positive; the service's
+// defaults live with its configuration, in cmd/server.
 type Limits struct {
 	MaxModelCalls int           // model calls per turn
 	MaxToolCalls  int           // tool calls per turn
@@ -25,34 +26,12 @@ type Limits struct {
 	ToolTimeout   time.Duration // deadline for one tool call
 }
 
-// DefaultLimits are the limits a turn runs under unless configured.
-var DefaultLimits = Limits{
-	MaxModelCalls: 10,
-	MaxToolCalls:  20,
-	MaxTokens:     100_000,
-	TurnTimeout:   2 * time.Minute,
-	ToolTimeout:   30 * time.Second,
-}
-
-// WithDefaults fills the zero fields of l from DefaultLimits.
-func (l Limits) WithDefaults() Limits {
-	d := DefaultLimits
-	if l.MaxModelCalls > 0 {
-		d.MaxModelCalls = l.MaxModelCalls
+// Validate reports a limit that is not positive.
+func (l Limits) Validate() error {
+	if l.MaxModelCalls <= 0 || l.MaxToolCalls <= 0 || l.MaxTokens <= 0 || l.TurnTimeout <= 0 || l.ToolTimeout <= 0 {
+		return fmt.Errorf("agent: every limit must be positive, got %+v", l)
 	}
-	if l.MaxToolCalls > 0 {
-		d.MaxToolCalls = l.MaxToolCalls
-	}
-	if l.MaxTokens > 0 {
-		d.MaxTokens = l.MaxTokens
-	}
-	if l.TurnTimeout > 0 {
-		d.TurnTimeout = l.TurnTimeout
-	}
-	if l.ToolTimeout > 0 {
-		d.ToolTimeout = l.ToolTimeout
-	}
-	return d
+	return nil
 }
 
 // StopReason says why a turn ended.
@@ -79,6 +58,7 @@ type Call struct {
 	Result    json.RawMessage
 	IsError   bool
 	Round     int // which model call asked for it, from 0
+	Seq       int // its position among the turn's calls, from 0
 	Duration  time.Duration
 }
 
@@ -107,7 +87,10 @@ type Input struct {
 // turn's deadline passed), or the context's error when ctx was canceled.
 // The result is meaningful in both cases: it holds what the turn did.
 func Run(ctx context.Context, in Input) (Result, error) {
-	lim := in.Limits.WithDefaults()
+	lim := in.Limits
+	if err := lim.Validate(); err != nil {
+		return Result{Stop: StopModelError}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, lim.TurnTimeout)
 	defer cancel()
 	r := &run{in: in, lim: lim, obs: in.Observer}
@@ -115,6 +98,7 @@ func Run(ctx context.Context, in Input) (Result, error) {
 		r.obs = func(Event) {}
 	}
 	res, err := r.loop(ctx)
+	res.Reply = r.reply.String()
 	r.obs(Event{Kind: EventDone, Result: &res, Err: err})
 	return res, err
 }
@@ -127,6 +111,7 @@ type run struct {
 	defs  []ToolDef
 	known map[string]bool
 	res   Result
+	reply strings.Builder // the reply so far; res.Reply is set from it at the end
 	msgs  []Message
 }
 
@@ -170,7 +155,7 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 // of later rounds is set off from earlier text by a blank line, sent as a
 // delta too, so the deltas always add up to the reply.
 func (r *run) callModel(ctx context.Context) (Response, error) {
-	started := r.res.Reply != ""
+	started := r.reply.Len() > 0
 	first := true
 	return r.in.Model.Stream(ctx, Request{System: r.in.System, Messages: r.msgs, Tools: r.defs}, func(text string) {
 		if text == "" {
@@ -185,14 +170,14 @@ func (r *run) callModel(ctx context.Context) (Response, error) {
 }
 
 func (r *run) emitText(text string) {
-	r.res.Reply += text
+	r.reply.WriteString(text)
 	r.obs(Event{Kind: EventDelta, Text: text})
 }
 
 // stop ends the turn at a limit, telling the person why.
 func (r *run) stop(reason StopReason, why string) Result {
 	r.res.Stop = reason
-	if r.res.Reply != "" {
+	if r.reply.Len() > 0 {
 		r.emitText("\n\n")
 	}
 	r.emitText(why + " What I did so far is saved; tell me how you'd like to continue.")
@@ -235,20 +220,21 @@ func (r *run) listTools(ctx context.Context) error {
 // runTool runs one call through the MCP session and records it. Whatever
 // goes wrong becomes a compact error result the model can act on.
 func (r *run) runTool(ctx context.Context, tc ToolCall, round int) Call {
-	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: json.RawMessage(tc.Arguments), Round: round}
+	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: json.RawMessage(tc.Arguments), Round: round, Seq: len(r.res.Calls)}
 	if strings.TrimSpace(tc.Arguments) == "" {
 		c.Arguments = json.RawMessage(`{}`)
 	}
 	r.obs(Event{Kind: EventToolCall, Call: &c})
 	start := time.Now()
-	c.Result, c.IsError = r.callTool(ctx, tc.Name, c.Arguments)
+	c.Result, c.IsError = r.callTool(ctx, c)
 	c.Duration = time.Since(start)
 	r.res.Calls = append(r.res.Calls, c)
 	r.obs(Event{Kind: EventToolResult, Call: &r.res.Calls[len(r.res.Calls)-1]})
 	return c
 }
 
-func (r *run) callTool(ctx context.Context, name string, raw json.RawMessage) (json.RawMessage, bool) {
+func (r *run) callTool(ctx context.Context, c Call) (json.RawMessage, bool) {
+	name, raw := c.Tool, c.Arguments
 	if !r.known[name] {
 		return toolFailure(fmt.Sprintf("Unknown tool %q. Available tools: %s.", name, strings.Join(r.toolNames(), ", ")))
 	}
@@ -258,11 +244,7 @@ func (r *run) callTool(ctx context.Context, name string, raw json.RawMessage) (j
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.lim.ToolTimeout)
 	defer cancel()
-	cs, err := r.in.Tools.Session(ctx)
-	if err != nil {
-		return toolFailure(fmt.Sprintf("The %s tool is unavailable right now.", name))
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := r.in.Tools.Call(ctx, c, args)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return toolFailure(fmt.Sprintf("The %s tool timed out after %s.", name, r.lim.ToolTimeout))

@@ -96,7 +96,7 @@ func TestRunEventsInOrder(t *testing.T) {
 		answer("Added task: Buy milk."),
 	}}
 	rec := &recorder{}
-	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "add buy milk", Observer: rec.observe})
+	res, err := Run(context.Background(), Input{Limits: testLimits(), Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "add buy milk", Observer: rec.observe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestRunEventsInOrder(t *testing.T) {
 
 func TestRunModelCallLimit(t *testing.T) {
 	model := &scripted{script: []Response{callTool("c", "list_tasks", `{}`)}}
-	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "loop forever", Limits: Limits{MaxModelCalls: 3}})
+	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "loop forever", Limits: limitsWith(func(l *Limits) { l.MaxModelCalls = 3 })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestRunToolCallLimit(t *testing.T) {
 		many.ToolCalls = append(many.ToolCalls, ToolCall{ID: fmt.Sprint("c", i), Name: "list_tasks", Arguments: `{}`})
 	}
 	model := &scripted{script: []Response{many, answer("never reached")}}
-	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Limits: Limits{MaxToolCalls: 3}})
+	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Limits: limitsWith(func(l *Limits) { l.MaxToolCalls = 3 })})
 	if err != nil || res.Stop != StopMaxToolCalls || len(res.Calls) != 3 || model.calls() != 1 {
 		t.Fatalf("err %v, model calls %d, result %+v", err, model.calls(), res)
 	}
@@ -150,7 +150,7 @@ func TestRunToolCallLimit(t *testing.T) {
 
 func TestRunTokenLimit(t *testing.T) {
 	model := &scripted{script: []Response{{ToolCalls: []ToolCall{{ID: "c", Name: "list_tasks", Arguments: `{}`}}, Usage: Usage{TotalTokens: 600}}}}
-	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Limits: Limits{MaxTokens: 500}})
+	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Limits: limitsWith(func(l *Limits) { l.MaxTokens = 500 })})
 	if err != nil || res.Stop != StopMaxTokens || len(res.Calls) != 0 || res.Usage.TotalTokens != 600 {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -169,7 +169,7 @@ func TestRunToolFailuresBecomeResults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			model := &scripted{script: []Response{callTool("c1", c.tool, c.args), answer("Sorry about that.")}}
-			res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x"})
+			res, err := Run(context.Background(), Input{Limits: testLimits(), Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x"})
 			if err != nil || res.Stop != StopCompleted {
 				t.Fatalf("the turn must go on: err %v, result %+v", err, res)
 			}
@@ -201,7 +201,7 @@ func TestRunToolTimeout(t *testing.T) {
 	defer cs.Close()
 
 	model := &scripted{script: []Response{callTool("c1", "slow", `{}`), answer("It timed out.")}}
-	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(cs), Message: "x", Limits: Limits{ToolTimeout: 20 * time.Millisecond}})
+	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(cs), Message: "x", Limits: limitsWith(func(l *Limits) { l.ToolTimeout = 20 * time.Millisecond })})
 	if err != nil || res.Stop != StopCompleted {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -214,7 +214,7 @@ func TestRunCanceledMidStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	model := &scripted{script: []Response{answer("Half of a long answer")}, block: true}
 	var done *Event
-	res, err := Run(ctx, Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Observer: func(e Event) {
+	res, err := Run(ctx, Input{Limits: testLimits(), Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Observer: func(e Event) {
 		if e.Kind == EventDelta {
 			cancel() // the client went away after the first delta
 		}
@@ -232,7 +232,7 @@ func TestRunCanceledMidStream(t *testing.T) {
 
 func TestRunDeadlineIsAModelTimeout(t *testing.T) {
 	model := &scripted{script: []Response{answer("never finished")}, block: true}
-	_, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Limits: Limits{TurnTimeout: 30 * time.Millisecond}})
+	_, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Limits: limitsWith(func(l *Limits) { l.TurnTimeout = 30 * time.Millisecond })})
 	if !errors.Is(err, ErrModelTimeout) {
 		t.Fatalf("err = %v, want a model timeout", err)
 	}
@@ -242,7 +242,7 @@ func TestRunModelErrorIsReturned(t *testing.T) {
 	failing := modelFunc(func(context.Context, Request, func(string)) (Response, error) {
 		return Response{}, &ModelError{Kind: ErrModelQuota}
 	})
-	res, err := Run(context.Background(), Input{Model: failing, Tools: SessionTools(mustTaskTools(t)), Message: "x"})
+	res, err := Run(context.Background(), Input{Limits: testLimits(), Model: failing, Tools: SessionTools(mustTaskTools(t)), Message: "x"})
 	if !errors.Is(err, ErrModelQuota) || res.Stop != StopModelError {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -264,7 +264,7 @@ func TestHistoryReplaysToolCalls(t *testing.T) {
 			{CallID: "b", Tool: "delete_task", Arguments: json.RawMessage(`"{\"task_id\": 2"`), Result: nil, Round: 1},
 		}},
 	}
-	got := History(stored, 0)
+	got := History(stored, 8000)
 	var shape []string
 	for _, m := range got {
 		s := string(m.Role)
@@ -335,4 +335,16 @@ func TestLoadPrompt(t *testing.T) {
 			t.Errorf("LoadPrompt(%s) accepted", bad)
 		}
 	}
+}
+
+// testLimits are generous limits for a test turn; a test about one limit
+// lowers it with limitsWith.
+func testLimits() Limits {
+	return Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 30 * time.Second, ToolTimeout: 10 * time.Second}
+}
+
+func limitsWith(adjust func(*Limits)) Limits {
+	l := testLimits()
+	adjust(&l)
+	return l
 }

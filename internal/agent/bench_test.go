@@ -20,7 +20,7 @@ func BenchmarkRunOneToolCall(b *testing.B) {
 	for b.Loop() {
 		model.n = 0
 		cs := mustTaskTools(b)
-		res, err := Run(ctx, Input{Model: model, Tools: SessionTools(cs), Message: "add buy milk"})
+		res, err := Run(ctx, Input{Limits: testLimits(), Model: model, Tools: SessionTools(cs), Message: "add buy milk"})
 		if err != nil || len(res.Calls) != 1 || res.Calls[0].IsError {
 			b.Fatal(err, res)
 		}

@@ -2,13 +2,10 @@ package agent
 
 import (
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/taskchat/taskchat/internal/tasks"
 )
-
-// DefaultHistoryTokens is the estimated token budget of the history a turn
-// replays to the model, when none is configured.
-const DefaultHistoryTokens = 8000
 
 // missingResult stands in for a tool call whose result was never stored,
 // so that a history is always one a model accepts.
@@ -21,9 +18,6 @@ var missingResult = json.RawMessage(`{"error":"This tool call has no recorded re
 // tool call is never separated from its result, and starts at a user
 // message.
 func History(stored []tasks.Message, maxTokens int) []Message {
-	if maxTokens <= 0 {
-		maxTokens = DefaultHistoryTokens
-	}
 	first, budget := len(stored), maxTokens
 	for first > 0 {
 		cost := storedTokens(stored[first-1])
@@ -85,9 +79,16 @@ func argumentsText(raw json.RawMessage) string {
 }
 
 func storedTokens(m tasks.Message) int {
-	n := estimateTokens(m.Content) + 4
+	n := EstimateTokens(m.Content) + 4
 	for _, c := range m.ToolCalls {
-		n += estimateTokens(string(c.Arguments)) + estimateTokens(string(c.Result)) + 8
+		n += EstimateTokens(string(c.Arguments)) + EstimateTokens(string(c.Result)) + 8
 	}
 	return n
+}
+
+// EstimateTokens guesses how many tokens s costs a model, at about four
+// characters a token. It is the one estimate wherever no model has counted:
+// the history window here, and the usage the offline model reports.
+func EstimateTokens(s string) int {
+	return (utf8.RuneCountInString(s) + 3) / 4
 }

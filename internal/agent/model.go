@@ -38,6 +38,7 @@ type ToolDef struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage
+	ReadOnly    bool // the tool only reads: a call changes nothing
 }
 
 // Request is everything a model needs for one call.

@@ -10,12 +10,14 @@ import (
 )
 
 // ToolSource gives a turn its tools: their definitions, for the model, and
-// the MCP session that runs them. A source may open the session only when
-// the model first calls a tool, so a turn that calls none never pays for
-// one, and a turn waiting on its model holds none.
+// a way to run one call. A source may open its MCP session only when the
+// model first calls a tool, so a turn that calls none never pays for one,
+// and a turn waiting on its model holds none.
 type ToolSource interface {
 	Definitions(ctx context.Context) ([]ToolDef, error)
-	Session(ctx context.Context) (*mcp.ClientSession, error)
+	// Call runs call (its ID, Tool, Round and Seq are set; Result is not)
+	// with args, the model's arguments already parsed.
+	Call(ctx context.Context, call Call, args map[string]any) (*mcp.CallToolResult, error)
 }
 
 // SessionTools is a ToolSource over an open session, listing its tools.
@@ -26,8 +28,9 @@ type sessionTools struct{ cs *mcp.ClientSession }
 func (s sessionTools) Definitions(ctx context.Context) ([]ToolDef, error) {
 	return ListTools(ctx, s.cs)
 }
-func (s sessionTools) Session(context.Context) (*mcp.ClientSession, error) {
-	return s.cs, nil
+
+func (s sessionTools) Call(ctx context.Context, call Call, args map[string]any) (*mcp.CallToolResult, error) {
+	return s.cs.CallTool(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: args})
 }
 
 // ListTools describes the session's tools to a model.
@@ -41,7 +44,8 @@ func ListTools(ctx context.Context, cs *mcp.ClientSession) ([]ToolDef, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %s schema: %w", tool.Name, err)
 		}
-		defs = append(defs, ToolDef{Name: tool.Name, Description: tool.Description, Parameters: schema})
+		readOnly := tool.Annotations != nil && tool.Annotations.ReadOnlyHint
+		defs = append(defs, ToolDef{Name: tool.Name, Description: tool.Description, Parameters: schema, ReadOnly: readOnly})
 	}
 	return defs, nil
 }
@@ -51,21 +55,37 @@ func ListTools(ctx context.Context, cs *mcp.ClientSession) ([]ToolDef, error) {
 type LazyTools struct {
 	defs    []ToolDef
 	connect func(context.Context) (*mcp.ClientSession, error)
+	meta    func(Call) mcp.Meta
 
 	mu sync.Mutex
 	cs *mcp.ClientSession
 }
 
-// NewLazyTools returns a LazyTools over defs and connect.
-func NewLazyTools(defs []ToolDef, connect func(context.Context) (*mcp.ClientSession, error)) *LazyTools {
-	return &LazyTools{defs: defs, connect: connect}
+// NewLazyTools returns a LazyTools over defs and connect. meta, when not
+// nil, gives the _meta of each call's request: what the tool's server
+// should know about the call besides its arguments.
+func NewLazyTools(defs []ToolDef, connect func(context.Context) (*mcp.ClientSession, error), meta func(Call) mcp.Meta) *LazyTools {
+	return &LazyTools{defs: defs, connect: connect, meta: meta}
 }
 
 // Definitions returns the known definitions.
 func (l *LazyTools) Definitions(context.Context) ([]ToolDef, error) { return l.defs, nil }
 
-// Session opens the session on first use and returns it after.
-func (l *LazyTools) Session(ctx context.Context) (*mcp.ClientSession, error) {
+// Call runs one call on the session, opening it first if need be.
+func (l *LazyTools) Call(ctx context.Context, call Call, args map[string]any) (*mcp.CallToolResult, error) {
+	cs, err := l.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	params := &mcp.CallToolParams{Name: call.Tool, Arguments: args}
+	if l.meta != nil {
+		params.Meta = l.meta(call)
+	}
+	return cs.CallTool(ctx, params)
+}
+
+// session opens the session on first use and returns it after.
+func (l *LazyTools) session(ctx context.Context) (*mcp.ClientSession, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.cs == nil {

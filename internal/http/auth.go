@@ -183,7 +183,7 @@ func writeUnauthorized(w http.ResponseWriter, invalidToken bool, detail string) 
 		challenge += `, error="invalid_token"`
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeProblem(w, errorf(http.StatusUnauthorized, codeUnauthorized, "%s", detail))
+	writeProblem(w, apiErr(codeUnauthorized, detail))
 }
 
 // RequirePathUser answers 403 unless the {user_id} of the route is the
@@ -195,7 +195,7 @@ func RequirePathUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		userID := userFrom(r.Context())
 		if userID == "" || userID != chi.URLParam(r, "user_id") {
-			writeProblem(w, errorf(http.StatusForbidden, codeForbidden, "This token does not grant access to this user's resources."))
+			writeProblem(w, apiErr(codeForbidden, "This token does not grant access to this user's resources."))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
 func TestChatJSONTurn(t *testing.T) {
-	s := mustServer(t, agent.NewOffline())
+	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 
 	r := s.chat(t, user, 0, "  Add a task to buy groceries  ")
@@ -59,7 +60,7 @@ func TestChatJSONTurn(t *testing.T) {
 }
 
 func TestChatStreamedTurn(t *testing.T) {
-	s := mustServer(t, agent.NewOffline())
+	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	resp := s.stream(t, context.Background(), user, `{"message":"I need to remember to pay bills"}`, nil)
 	defer resp.Body.Close()
@@ -132,7 +133,7 @@ func TestChatReplaysToolCallsToTheModel(t *testing.T) {
 
 func TestChatContinuesOnANewServerInstance(t *testing.T) {
 	user := storetest.UserID(t)
-	first := mustServer(t, agent.NewOffline())
+	first := mustServer(t, offline.New())
 	r := first.chat(t, user, 0, "Add a task to water the plants").json(t)
 	convID := int64(r["conversation_id"].(float64))
 	first.Close() // the process is gone; only the database remembers
@@ -150,8 +151,8 @@ func TestChatContinuesOnANewServerInstance(t *testing.T) {
 
 func TestChatStaysWithinTheUser(t *testing.T) {
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
-	offline := mustServer(t, agent.NewOffline())
-	r := offline.chat(t, alice, 0, "Add a task to buy a gift").json(t)
+	offServer := mustServer(t, offline.New())
+	r := offServer.chat(t, alice, 0, "Add a task to buy a gift").json(t)
 	aliceConv := int64(r["conversation_id"].(float64))
 	taskID := r["tool_calls"].([]any)[0].(map[string]any)["result"].(map[string]any)["task_id"].(float64)
 
@@ -162,7 +163,7 @@ func TestChatStaysWithinTheUser(t *testing.T) {
 		{method: "DELETE", path: fmt.Sprintf("/api/%s/conversations/%d", bob, aliceConv)},
 	} {
 		c.token = mustToken(t, bob)
-		if got := offline.do(t, c); got.status != 404 || got.json(t)["code"] != "not_found" {
+		if got := offServer.do(t, c); got.status != 404 || got.json(t)["code"] != "not_found" {
 			t.Errorf("%s %s = %d %s, want 404", c.method, c.path, got.status, got.body)
 		}
 	}
@@ -183,7 +184,7 @@ func TestChatStaysWithinTheUser(t *testing.T) {
 			t.Errorf("%v on alice's task succeeded for bob: %v", c["tool"], c)
 		}
 	}
-	list := offline.do(t, call{method: "GET", path: "/api/" + alice + "/tasks", token: mustToken(t, alice)}).json(t)["tasks"].([]any)
+	list := offServer.do(t, call{method: "GET", path: "/api/" + alice + "/tasks", token: mustToken(t, alice)}).json(t)["tasks"].([]any)
 	if task := list[0].(map[string]any); len(list) != 1 || task["title"] != "Buy a gift" || task["completed"] != false {
 		t.Fatalf("alice's task after bob's turn: %v", list)
 	}
@@ -243,7 +244,7 @@ func mustAtoi(tb testing.TB, s string) int64 {
 
 func TestStreamPingsWhileTheModelThinks(t *testing.T) {
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "Here you go.", Delay: 150 * time.Millisecond})
-	s := mustServer(t, fake.Model(), func(c *ChatConfig) { c.PingInterval = 20 * time.Millisecond })
+	s := mustServer(t, fake.Model(), func(c *serverConfig) { c.api.Stream.PingInterval = 20 * time.Millisecond })
 	user := storetest.UserID(t)
 	resp := s.stream(t, context.Background(), user, `{"message":"hello"}`, nil)
 	defer resp.Body.Close()
@@ -259,7 +260,7 @@ func TestStreamClientThatStopsReadingEndsTheTurn(t *testing.T) {
 		openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Read later"}`}}},
 		openaitest.Step{Text: strings.Repeat("blah", 2<<20)},
 	)
-	s := mustServer(t, fake.Model(), func(c *ChatConfig) { c.StreamWriteTimeout = 200 * time.Millisecond })
+	s := mustServer(t, fake.Model(), func(c *serverConfig) { c.api.Stream.WriteTimeout = 200 * time.Millisecond })
 	user := storetest.UserID(t)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
 	if err != nil {

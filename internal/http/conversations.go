@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -16,32 +15,6 @@ const (
 	defaultPageSize = 20
 	maxPageSize     = 100
 )
-
-type conversationJSON struct {
-	ID        int64     `json:"id"`
-	Title     string    `json:"title"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
-type conversationsResponse struct {
-	Conversations []conversationJSON `json:"conversations"`
-	NextCursor    *string            `json:"next_cursor"`
-}
-
-type messageJSON struct {
-	ID          int64          `json:"id"`
-	Role        string         `json:"role"`
-	Content     string         `json:"content"`
-	Interrupted bool           `json:"interrupted"`
-	ToolCalls   []toolCallJSON `json:"tool_calls"`
-	CreatedAt   time.Time      `json:"created_at"`
-}
-
-type messagesResponse struct {
-	ConversationID int64         `json:"conversation_id"`
-	Messages       []messageJSON `json:"messages"`
-}
 
 // handleConversationsList answers the user's conversations, most recently
 // active first, a page at a time.
@@ -95,11 +68,8 @@ func handleMessagesList(log *slog.Logger, convs tasks.ConversationStore) http.Ha
 		}
 		resp := messagesResponse{ConversationID: id, Messages: make([]messageJSON, len(msgs))}
 		for i, m := range msgs {
-			calls := make([]toolCallJSON, len(m.ToolCalls))
-			for j, c := range m.ToolCalls {
-				calls[j] = toolCallOf(c.CallID, c.Tool, c.Arguments, c.Result, c.IsError)
-			}
-			resp.Messages[i] = messageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Interrupted: m.Interrupted, ToolCalls: calls, CreatedAt: m.CreatedAt.UTC()}
+			resp.Messages[i] = messageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Interrupted: m.Interrupted,
+				ToolCalls: storedToolCalls(m.ToolCalls), CreatedAt: m.CreatedAt.UTC()}
 		}
 		writeJSON(w, http.StatusOK, resp)
 	})
@@ -127,7 +97,7 @@ func conversationID(r *http.Request) (int64, error) {
 	s := chi.URLParam(r, "conversation_id")
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || id <= 0 {
-		return 0, errorf(http.StatusNotFound, codeNotFound, "Conversation %q was not found.", s)
+		return 0, apiErrf(codeNotFound, "Conversation %q was not found.", s)
 	}
 	infoFrom(r.Context()).conversationID = id
 	return id, nil

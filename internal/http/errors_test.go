@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -27,7 +28,7 @@ func mustProblem(tb testing.TB, r reply, status int, code string) {
 }
 
 func TestChatRefusesBadBodies(t *testing.T) {
-	s := mustServer(t, agent.NewOffline())
+	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 	cases := []struct {
@@ -73,7 +74,7 @@ func TestErrorCodes(t *testing.T) {
 	tok := mustToken(t, user)
 
 	t.Run("unauthorized", func(t *testing.T) {
-		s := mustServer(t, agent.NewOffline())
+		s := mustServer(t, offline.New())
 		r := s.do(t, call{method: "GET", path: "/api/" + user + "/tasks"})
 		mustProblem(t, r, 401, "unauthorized")
 		if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
@@ -81,26 +82,26 @@ func TestErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("forbidden", func(t *testing.T) {
-		s := mustServer(t, agent.NewOffline())
+		s := mustServer(t, offline.New())
 		mustProblem(t, s.do(t, call{method: "GET", path: "/api/someone-else/tasks", token: tok}), 403, "forbidden")
 	})
 	t.Run("not found", func(t *testing.T) {
-		s := mustServer(t, agent.NewOffline())
+		s := mustServer(t, offline.New())
 		mustProblem(t, s.do(t, call{method: "GET", path: "/api/" + user + "/conversations/abc/messages", token: tok}), 404, "not_found")
 		mustProblem(t, s.do(t, call{method: "GET", path: "/nowhere"}), 404, "not_found")
 	})
 	t.Run("invalid query", func(t *testing.T) {
-		s := mustServer(t, agent.NewOffline())
+		s := mustServer(t, offline.New())
 		mustProblem(t, s.do(t, call{method: "GET", path: "/api/" + user + "/tasks?status=overdue", token: tok}), 400, "invalid_request")
 		mustProblem(t, s.do(t, call{method: "GET", path: "/api/" + user + "/conversations?limit=0", token: tok}), 400, "invalid_request")
 		mustProblem(t, s.do(t, call{method: "GET", path: "/api/" + user + "/conversations?cursor=zzz", token: tok}), 400, "invalid_request")
 	})
 	t.Run("method not allowed", func(t *testing.T) {
-		s := mustServer(t, agent.NewOffline())
+		s := mustServer(t, offline.New())
 		mustProblem(t, s.do(t, call{method: "GET", path: "/api/" + user + "/chat", token: tok}), 405, "method_not_allowed")
 	})
 	t.Run("rate limited", func(t *testing.T) {
-		s := mustServer(t, agent.NewOffline(), func(c *ChatConfig) { c.TurnsPerMinute, c.TurnBurst = 1, 2 })
+		s := mustServer(t, offline.New(), func(c *serverConfig) { c.api.TurnsPerMinute, c.api.TurnBurst = 1, 2 })
 		other := storetest.UserID(t)
 		for range 2 {
 			if r := s.chat(t, other, 0, "hello"); r.status != 200 {
@@ -139,7 +140,7 @@ func TestErrorCodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer pool.Close()
-		s := mustServerOn(t, pool, agent.NewOffline())
+		s := mustServerOn(t, pool, offline.New())
 		mustProblem(t, s.chat(t, user, 0, "hello"), 503, "unavailable")
 		mustProblem(t, s.do(t, call{method: "GET", path: "/api/" + user + "/tasks", token: tok}), 503, "unavailable")
 		mustProblem(t, s.do(t, call{method: "GET", path: "/readyz"}), 503, "unavailable")
@@ -191,7 +192,7 @@ func TestConversationBusy(t *testing.T) {
 }
 
 func TestConversationDelete(t *testing.T) {
-	s := mustServer(t, agent.NewOffline())
+	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 	id := int64(s.chat(t, user, 0, "Add a task to read").json(t)["conversation_id"].(float64))
@@ -210,7 +211,7 @@ func TestConversationDelete(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	s := mustServer(t, agent.NewOffline())
+	s := mustServer(t, offline.New())
 	for _, path := range []string{"/healthz", "/readyz"} {
 		r := s.do(t, call{method: "GET", path: path})
 		if r.status != 200 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
@@ -30,7 +31,7 @@ func settledGoroutines(tb testing.TB, want int) {
 }
 
 func TestDatabaseOutage(t *testing.T) {
-	s := mustServer(t, agent.NewOffline())
+	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 	if r := s.chat(t, user, 0, "Add a task to survive the outage"); r.status != 200 {
@@ -88,7 +89,7 @@ func TestModelOutagesAreBoundedByTheTurnDeadline(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fake := newFakeOpenAI(t, c.step)
-			s := mustServer(t, fake.Model(), func(cfg *ChatConfig) { cfg.Limits.TurnTimeout = 300 * time.Millisecond })
+			s := mustServer(t, fake.Model(), func(cfg *serverConfig) { cfg.chat.Limits.TurnTimeout = 300 * time.Millisecond })
 			user := storetest.UserID(t)
 			s.Client().CloseIdleConnections()
 			before := runtime.NumGoroutine()

@@ -32,15 +32,15 @@ func FuzzChatRequest(f *testing.F) {
 			r.Header.Set("Content-Type", contentType)
 		}
 		r = r.WithContext(withUser(r.Context(), "u"))
-		turn, err := parseChat(httptest.NewRecorder(), r)
+		turn, _, err := parseChat(httptest.NewRecorder(), r)
 		if err != nil {
-			if ae := toAPIError(err); ae.status < 400 || ae.status >= 500 {
-				t.Fatalf("refused with %d (%v)", ae.status, err)
+			if ae := toAPIError(err); ae.status() < 400 || ae.status() >= 500 {
+				t.Fatalf("refused with %d (%v)", ae.status(), err)
 			}
 			return
 		}
-		n := utf8.RuneCountInString(turn.message)
-		if n == 0 || n > 4000 || strings.TrimSpace(turn.message) != turn.message || strings.ContainsRune(turn.message, 0) || turn.convID < 0 {
+		n := utf8.RuneCountInString(turn.Message)
+		if n == 0 || n > 4000 || strings.TrimSpace(turn.Message) != turn.Message || strings.ContainsRune(turn.Message, 0) || turn.ConversationID < 0 || turn.UserID != "u" {
 			t.Fatalf("accepted an invalid turn: %+v", turn)
 		}
 	})

@@ -22,7 +22,7 @@ func handleReadyz(log *slog.Logger, db Pinger) http.Handler {
 		defer cancel()
 		if err := db.Ping(ctx); err != nil {
 			log.WarnContext(ctx, "not ready: database does not answer", "err", err)
-			writeProblem(w, errorf(http.StatusServiceUnavailable, codeUnavailable, "The database does not answer."))
+			writeProblem(w, apiErr(codeUnavailable, "The database does not answer."))
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

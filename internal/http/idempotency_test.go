@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
@@ -15,7 +16,7 @@ import (
 func keyed(key string) http.Header { return http.Header{"Idempotency-Key": {key}} }
 
 func TestIdempotentRetryReplaysWithoutRunningAgain(t *testing.T) {
-	s := mustServer(t, agent.NewOffline())
+	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 	body := `{"message":"Add a task to renew the passport"}`
@@ -100,7 +101,7 @@ func TestIdempotencyKeyFreedByAModelFailure(t *testing.T) {
 }
 
 func TestIdempotencyKeyMustBeSane(t *testing.T) {
-	s := mustServer(t, agent.NewOffline())
+	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	for _, key := range []string{strings.Repeat("k", 256), "tab\there"} {
 		r := s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: mustToken(t, user), body: `{"message":"hi"}`, header: keyed(key)})

@@ -98,7 +98,7 @@ func (l *userLimits) openStream(userID string) (release func(), err error) {
 func writeRateLimited(w http.ResponseWriter, err error) {
 	rl := err.(*rateLimitError)
 	w.Header().Set("Retry-After", strconv.Itoa(seconds(rl.retryAfter)))
-	writeProblem(w, errorf(http.StatusTooManyRequests, codeRateLimited, "%s", rl.detail))
+	writeProblem(w, apiErr(codeRateLimited, rl.detail))
 }
 
 func seconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }

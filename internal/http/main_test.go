@@ -19,6 +19,8 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -34,27 +36,52 @@ type testServer struct {
 	logs *syncBuffer
 }
 
+// testAPIConfig lets a test send as many turns and streams as it likes.
+var testAPIConfig = Config{TurnsPerMinute: 6000, TurnBurst: 1000, MaxStreams: 100,
+	Stream: StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second}}
+
+// serverConfig is what a test server is built with. wrapTurns, when set,
+// wraps the engine's store, for tests that inject faults into its writes.
+type serverConfig struct {
+	chat      chat.Config
+	api       Config
+	wrapTurns func(tasks.TurnStore) tasks.TurnStore
+}
+
 // mustServer starts NewServer with the given model; adjust may change the
-// chat configuration before it starts.
-func mustServer(tb testing.TB, model agent.Model, adjust ...func(*ChatConfig)) *testServer {
+// configuration before it starts.
+func mustServer(tb testing.TB, model agent.Model, adjust ...func(*serverConfig)) *testServer {
 	tb.Helper()
 	pool := storetest.Pool(tb)
 	return mustServerOn(tb, pool, model, adjust...)
 }
 
-func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...func(*ChatConfig)) *testServer {
+func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...func(*serverConfig)) *testServer {
 	tb.Helper()
 	auth, err := NewAuthenticator(AuthConfig{Secret: testSecret})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg := ChatConfig{Model: model, Prompt: agent.DefaultPrompt(), TurnsPerMinute: 6000, TurnBurst: 1000, MaxStreams: 100}
+	cfg := serverConfig{
+		chat: chat.Config{
+			Model: model, Prompt: agent.DefaultPrompt(),
+			Limits:       agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 30 * time.Second, ToolTimeout: 10 * time.Second},
+			HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour,
+		},
+		api:       testAPIConfig,
+		wrapTurns: func(t tasks.TurnStore) tasks.TurnStore { return t },
+	}
 	for _, f := range adjust {
 		f(&cfg)
 	}
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	h := NewServer(log, auth, db, tasks.NewService(store.NewTasks(db)), store.NewConversations(db), cfg)
+	svc := tasks.NewService(store.NewTasks(db))
+	engine, err := chat.New(log, cfg.wrapTurns(store.NewTurns(db)), mcptools.NewServers(svc, 16), cfg.chat)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := NewServer(log, auth, db, svc, store.NewConversations(db), engine, cfg.api)
 	s := &testServer{Server: httptest.NewServer(h), logs: logs}
 	tb.Cleanup(s.Close)
 	return s

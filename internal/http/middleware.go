@@ -122,7 +122,7 @@ func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 					if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
 						return // the answer has begun (a stream ends itself); nothing more can be said
 					}
-					writeProblem(w, errorf(http.StatusInternalServerError, codeInternal, "Something went wrong on our side."))
+					writeProblem(w, apiErr(codeInternal, "Something went wrong on our side."))
 				}
 			}()
 			next.ServeHTTP(w, r)

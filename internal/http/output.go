@@ -11,17 +11,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/chat"
 )
 
 // output is how a turn answers: as one JSON body or as Server-Sent Events.
-// The turn calls start once the conversation is known, event for each
-// agent event, and then exactly one of done, replay or fail.
+// The engine calls event as the turn goes (chat.EventStarted first, once
+// the conversation is known), and then the handler calls exactly one of
+// done or fail.
 type output interface {
-	start(conversationID int64)
-	event(e agent.Event)
-	done(resp chatResponse)
-	replay(stored json.RawMessage)
+	event(e chat.Event)
+	done(o chat.Outcome)
 	fail(err error)
 	// close runs when the handler returns, on every path (panics too):
 	// after it the output writes nothing.
@@ -35,16 +34,14 @@ type jsonOutput struct {
 	log *slog.Logger
 }
 
-func (o *jsonOutput) start(int64)       {}
-func (o *jsonOutput) event(agent.Event) {}
-func (o *jsonOutput) done(resp chatResponse) {
-	writeJSON(o.w, http.StatusOK, resp)
+func (o *jsonOutput) event(e chat.Event) {
+	if e.Kind == chat.EventStarted {
+		infoFrom(o.r.Context()).conversationID = e.ConversationID
+	}
 }
-func (o *jsonOutput) replay(stored json.RawMessage) {
-	writeJSON(o.w, http.StatusOK, stored)
-}
-func (o *jsonOutput) fail(err error) { writeError(o.w, o.r, o.log, err) }
-func (o *jsonOutput) close()         {}
+func (o *jsonOutput) done(out chat.Outcome) { writeJSON(o.w, http.StatusOK, chatResponseOf(out)) }
+func (o *jsonOutput) fail(err error)        { writeError(o.w, o.r, o.log, err) }
+func (o *jsonOutput) close()                {}
 
 // sseOutput streams the turn as Server-Sent Events. Until start, a failure
 // is answered as problem JSON with its status; after it, as an error event.
@@ -66,9 +63,9 @@ type sseOutput struct {
 	pinger  *time.Timer
 }
 
-func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg ChatConfig, cancel context.CancelCauseFunc) *sseOutput {
+func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig, cancel context.CancelCauseFunc) *sseOutput {
 	return &sseOutput{w: w, r: r, rc: http.NewResponseController(w), log: log,
-		interval: cfg.PingInterval, timeout: cfg.StreamWriteTimeout, cancel: cancel}
+		interval: cfg.PingInterval, timeout: cfg.WriteTimeout, cancel: cancel}
 }
 
 // errClientStalled ends a turn whose client no longer reads its stream.
@@ -87,7 +84,7 @@ func (o *sseOutput) start(conversationID int64) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	o.w.WriteHeader(http.StatusOK)
-	o.send("start", map[string]int64{"conversation_id": conversationID})
+	o.send("start", startEvent{ConversationID: conversationID})
 	o.pinger = time.AfterFunc(o.interval, o.ping)
 }
 
@@ -104,30 +101,29 @@ func (o *sseOutput) ping() {
 	o.pinger.Reset(o.interval)
 }
 
-func (o *sseOutput) event(e agent.Event) {
+func (o *sseOutput) event(e chat.Event) {
+	if e.Kind == chat.EventStarted {
+		infoFrom(o.r.Context()).conversationID = e.ConversationID
+		o.start(e.ConversationID)
+		return
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch e.Kind {
-	case agent.EventDelta:
-		o.send("delta", map[string]string{"text": e.Text})
-	case agent.EventToolCall:
-		c := toolCallOf(e.Call.ID, e.Call.Tool, e.Call.Arguments, nil, false)
-		o.send("tool_call", map[string]any{"id": c.ID, "tool": c.Tool, "arguments": c.Arguments})
-	case agent.EventToolResult:
-		c := toolCallOf(e.Call.ID, e.Call.Tool, e.Call.Arguments, e.Call.Result, e.Call.IsError)
-		o.send("tool_result", map[string]any{"id": c.ID, "tool": c.Tool, "result": c.Result, "is_error": c.IsError})
+	case chat.EventDelta:
+		o.send("delta", deltaEvent{Text: e.Text})
+	case chat.EventToolCall:
+		o.send("tool_call", toolCallEvent{ID: e.Call.ID, Tool: e.Call.Tool, Arguments: e.Call.Arguments})
+	case chat.EventToolResult:
+		o.send("tool_result", toolResultEvent{ID: e.Call.ID, Tool: e.Call.Tool, Result: e.Call.Result, IsError: e.Call.IsError})
 	}
 }
 
-func (o *sseOutput) done(resp chatResponse) { o.end("done", resp) }
-
-func (o *sseOutput) replay(stored json.RawMessage) {
-	var head struct {
-		ConversationID int64 `json:"conversation_id"`
-	}
-	_ = json.Unmarshal(stored, &head)
-	o.start(head.ConversationID)
-	o.end("done", stored)
+// done ends the stream with the outcome. A replay, which started no turn,
+// sends its start event first.
+func (o *sseOutput) done(out chat.Outcome) {
+	o.start(out.ConversationID)
+	o.end("done", chatResponseOf(out))
 }
 
 func (o *sseOutput) fail(err error) {
@@ -139,10 +135,10 @@ func (o *sseOutput) fail(err error) {
 		return
 	}
 	ae := toAPIError(err)
-	if ae.status >= 500 && o.r.Context().Err() == nil {
+	if ae.status() >= 500 && o.r.Context().Err() == nil {
 		o.log.ErrorContext(o.r.Context(), "stream failed", "code", ae.code, "err", err)
 	}
-	o.end("error", map[string]string{"code": ae.code, "message": ae.detail})
+	o.end("error", errorEvent{Code: ae.code, Message: ae.detail, ToolCalls: ae.toolCalls})
 }
 
 // end sends the stream's last event and stops the pinger. A ping already
@@ -165,7 +161,7 @@ func (o *sseOutput) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.started && !o.ended {
-		o.send("error", map[string]string{"code": codeInternal, "message": "Something went wrong on our side."})
+		o.send("error", errorEvent{Code: codeInternal, Message: "Something went wrong on our side."})
 	}
 	o.ended = true
 	if o.pinger != nil {

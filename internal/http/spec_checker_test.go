@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -115,7 +116,7 @@ func TestSpecCatchesWrongResponses(t *testing.T) {
 func TestSpecMatchesTheServer(t *testing.T) {
 	const chat, tasksRoute = "/api/{user_id}/chat", "/api/{user_id}/tasks"
 	stream := http.Header{"Accept": {"text/event-stream"}}
-	s := mustServer(t, agent.NewOffline())
+	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 	check := func(t *testing.T, route string, c call, status int) reply {
@@ -172,7 +173,7 @@ func TestSpecMatchesTheServer(t *testing.T) {
 		}
 	})
 	t.Run("rate limited", func(t *testing.T) {
-		limited := mustServer(t, agent.NewOffline(), func(c *ChatConfig) { c.TurnsPerMinute, c.TurnBurst = 1, 1 })
+		limited := mustServer(t, offline.New(), func(c *serverConfig) { c.api.TurnsPerMinute, c.api.TurnBurst = 1, 1 })
 		for _, want := range []int{200, 429} {
 			if r := limited.do(t, send("Show me all my tasks", nil)); r.status != want {
 				t.Fatalf("status %d, want %d: %s", r.status, want, r.body)
@@ -183,7 +184,7 @@ func TestSpecMatchesTheServer(t *testing.T) {
 	})
 	t.Run("database down", func(t *testing.T) {
 		auth, _ := NewAuthenticator(AuthConfig{Secret: bytes.Repeat([]byte("k"), minSecretBytes)})
-		h := NewServer(slog.New(slog.DiscardHandler), auth, specDeadDB{}, nil, nil, ChatConfig{})
+		h := NewServer(slog.New(slog.DiscardHandler), auth, specDeadDB{}, nil, nil, nil, testAPIConfig)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
 		mustMatchSpec(t, "GET", "/readyz", w.Code, w.Header(), w.Body.Bytes())

@@ -3,23 +3,9 @@ package http
 import (
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/taskchat/taskchat/internal/tasks"
 )
-
-type taskJSON struct {
-	ID          int64     `json:"id"`
-	Title       string    `json:"title"`
-	Description string    `json:"description"`
-	Completed   bool      `json:"completed"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-}
-
-type tasksResponse struct {
-	Tasks []taskJSON `json:"tasks"`
-}
 
 // handleTasksList answers the user's tasks, filtered by ?status=.
 func handleTasksList(log *slog.Logger, svc *tasks.Service) http.Handler {

@@ -48,6 +48,8 @@ func toolError(err error) error {
 	switch {
 	case errors.As(err, &nf):
 		return fmt.Errorf("Task %d was not found.", nf.ID)
+	case errors.Is(err, tasks.ErrTurnEnded):
+		return errors.New("Nothing was changed: this conversation was deleted, or this turn ended, while the call ran.")
 	case errors.As(err, &fe):
 		return fmt.Errorf("Invalid %s: %s.", fe.Field, fe.Message)
 	case errors.Is(err, tasks.ErrInvalid):

@@ -103,9 +103,13 @@ type tools struct {
 	svc    *tasks.Service
 }
 
-func (t *tools) addTask(ctx context.Context, _ *mcp.CallToolRequest, in AddTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
-	task, err := t.svc.Add(ctx, t.userID, in.Title, in.Description)
-	return result(task, "created", err)
+func (t *tools) addTask(ctx context.Context, req *mcp.CallToolRequest, in AddTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
+	rec, err := callRecord(req)
+	if err != nil {
+		return nil, TaskResult{}, err
+	}
+	task, err := t.svc.Add(ctx, t.userID, in.Title, in.Description, rec)
+	return result(task, tasks.StatusCreated, err)
 }
 
 func (t *tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTasksArgs) (*mcp.CallToolResult, ListTasksResult, error) {
@@ -124,22 +128,36 @@ func (t *tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTa
 	return nil, out, nil
 }
 
-func (t *tools) completeTask(ctx context.Context, _ *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
-	task, err := t.svc.Complete(ctx, t.userID, in.TaskID)
-	return result(task, "completed", err)
+func (t *tools) completeTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
+	rec, err := callRecord(req)
+	if err != nil {
+		return nil, TaskResult{}, err
+	}
+	task, err := t.svc.Complete(ctx, t.userID, in.TaskID, rec)
+	return result(task, tasks.StatusDone, err)
 }
 
-func (t *tools) deleteTask(ctx context.Context, _ *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
-	task, err := t.svc.Delete(ctx, t.userID, in.TaskID)
-	return result(task, "deleted", err)
+func (t *tools) deleteTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
+	rec, err := callRecord(req)
+	if err != nil {
+		return nil, TaskResult{}, err
+	}
+	task, err := t.svc.Delete(ctx, t.userID, in.TaskID, rec)
+	return result(task, tasks.StatusDeleted, err)
 }
 
-func (t *tools) updateTask(ctx context.Context, _ *mcp.CallToolRequest, in UpdateTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
-	task, err := t.svc.Update(ctx, t.userID, in.TaskID, tasks.TaskUpdate{Title: in.Title, Description: in.Description})
-	return result(task, "updated", err)
+func (t *tools) updateTask(ctx context.Context, req *mcp.CallToolRequest, in UpdateTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
+	rec, err := callRecord(req)
+	if err != nil {
+		return nil, TaskResult{}, err
+	}
+	task, err := t.svc.Update(ctx, t.userID, in.TaskID, tasks.TaskUpdate{Title: in.Title, Description: in.Description}, rec)
+	return result(task, tasks.StatusUpdated, err)
 }
 
-// result shapes the outcome of a tool that acts on one task.
+// result shapes the outcome of a tool that changes one task. The store
+// records a call's result from the same row with the same three members
+// (see store.Tasks), so the audit says exactly what the model was told.
 func result(task tasks.Task, status string, err error) (*mcp.CallToolResult, TaskResult, error) {
 	if err != nil {
 		return nil, TaskResult{}, toolError(err)

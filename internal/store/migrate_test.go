@@ -2,14 +2,21 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
 
+	"github.com/golang-migrate/migrate/v4"
+	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers pgx5://
+	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+	"github.com/taskchat/taskchat/migrations"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
@@ -95,4 +102,126 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// A database whose tool calls were stored under the old rules (each call
+// belonged to its reply) gets each call's turn — the user message before
+// its reply, in the same conversation — and still migrates down and up.
+func TestMigrationGivesOldToolCallsTheirTurn(t *testing.T) {
+	ctx := context.Background()
+	u := storetest.EmptyDatabase(t)
+	mustMigrateTo(t, u, 4)
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	user := storetest.UserID(t)
+	insert := func(sql string, args ...any) int64 {
+		t.Helper()
+		var id int64
+		if err := conn.QueryRow(ctx, sql, args...).Scan(&id); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return id
+	}
+	conversation := func() int64 {
+		return insert(`INSERT INTO conversations (user_id, title) VALUES ($1, 'old') RETURNING id`, user)
+	}
+	message := func(conv int64, role string) int64 {
+		return insert(`INSERT INTO messages (conversation_id, user_id, role, content) VALUES ($1, $2, $3, 'x') RETURNING id`, conv, user, role)
+	}
+	wantTurn := map[int64]int64{} // tool call id to the turn it must get
+	calls := func(conv, reply, turn int64, n int) {
+		for seq := range n {
+			id := insert(`
+				INSERT INTO tool_calls (conversation_id, message_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
+				VALUES ($1, $2, $3, 'c', 'add_task', '{}', '{}', false, 0, $4, 1) RETURNING id`, conv, reply, user, seq)
+			wantTurn[id] = turn
+		}
+	}
+	// Two conversations whose turns interleave, and one whose reply has no
+	// user message before it (it can only be its own turn).
+	c1, c2, c3 := conversation(), conversation(), conversation()
+	c1u1, c2u1 := message(c1, "user"), message(c2, "user")
+	c1a1, c2a1 := message(c1, "assistant"), message(c2, "assistant")
+	c1u2 := message(c1, "user")
+	c1a2 := message(c1, "assistant")
+	c3a := message(c3, "assistant")
+	calls(c1, c1a1, c1u1, 2)
+	calls(c2, c2a1, c2u1, 1)
+	calls(c1, c1a2, c1u2, 1)
+	calls(c3, c3a, c3a, 1)
+
+	if err := store.Migrate(ctx, u); err != nil {
+		t.Fatalf("up from 4: %v", err)
+	}
+	rows, _ := conn.Query(ctx, `SELECT id, turn_id FROM tool_calls`)
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ ID, TurnID int64 }])
+	if err != nil || len(got) != len(wantTurn) {
+		t.Fatalf("tool calls after up = %+v, %v", got, err)
+	}
+	for _, c := range got {
+		if c.TurnID != wantTurn[c.ID] {
+			t.Errorf("tool call %d got turn %d, want %d", c.ID, c.TurnID, wantTurn[c.ID])
+		}
+	}
+
+	// Today's code works on the migrated rows, and adds rows that the old
+	// rules had no place for: a call detached from its deleted conversation,
+	// and one recorded before its reply.
+	pool, err := store.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	turns, ts := store.NewTurns(pool), store.NewTasks(pool)
+	if calls, err := turns.RecoverTurn(ctx, user, tasks.TurnRef{ConversationID: c1, TurnID: c1u1}); err != nil || len(calls) != 2 {
+		t.Fatalf("the migrated turn's calls = %+v, %v", calls, err)
+	}
+	turn := mustStartWith(t, turns, tasks.TurnStart{UserID: user, ConversationID: c1, Message: "Add milk"})
+	if h := turn.History; len(h) != 4 || len(h[1].ToolCalls) != 2 || len(h[3].ToolCalls) != 1 {
+		t.Fatalf("history of the migrated conversation = %+v", h)
+	}
+	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
+	if err := store.NewConversations(pool).DeleteConversation(ctx, user, c2); err != nil {
+		t.Fatal(err)
+	}
+
+	mustMigrateTo(t, u, 4)
+	var left int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM tool_calls`).Scan(&left); err != nil || left != 4 {
+		t.Fatalf("tool calls after down to 4 = %d, %v; want the 4 that still have a reply", left, err)
+	}
+	if err := store.Migrate(ctx, u); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+	if err := store.MigrateDown(ctx, u); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	if err := store.Migrate(ctx, u); err != nil {
+		t.Fatalf("up once more: %v", err)
+	}
+}
+
+// mustMigrateTo migrates the database at u to version, up or down.
+func mustMigrateTo(tb testing.TB, u string, version uint) {
+	tb.Helper()
+	src, err := iofs.New(migrations.FS, ".")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mu, err := url.Parse(u)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mu.Scheme = "pgx5"
+	m, err := migrate.NewWithSourceInstance("iofs", src, mu.String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Migrate(version); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		tb.Fatalf("migrate to %d: %v", version, err)
+	}
 }

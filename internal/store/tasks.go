@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -25,13 +28,34 @@ var _ tasks.Store = (*Tasks)(nil)
 
 const taskColumns = `id, user_id, title, description, completed, created_at, updated_at`
 
-// CreateTask inserts a task for userID.
-func (s *Tasks) CreateTask(ctx context.Context, userID, title, description string) (tasks.Task, error) {
-	row := s.pool.QueryRow(ctx, `
+// The statements that change one task. Each is the body of a change (see
+// newChange): $1 is the user, %s the condition under which the change may
+// happen at all.
+var (
+	createTask = newChange(3, tasks.StatusCreated, `
 		INSERT INTO tasks (user_id, title, description)
-		VALUES ($1, $2, $3)
-		RETURNING `+taskColumns, userID, title, description)
-	return scanTask(row, 0)
+		SELECT $1, $2, $3 WHERE %s
+		RETURNING `+taskColumns)
+	completeTask = newChange(2, tasks.StatusDone, `
+		UPDATE tasks SET completed = true, updated_at = now()
+		WHERE user_id = $1 AND id = $2 AND %s
+		RETURNING `+taskColumns)
+	deleteTask = newChange(2, tasks.StatusDeleted, `
+		DELETE FROM tasks
+		WHERE user_id = $1 AND id = $2 AND %s
+		RETURNING `+taskColumns)
+	updateTask = newChange(4, tasks.StatusUpdated, `
+		UPDATE tasks
+		SET title = COALESCE($3, title),
+		    description = COALESCE($4, description),
+		    updated_at = now()
+		WHERE user_id = $1 AND id = $2 AND %s
+		RETURNING `+taskColumns)
+)
+
+// CreateTask inserts a task for userID.
+func (s *Tasks) CreateTask(ctx context.Context, userID, title, description string, rec *tasks.CallRecord) (tasks.Task, error) {
+	return s.change(ctx, createTask, 0, rec, userID, title, description)
 }
 
 // ListTasks returns userID's tasks matching status, in id order.
@@ -52,33 +76,88 @@ func (s *Tasks) ListTasks(ctx context.Context, userID string, status tasks.Statu
 }
 
 // CompleteTask marks userID's task id as completed.
-func (s *Tasks) CompleteTask(ctx context.Context, userID string, id int64) (tasks.Task, error) {
-	row := s.pool.QueryRow(ctx, `
-		UPDATE tasks SET completed = true, updated_at = now()
-		WHERE user_id = $1 AND id = $2
-		RETURNING `+taskColumns, userID, id)
-	return scanTask(row, id)
+func (s *Tasks) CompleteTask(ctx context.Context, userID string, id int64, rec *tasks.CallRecord) (tasks.Task, error) {
+	return s.change(ctx, completeTask, id, rec, userID, id)
 }
 
 // DeleteTask removes userID's task id and returns it as it was.
-func (s *Tasks) DeleteTask(ctx context.Context, userID string, id int64) (tasks.Task, error) {
-	row := s.pool.QueryRow(ctx, `
-		DELETE FROM tasks
-		WHERE user_id = $1 AND id = $2
-		RETURNING `+taskColumns, userID, id)
-	return scanTask(row, id)
+func (s *Tasks) DeleteTask(ctx context.Context, userID string, id int64, rec *tasks.CallRecord) (tasks.Task, error) {
+	return s.change(ctx, deleteTask, id, rec, userID, id)
 }
 
 // UpdateTask changes the fields of u that are set on userID's task id.
-func (s *Tasks) UpdateTask(ctx context.Context, userID string, id int64, u tasks.TaskUpdate) (tasks.Task, error) {
-	row := s.pool.QueryRow(ctx, `
-		UPDATE tasks
-		SET title = COALESCE($3, title),
-		    description = COALESCE($4, description),
-		    updated_at = now()
-		WHERE user_id = $1 AND id = $2
-		RETURNING `+taskColumns, userID, id, u.Title, u.Description)
-	return scanTask(row, id)
+func (s *Tasks) UpdateTask(ctx context.Context, userID string, id int64, u tasks.TaskUpdate, rec *tasks.CallRecord) (tasks.Task, error) {
+	return s.change(ctx, updateTask, id, rec, userID, id, u.Title, u.Description)
+}
+
+// change is a statement that changes at most one task, in two forms: plain,
+// and recorded as a tool call of a chat turn. The recorded form is one
+// statement, so one transaction and one round trip: it changes the task
+// only while the turn holds its conversation, and inserts the call's audit
+// row (its result built from the changed row, as the tool answers it) in
+// the same breath. A change without its record cannot exist.
+type change struct {
+	plain, recorded string
+	nargs           int
+	status          string
+}
+
+func newChange(nargs int, status, body string) change {
+	n := nargs
+	return change{
+		plain: fmt.Sprintf(body, "true"),
+		recorded: fmt.Sprintf(`
+			WITH held AS (
+				SELECT 1 FROM conversations WHERE id = $%[1]d AND user_id = $1 AND claim_token = $%[2]d::uuid
+			), t AS (`+strings.Replace(body, "%s", "%[3]s", 1)+`
+			), a AS (
+				INSERT INTO tool_calls (conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
+				SELECT $%[1]d, $%[4]d, $1, $%[5]d, $%[6]d, $%[7]d::jsonb,
+				       jsonb_build_object('task_id', t.id, 'status', $%[8]d::text, 'title', t.title),
+				       false, $%[9]d, $%[10]d, $%[11]d
+				FROM t
+			)
+			SELECT `+taskColumns+` FROM t`,
+			n+1, n+2, "EXISTS (SELECT 1 FROM held)", n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10),
+		nargs:  nargs,
+		status: status,
+	}
+}
+
+// change runs c with args ($1 the user); id is the task's, 0 for a new one.
+func (s *Tasks) change(ctx context.Context, c change, id int64, rec *tasks.CallRecord, args ...any) (tasks.Task, error) {
+	if rec == nil {
+		return scanTask(s.pool.QueryRow(ctx, c.plain, args...), id)
+	}
+	args = append(args, rec.ConversationID, rec.ClaimToken, rec.TurnID, auditName(rec.CallID, "call"),
+		auditName(rec.Tool, "unnamed"), string(rec.Arguments), c.status, rec.Round, rec.Seq,
+		time.Since(rec.Started).Milliseconds())
+	t, err := scanTask(s.pool.QueryRow(ctx, c.recorded, args...), id)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "23503":
+		// foreign_key_violation: the conversation was deleted meanwhile.
+		return tasks.Task{}, tasks.ErrTurnEnded
+	case errors.Is(err, tasks.ErrNotFound):
+		return tasks.Task{}, s.whyUnchanged(ctx, args[0].(string), id, rec)
+	}
+	return t, err
+}
+
+// whyUnchanged tells a missing task from a turn that no longer holds its
+// conversation, after a recorded change changed nothing.
+func (s *Tasks) whyUnchanged(ctx context.Context, userID string, id int64, rec *tasks.CallRecord) error {
+	var held bool
+	err := s.pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3::uuid)`,
+		rec.ConversationID, userID, rec.ClaimToken).Scan(&held)
+	switch {
+	case err != nil:
+		return translate(err)
+	case !held:
+		return tasks.ErrTurnEnded
+	}
+	return tasks.NotFound("task", id)
 }
 
 // scanTask reads one task; a missing row becomes tasks.NotFound("task", id).

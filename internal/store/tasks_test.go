@@ -2,9 +2,12 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -16,16 +19,16 @@ func TestTasksScopedByUser(t *testing.T) {
 	s := store.NewTasks(storetest.Pool(t))
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 
-	task, err := s.CreateTask(ctx, alice, "Buy groceries", "milk")
+	task, err := s.CreateTask(ctx, alice, "Buy groceries", "milk", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	title := "stolen"
 	attempts := map[string]func() error{
-		"complete": func() error { _, err := s.CompleteTask(ctx, bob, task.ID); return err },
-		"delete":   func() error { _, err := s.DeleteTask(ctx, bob, task.ID); return err },
+		"complete": func() error { _, err := s.CompleteTask(ctx, bob, task.ID, nil); return err },
+		"delete":   func() error { _, err := s.DeleteTask(ctx, bob, task.ID, nil); return err },
 		"update": func() error {
-			_, err := s.UpdateTask(ctx, bob, task.ID, tasks.TaskUpdate{Title: &title})
+			_, err := s.UpdateTask(ctx, bob, task.ID, tasks.TaskUpdate{Title: &title}, nil)
 			return err
 		},
 	}
@@ -50,9 +53,9 @@ func TestTasksLifecycle(t *testing.T) {
 	s := store.NewTasks(storetest.Pool(t))
 	u := storetest.UserID(t)
 
-	a, _ := s.CreateTask(ctx, u, "a", "")
-	b, _ := s.CreateTask(ctx, u, "b", "")
-	if _, err := s.CompleteTask(ctx, u, a.ID); err != nil {
+	a, _ := s.CreateTask(ctx, u, "a", "", nil)
+	b, _ := s.CreateTask(ctx, u, "b", "", nil)
+	if _, err := s.CompleteTask(ctx, u, a.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	for status, want := range map[tasks.Status][]int64{
@@ -69,14 +72,14 @@ func TestTasksLifecycle(t *testing.T) {
 		}
 	}
 	desc := "new description"
-	got, err := s.UpdateTask(ctx, u, b.ID, tasks.TaskUpdate{Description: &desc})
+	got, err := s.UpdateTask(ctx, u, b.ID, tasks.TaskUpdate{Description: &desc}, nil)
 	if err != nil || got.Title != "b" || got.Description != desc || !got.UpdatedAt.After(b.UpdatedAt) {
 		t.Fatalf("update description only = %+v, %v", got, err)
 	}
-	if got, err := s.DeleteTask(ctx, u, b.ID); err != nil || got.ID != b.ID {
+	if got, err := s.DeleteTask(ctx, u, b.ID, nil); err != nil || got.ID != b.ID {
 		t.Fatalf("delete = %+v, %v", got, err)
 	}
-	if _, err := s.DeleteTask(ctx, u, b.ID); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.DeleteTask(ctx, u, b.ID, nil); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("second delete: %v, want not found", err)
 	}
 }
@@ -84,8 +87,236 @@ func TestTasksLifecycle(t *testing.T) {
 func TestTasksDatabaseEnforcesLimits(t *testing.T) {
 	// The service validates first; the database is the last line.
 	s := store.NewTasks(storetest.Pool(t))
-	_, err := s.CreateTask(context.Background(), storetest.UserID(t), strings.Repeat("x", 201), "")
+	_, err := s.CreateTask(context.Background(), storetest.UserID(t), strings.Repeat("x", 201), "", nil)
 	if !errors.Is(err, tasks.ErrInvalid) {
 		t.Fatalf("201-character title: %v, want ErrInvalid", err)
+	}
+}
+
+func newTasks(tb testing.TB) *store.Tasks {
+	tb.Helper()
+	return store.NewTasks(storetest.Pool(tb))
+}
+
+// recordOf is the record of the turn's call number seq, as the chat engine
+// makes it.
+func recordOf(turn tasks.Turn, seq int, tool, args string) *tasks.CallRecord {
+	return &tasks.CallRecord{
+		ConversationID: turn.Conversation.ID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
+		CallID: fmt.Sprintf("call_%d", seq), Tool: tool, Arguments: json.RawMessage(args), Seq: seq, Started: time.Now(),
+	}
+}
+
+func mustCreate(tb testing.TB, s *store.Tasks, user, title string, rec *tasks.CallRecord) tasks.Task {
+	tb.Helper()
+	task, err := s.CreateTask(context.Background(), user, title, "", rec)
+	if err != nil {
+		tb.Fatalf("create %q: %v", title, err)
+	}
+	return task
+}
+
+func mustComplete(tb testing.TB, s *store.Tasks, user string, id int64, rec *tasks.CallRecord) tasks.Task {
+	tb.Helper()
+	task, err := s.CompleteTask(context.Background(), user, id, rec)
+	if err != nil {
+		tb.Fatalf("complete %d: %v", id, err)
+	}
+	return task
+}
+
+func mustList(tb testing.TB, s *store.Tasks, user string) []tasks.Task {
+	tb.Helper()
+	list, err := s.ListTasks(context.Background(), user, tasks.StatusAll)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return list
+}
+
+// changes are the four ways to change a task, each as a tool makes it.
+var changes = []struct {
+	tool, status string
+	change       func(s *store.Tasks, user string, id int64, rec *tasks.CallRecord) (tasks.Task, error)
+}{
+	{"add_task", tasks.StatusCreated, func(s *store.Tasks, user string, _ int64, rec *tasks.CallRecord) (tasks.Task, error) {
+		return s.CreateTask(context.Background(), user, "Buy eggs", "a dozen", rec)
+	}},
+	{"complete_task", tasks.StatusDone, func(s *store.Tasks, user string, id int64, rec *tasks.CallRecord) (tasks.Task, error) {
+		return s.CompleteTask(context.Background(), user, id, rec)
+	}},
+	{"update_task", tasks.StatusUpdated, func(s *store.Tasks, user string, id int64, rec *tasks.CallRecord) (tasks.Task, error) {
+		title := "Buy oat milk"
+		return s.UpdateTask(context.Background(), user, id, tasks.TaskUpdate{Title: &title}, rec)
+	}},
+	{"delete_task", tasks.StatusDeleted, func(s *store.Tasks, user string, id int64, rec *tasks.CallRecord) (tasks.Task, error) {
+		return s.DeleteTask(context.Background(), user, id, rec)
+	}},
+}
+
+// A change made for a tool call commits with the call's audit row, which
+// says what the model asked and what the tool answered.
+func TestRecordedChangeCommitsWithItsRecord(t *testing.T) {
+	turns, s := newTurns(t), newTasks(t)
+	for _, c := range changes {
+		t.Run(c.tool, func(t *testing.T) {
+			user := storetest.UserID(t)
+			milk := mustCreate(t, s, user, "Buy milk", nil)
+			turn := mustStart(t, turns, user, 0, "Change my list")
+			args := fmt.Sprintf(`{"task_id":%d,"asked":"as the model wrote it"}`, milk.ID)
+			rec := recordOf(turn, 2, c.tool, args)
+			rec.Round = 1
+
+			task, err := c.change(s, user, milk.ID, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := mustAuditRows(t, user, turn.ID())
+			if len(rows) != 1 {
+				t.Fatalf("audit rows = %+v, want one", rows)
+			}
+			r := rows[0]
+			if r.ConversationID == nil || *r.ConversationID != turn.Conversation.ID || r.MessageID != nil {
+				t.Errorf("row is in conversation %v, message %v; want %d and no reply yet", r.ConversationID, r.MessageID, turn.Conversation.ID)
+			}
+			if r.Seq != 2 || r.Round != 1 || r.CallID != "call_2" || r.Tool != c.tool || r.IsError || !jsonEqual(r.Arguments, json.RawMessage(args)) {
+				t.Errorf("row = %+v, want the call as recorded", r)
+			}
+			want := mustJSON(t, map[string]any{"task_id": task.ID, "status": c.status, "title": task.Title})
+			if !jsonEqual(r.Result, want) {
+				t.Errorf("row's result = %s, want %s", r.Result, want)
+			}
+		})
+	}
+}
+
+// The change and its record are one transaction: a record that cannot be
+// stored undoes the change.
+func TestRecordedChangeIsUndoneWithItsRecord(t *testing.T) {
+	turns, s, user := newTurns(t), newTasks(t), storetest.UserID(t)
+	turn := mustStart(t, turns, user, 0, "Add milk")
+	mustCreate(t, s, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
+
+	_, err := s.CreateTask(context.Background(), user, "Buy eggs", "", recordOf(turn, 0, "add_task", `{"title":"Buy eggs"}`))
+	if !errors.Is(err, tasks.ErrConflict) {
+		t.Fatalf("a second call recorded as the turn's call 0: %v, want a conflict", err)
+	}
+	if list := mustList(t, s, user); len(list) != 1 || list[0].Title != "Buy milk" {
+		t.Fatalf("tasks = %+v: the change whose record failed was kept", list)
+	}
+}
+
+// A turn that no longer holds its conversation changes nothing and records
+// nothing, whatever ended it.
+func TestRecordedChangeNeedsItsTurnToHoldTheConversation(t *testing.T) {
+	turns, convs, s := newTurns(t), newConversations(t), newTasks(t)
+	ends := []struct {
+		name string
+		end  func(t *testing.T, turn tasks.Turn) tasks.Turn // returns the turn as its tools know it
+	}{
+		{"finished", func(t *testing.T, turn tasks.Turn) tasks.Turn {
+			mustFinish(t, turns, turn, "Done.")
+			return turn
+		}},
+		{"abandoned", func(t *testing.T, turn tasks.Turn) tasks.Turn {
+			if err := turns.AbandonTurn(context.Background(), turn.Conversation.UserID, turn.Conversation.ID, turn.ClaimToken); err != nil {
+				t.Fatal(err)
+			}
+			return turn
+		}},
+		{"claim lapsed and taken by the next turn", func(t *testing.T, turn tasks.Turn) tasks.Turn {
+			mustLapse(t, turn.Conversation.ID)
+			mustStart(t, turns, turn.Conversation.UserID, turn.Conversation.ID, "Hello?")
+			return turn
+		}},
+		{"another claim token", func(t *testing.T, turn tasks.Turn) tasks.Turn {
+			turn.ClaimToken = "00000000-0000-4000-8000-000000000000"
+			return turn
+		}},
+		{"conversation deleted", func(t *testing.T, turn tasks.Turn) tasks.Turn {
+			mustDeleteConversation(t, convs, turn.Conversation.UserID, turn.Conversation.ID)
+			return turn
+		}},
+	}
+	for _, e := range ends {
+		for _, c := range changes {
+			t.Run(e.name+"/"+c.tool, func(t *testing.T) {
+				user := storetest.UserID(t)
+				milk := mustCreate(t, s, user, "Buy milk", nil)
+				turn := e.end(t, mustStart(t, turns, user, 0, "Change my list"))
+
+				_, err := c.change(s, user, milk.ID, recordOf(turn, 0, c.tool, `{}`))
+				if !errors.Is(err, tasks.ErrTurnEnded) {
+					t.Fatalf("%s for a turn that ended: %v, want ErrTurnEnded", c.tool, err)
+				}
+				if list := mustList(t, s, user); len(list) != 1 || list[0] != milk {
+					t.Errorf("tasks = %+v, want %+v untouched", list, milk)
+				}
+				if rows := mustAuditRows(t, user, turn.ID()); len(rows) != 0 {
+					t.Errorf("audit rows = %+v, want none", rows)
+				}
+			})
+		}
+	}
+}
+
+// A conversation deleted while a change is on its way: the change sees the
+// turn's claim, but its record cannot join a conversation that is gone.
+func TestRecordedChangeRacingADelete(t *testing.T) {
+	turns, s, user := newTurns(t), newTasks(t), storetest.UserID(t)
+	ctx := context.Background()
+	turn := mustStart(t, turns, user, 0, "Add milk")
+	tx, err := storetest.Pool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `DELETE FROM conversations WHERE id = $1`, turn.Conversation.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CreateTask(ctx, user, "Buy milk", "", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
+		done <- err
+	}()
+	mustWaitForALockWait(t)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, tasks.ErrTurnEnded) {
+		t.Fatalf("change racing the delete of its conversation: %v, want ErrTurnEnded", err)
+	}
+	if list := mustList(t, s, user); len(list) != 0 {
+		t.Fatalf("tasks = %+v, want none", list)
+	}
+}
+
+// With the claim held, another user's task, or a missing one, is simply
+// not found, and nothing is recorded.
+func TestRecordedChangeOfATaskNotFound(t *testing.T) {
+	turns, s := newTurns(t), newTasks(t)
+	for _, c := range changes[1:] {
+		t.Run(c.tool, func(t *testing.T) {
+			alice, bob := storetest.UserID(t), storetest.UserID(t)
+			secret := mustCreate(t, s, alice, "Alice's secret", nil)
+			gone := mustCreate(t, s, bob, "Gone", nil)
+			if _, err := s.DeleteTask(context.Background(), bob, gone.ID, nil); err != nil {
+				t.Fatal(err)
+			}
+			turn := mustStart(t, turns, bob, 0, "Change my list")
+			for seq, id := range []int64{secret.ID, gone.ID} {
+				_, err := c.change(s, bob, id, recordOf(turn, seq, c.tool, `{}`))
+				var nf *tasks.NotFoundError
+				if !errors.As(err, &nf) || nf.ID != id || errors.Is(err, tasks.ErrTurnEnded) {
+					t.Errorf("%s of task %d: %v, want task %d not found", c.tool, id, err, id)
+				}
+			}
+			if rows := mustAuditRows(t, bob, turn.ID()); len(rows) != 0 {
+				t.Errorf("audit rows = %+v, want none", rows)
+			}
+			if list := mustList(t, s, alice); len(list) != 1 || list[0] != secret {
+				t.Errorf("alice's tasks = %+v, want %+v untouched", list, secret)
+			}
+		})
 	}
 }

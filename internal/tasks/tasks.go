@@ -58,13 +58,16 @@ type TaskUpdate struct {
 }
 
 // Store is what a task store implements. Every method is scoped to userID:
-// another user's task behaves exactly like one that does not exist.
+// another user's task behaves exactly like one that does not exist. A
+// change made with a CallRecord is recorded as that tool call in the same
+// transaction, and is made only while the call's turn holds its
+// conversation (ErrTurnEnded otherwise); rec may be nil.
 type Store interface {
-	CreateTask(ctx context.Context, userID, title, description string) (Task, error)
+	CreateTask(ctx context.Context, userID, title, description string, rec *CallRecord) (Task, error)
 	ListTasks(ctx context.Context, userID string, status Status) ([]Task, error)
-	CompleteTask(ctx context.Context, userID string, id int64) (Task, error)
-	DeleteTask(ctx context.Context, userID string, id int64) (Task, error)
-	UpdateTask(ctx context.Context, userID string, id int64, u TaskUpdate) (Task, error)
+	CompleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
+	DeleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
+	UpdateTask(ctx context.Context, userID string, id int64, u TaskUpdate, rec *CallRecord) (Task, error)
 }
 
 // Service applies the domain's rules before anything reaches the store.
@@ -77,8 +80,10 @@ func NewService(store Store) *Service {
 	return &Service{store: store}
 }
 
-// Add creates a task after validating and trimming its fields.
-func (s *Service) Add(ctx context.Context, userID, title, description string) (Task, error) {
+// Add creates a task after validating and trimming its fields. Here and in
+// the other methods that change a task, rec (may be nil) is the tool call
+// the change is made for; see Store.
+func (s *Service) Add(ctx context.Context, userID, title, description string, rec *CallRecord) (Task, error) {
 	title, err := validTitle(title)
 	if err != nil {
 		return Task{}, err
@@ -87,7 +92,7 @@ func (s *Service) Add(ctx context.Context, userID, title, description string) (T
 	if err != nil {
 		return Task{}, err
 	}
-	return s.store.CreateTask(ctx, userID, title, description)
+	return s.store.CreateTask(ctx, userID, title, description, rec)
 }
 
 // List returns the user's tasks matching status, oldest first.
@@ -102,23 +107,23 @@ func (s *Service) List(ctx context.Context, userID string, status Status) ([]Tas
 }
 
 // Complete marks a task as done. Completing a completed task is not an error.
-func (s *Service) Complete(ctx context.Context, userID string, id int64) (Task, error) {
+func (s *Service) Complete(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error) {
 	if err := validID(id); err != nil {
 		return Task{}, err
 	}
-	return s.store.CompleteTask(ctx, userID, id)
+	return s.store.CompleteTask(ctx, userID, id, rec)
 }
 
 // Delete removes a task and returns it as it was.
-func (s *Service) Delete(ctx context.Context, userID string, id int64) (Task, error) {
+func (s *Service) Delete(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error) {
 	if err := validID(id); err != nil {
 		return Task{}, err
 	}
-	return s.store.DeleteTask(ctx, userID, id)
+	return s.store.DeleteTask(ctx, userID, id, rec)
 }
 
 // Update changes a task's title, description or both; at least one is required.
-func (s *Service) Update(ctx context.Context, userID string, id int64, u TaskUpdate) (Task, error) {
+func (s *Service) Update(ctx context.Context, userID string, id int64, u TaskUpdate, rec *CallRecord) (Task, error) {
 	if err := validID(id); err != nil {
 		return Task{}, err
 	}
@@ -139,7 +144,7 @@ func (s *Service) Update(ctx context.Context, userID string, id int64, u TaskUpd
 		}
 		u.Description = &d
 	}
-	return s.store.UpdateTask(ctx, userID, id, u)
+	return s.store.UpdateTask(ctx, userID, id, u, rec)
 }
 
 func validID(id int64) error {

@@ -17,7 +17,7 @@ type recorder struct {
 	calls              int
 }
 
-func (r *recorder) CreateTask(_ context.Context, _, title, description string) (tasks.Task, error) {
+func (r *recorder) CreateTask(_ context.Context, _, title, description string, _ *tasks.CallRecord) (tasks.Task, error) {
 	r.calls++
 	r.title, r.description = title, description
 	return tasks.Task{Title: title}, nil
@@ -26,15 +26,15 @@ func (r *recorder) ListTasks(context.Context, string, tasks.Status) ([]tasks.Tas
 	r.calls++
 	return nil, nil
 }
-func (r *recorder) CompleteTask(context.Context, string, int64) (tasks.Task, error) {
+func (r *recorder) CompleteTask(context.Context, string, int64, *tasks.CallRecord) (tasks.Task, error) {
 	r.calls++
 	return tasks.Task{}, nil
 }
-func (r *recorder) DeleteTask(context.Context, string, int64) (tasks.Task, error) {
+func (r *recorder) DeleteTask(context.Context, string, int64, *tasks.CallRecord) (tasks.Task, error) {
 	r.calls++
 	return tasks.Task{}, nil
 }
-func (r *recorder) UpdateTask(_ context.Context, _ string, _ int64, u tasks.TaskUpdate) (tasks.Task, error) {
+func (r *recorder) UpdateTask(_ context.Context, _ string, _ int64, u tasks.TaskUpdate, _ *tasks.CallRecord) (tasks.Task, error) {
 	r.calls++
 	r.update = u
 	return tasks.Task{}, nil
@@ -58,7 +58,7 @@ func TestAddValidates(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := &recorder{}
-			_, err := tasks.NewService(r).Add(context.Background(), "u", c.title, c.description)
+			_, err := tasks.NewService(r).Add(context.Background(), "u", c.title, c.description, nil)
 			if c.field == "" {
 				if err != nil || r.title != strings.TrimSpace(c.title) || r.description != strings.TrimSpace(c.description) {
 					t.Fatalf("err %v; stored %q/%q", err, r.title, r.description)
@@ -87,15 +87,15 @@ func TestParseStatus(t *testing.T) {
 func TestUpdateNeedsAField(t *testing.T) {
 	r := &recorder{}
 	svc := tasks.NewService(r)
-	if _, err := svc.Update(context.Background(), "u", 1, tasks.TaskUpdate{}); !errors.Is(err, tasks.ErrInvalid) {
+	if _, err := svc.Update(context.Background(), "u", 1, tasks.TaskUpdate{}, nil); !errors.Is(err, tasks.ErrInvalid) {
 		t.Fatalf("empty update: %v", err)
 	}
 	title := "  New "
-	if _, err := svc.Update(context.Background(), "u", 1, tasks.TaskUpdate{Title: &title}); err != nil || *r.update.Title != "New" || r.update.Description != nil {
+	if _, err := svc.Update(context.Background(), "u", 1, tasks.TaskUpdate{Title: &title}, nil); err != nil || *r.update.Title != "New" || r.update.Description != nil {
 		t.Fatalf("update = %v, %+v", err, r.update)
 	}
 	for _, id := range []int64{0, -3} {
-		if _, err := svc.Complete(context.Background(), "u", id); !errors.Is(err, tasks.ErrInvalid) {
+		if _, err := svc.Complete(context.Background(), "u", id, nil); !errors.Is(err, tasks.ErrInvalid) {
 			t.Errorf("Complete(%d) = %v, want ErrInvalid", id, err)
 		}
 	}

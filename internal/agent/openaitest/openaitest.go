@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/openai"
 )
 
 // Step answers one model call: text (streamed word by word), tool calls,
@@ -82,7 +83,7 @@ func ToolThenAnswer(call agent.ToolCall, answer string) func(map[string]any, int
 
 // Model returns taskchat's OpenAI provider pointed at the fake.
 func (s *Server) Model() agent.Model {
-	return agent.NewOpenAI(agent.OpenAIConfig{
+	return openai.New(openai.Config{
 		APIKey: "sk-test", BaseURL: s.URL + "/v1", Model: "fake-model",
 		MaxRetries: 1, RetryBaseDelay: time.Millisecond,
 	}, s.Client())

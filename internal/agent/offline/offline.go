@@ -1,4 +1,10 @@
-package agent
+// Package offline is a model for the agent that needs no network and no
+// key: a small rule-based reader of the task commands taskchat documents,
+// so the whole service can be developed, demonstrated and tested end to end
+// without a model service. It makes real tool calls through the same loop
+// and tools as a language model would, and writes its confirmations from
+// the tool results.
+package offline
 
 import (
 	"context"
@@ -6,7 +12,8 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/taskchat/taskchat/internal/agent"
 )
 
 // The task tools the offline model calls, as the MCP server names them.
@@ -21,9 +28,7 @@ const (
 // offlineWordsPerChunk is how many words each streamed piece of text holds.
 const offlineWordsPerChunk = 3
 
-// Offline is a Model that needs no network and no key: a small rule-based
-// reader of the task commands taskchat documents, so the whole service can
-// be developed, demonstrated and tested end to end without a model service.
+// Model is the offline agent.Model.
 //
 // Like a real model it keeps no state between calls: each answer is derived
 // from the request's messages alone. With no tool results after the last
@@ -31,24 +36,24 @@ const offlineWordsPerChunk = 3
 // results it confirms them, except after the listing that finds a task named
 // by its title, where it calls the tool on the one task that matches or asks
 // which one was meant.
-type Offline struct{}
+type Model struct{}
 
-// NewOffline returns the offline model.
-func NewOffline() *Offline { return &Offline{} }
+// New returns the offline model.
+func New() *Model { return &Model{} }
 
 // Name identifies the offline model in logs and stored replies.
-func (*Offline) Name() string { return "offline" }
+func (*Model) Name() string { return "offline" }
 
 // Stream answers req deterministically. Its text goes to onText a few words
 // at a time, as a real model's would, and its usage is an estimate of about
 // four characters a token, so token limits can be exercised offline.
-func (*Offline) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
+func (*Model) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 	if err := ctx.Err(); err != nil {
-		return Response{}, err
+		return agent.Response{}, err
 	}
 	resp := offlineRespond(req.Messages)
 	if err := streamOfflineText(ctx, resp.Text, onText); err != nil {
-		return Response{}, err
+		return agent.Response{}, err
 	}
 	resp.Usage = estimateOfflineUsage(req, resp)
 	return resp, nil
@@ -58,7 +63,7 @@ func (*Offline) Stream(ctx context.Context, req Request, onText func(string)) (R
 // from the messages after the last user message: no tool round yet means
 // parse the request; a round that is the listing a nameLookup asked for
 // means resolve the name; any other round means confirm its results.
-func offlineRespond(msgs []Message) Response {
+func offlineRespond(msgs []agent.Message) agent.Response {
 	userText, turn := currentTurn(msgs)
 	plan := parseUtterance(userText)
 	ids := &callIDs{next: countToolCalls(msgs) + 1}
@@ -69,13 +74,13 @@ func offlineRespond(msgs []Message) Response {
 	case plan.lookup != nil && round.isListing():
 		return resolveLookup(*plan.lookup, round, ids)
 	}
-	return Response{Text: confirmRound(round)}
+	return agent.Response{Text: confirmRound(round)}
 }
 
 // currentTurn returns the last user message's text and what followed it.
-func currentTurn(msgs []Message) (string, []Message) {
+func currentTurn(msgs []agent.Message) (string, []agent.Message) {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == RoleUser {
+		if msgs[i].Role == agent.RoleUser {
 			return msgs[i].Content, msgs[i+1:]
 		}
 	}
@@ -86,14 +91,14 @@ func currentTurn(msgs []Message) (string, []Message) {
 // ids stay unique across the rounds of a turn without any stored state.
 type callIDs struct{ next int }
 
-func (c *callIDs) call(p plannedCall) ToolCall {
+func (c *callIDs) call(p plannedCall) agent.ToolCall {
 	args, _ := json.Marshal(p.args) // a map of strings and numbers always marshals
 	id := fmt.Sprintf("call_%d", c.next)
 	c.next++
-	return ToolCall{ID: id, Name: p.tool, Arguments: string(args)}
+	return agent.ToolCall{ID: id, Name: p.tool, Arguments: string(args)}
 }
 
-func countToolCalls(msgs []Message) int {
+func countToolCalls(msgs []agent.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += len(m.ToolCalls)
@@ -101,11 +106,11 @@ func countToolCalls(msgs []Message) int {
 	return n
 }
 
-func (p offlinePlan) response(ids *callIDs) Response {
+func (p offlinePlan) response(ids *callIDs) agent.Response {
 	if len(p.calls) == 0 {
-		return Response{Text: p.reply}
+		return agent.Response{Text: p.reply}
 	}
-	var resp Response
+	var resp agent.Response
 	for _, c := range p.calls {
 		resp.ToolCalls = append(resp.ToolCalls, ids.call(c))
 	}
@@ -115,18 +120,18 @@ func (p offlinePlan) response(ids *callIDs) Response {
 // toolRound is the last assistant message's calls and the tool messages
 // that answered them, by call id.
 type toolRound struct {
-	calls   []ToolCall
+	calls   []agent.ToolCall
 	results map[string]string
 }
 
-func lastToolRound(turn []Message) (toolRound, bool) {
+func lastToolRound(turn []agent.Message) (toolRound, bool) {
 	for i := len(turn) - 1; i >= 0; i-- {
-		if turn[i].Role != RoleAssistant || len(turn[i].ToolCalls) == 0 {
+		if turn[i].Role != agent.RoleAssistant || len(turn[i].ToolCalls) == 0 {
 			continue
 		}
 		r := toolRound{calls: turn[i].ToolCalls, results: map[string]string{}}
 		for _, m := range turn[i+1:] {
-			if m.Role == RoleTool {
+			if m.Role == agent.RoleTool {
 				r.results[m.ToolCallID] = m.Content
 			}
 		}
@@ -159,7 +164,7 @@ type listedTask struct {
 
 // outcome decodes the result of call; a result that is not JSON is taken
 // as an error sentence, and a missing one as a failure to report.
-func (r toolRound) outcome(call ToolCall) toolOutcome {
+func (r toolRound) outcome(call agent.ToolCall) toolOutcome {
 	content, ok := r.results[call.ID]
 	if !ok {
 		return toolOutcome{Error: fmt.Sprintf("I got no answer from %s; please try again.", call.Name)}
@@ -173,20 +178,20 @@ func (r toolRound) outcome(call ToolCall) toolOutcome {
 
 // resolveLookup acts on the one listed task whose title holds every word
 // the person used, or asks when several do, or says that none does.
-func resolveLookup(l nameLookup, round toolRound, ids *callIDs) Response {
+func resolveLookup(l nameLookup, round toolRound, ids *callIDs) agent.Response {
 	out := round.outcome(round.calls[0])
 	if out.Error != "" {
-		return Response{Text: confirmRound(round)}
+		return agent.Response{Text: confirmRound(round)}
 	}
 	phrase := strings.Join(l.words, " ")
 	matches := matchTasks(out.Tasks, l.words)
 	switch len(matches) {
 	case 0:
-		return Response{Text: fmt.Sprintf("I couldn't find a task matching %q — want to see your list?", phrase)}
+		return agent.Response{Text: fmt.Sprintf("I couldn't find a task matching %q — want to see your list?", phrase)}
 	case 1:
 		args := maps.Clone(l.args)
 		args["task_id"] = matches[0].ID
-		return Response{ToolCalls: []ToolCall{ids.call(plannedCall{tool: l.tool, args: args})}}
+		return agent.Response{ToolCalls: []agent.ToolCall{ids.call(plannedCall{tool: l.tool, args: args})}}
 	}
 	a := offlineActions[l.tool]
 	lines := []string{fmt.Sprintf("%d tasks match %q:", len(matches), phrase)}
@@ -195,7 +200,7 @@ func resolveLookup(l nameLookup, round toolRound, ids *callIDs) Response {
 	}
 	lines = append(lines, fmt.Sprintf("Which one should I %s? Tell me its number, like \"%s\".",
 		a.verb, fmt.Sprintf(a.example, matches[0].ID)))
-	return Response{Text: strings.Join(lines, "\n")}
+	return agent.Response{Text: strings.Join(lines, "\n")}
 }
 
 // matchTasks returns the tasks whose title contains every word, in any
@@ -273,7 +278,7 @@ func confirmRound(r toolRound) string {
 	return strings.Join(lines, "\n")
 }
 
-func confirmCall(call ToolCall, out toolOutcome) string {
+func confirmCall(call agent.ToolCall, out toolOutcome) string {
 	switch {
 	case out.Error != "":
 		return describeToolError(call, out.Error)
@@ -297,7 +302,7 @@ func confirmCall(call ToolCall, out toolOutcome) string {
 
 // describeToolError says a missing task plainly and passes any other error
 // sentence on as the tool wrote it.
-func describeToolError(call ToolCall, msg string) string {
+func describeToolError(call agent.ToolCall, msg string) string {
 	id := callArgs(call).TaskID
 	if id > 0 && strings.Contains(strings.ToLower(msg), "not found") {
 		return fmt.Sprintf("I couldn't find task %d — want to see your list?", id)
@@ -312,7 +317,7 @@ type offlineCallArgs struct {
 }
 
 // callArgs decodes what it can; arguments that do not decode read as zero.
-func callArgs(call ToolCall) offlineCallArgs {
+func callArgs(call agent.ToolCall) offlineCallArgs {
 	var a offlineCallArgs
 	_ = json.Unmarshal([]byte(call.Arguments), &a)
 	return a
@@ -390,26 +395,22 @@ func streamOfflineText(ctx context.Context, text string, onText func(string)) er
 
 // estimateOfflineUsage counts about one token per four characters of
 // everything sent (system prompt, tools, messages) and everything produced.
-func estimateOfflineUsage(req Request, resp Response) Usage {
-	prompt := estimateTokens(req.System)
+func estimateOfflineUsage(req agent.Request, resp agent.Response) agent.Usage {
+	prompt := agent.EstimateTokens(req.System)
 	for _, t := range req.Tools {
-		prompt += estimateTokens(t.Name + t.Description + string(t.Parameters))
+		prompt += agent.EstimateTokens(t.Name + t.Description + string(t.Parameters))
 	}
 	for _, m := range req.Messages {
-		prompt += estimateTokens(m.Content) + estimateCallTokens(m.ToolCalls)
+		prompt += agent.EstimateTokens(m.Content) + estimateCallTokens(m.ToolCalls)
 	}
-	completion := estimateTokens(resp.Text) + estimateCallTokens(resp.ToolCalls)
-	return Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+	completion := agent.EstimateTokens(resp.Text) + estimateCallTokens(resp.ToolCalls)
+	return agent.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 }
 
-func estimateCallTokens(calls []ToolCall) int {
+func estimateCallTokens(calls []agent.ToolCall) int {
 	n := 0
 	for _, c := range calls {
-		n += estimateTokens(c.Name + c.Arguments)
+		n += agent.EstimateTokens(c.Name + c.Arguments)
 	}
 	return n
-}
-
-func estimateTokens(s string) int {
-	return (utf8.RuneCountInString(s) + 3) / 4
 }

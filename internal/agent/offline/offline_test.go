@@ -1,4 +1,4 @@
-package agent
+package offline
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/taskchat/taskchat/internal/agent"
 )
 
 // wantCall is a tool call a test expects: its name and its parsed arguments.
@@ -122,7 +124,7 @@ func TestOfflineFirstRound(t *testing.T) {
 }
 
 func TestOfflineCallIDs(t *testing.T) {
-	msgs := []Message{userSays("Mark tasks 4 and 5 as complete")}
+	msgs := []agent.Message{userSays("Mark tasks 4 and 5 as complete")}
 	resp, _ := mustStream(t, msgs...)
 	msgs = afterRound(msgs, resp, `{"task_id":4,"status":"completed","title":"Pay bills"}`)
 	msgs = append(msgs, userSays("Delete the meeting task"))
@@ -143,7 +145,7 @@ func TestOfflineActOnTaskByName(t *testing.T) {
 		{"id":6,"title":"Meeting notes","description":"","completed":true,"created_at":"2026-01-02T10:00:00Z"}]}`
 
 	t.Run("one match is deleted, then confirmed", func(t *testing.T) {
-		msgs := []Message{userSays("Delete the team meeting task")}
+		msgs := []agent.Message{userSays("Delete the team meeting task")}
 		first, _ := mustStream(t, msgs...)
 		assertCalls(t, first.ToolCalls, wantList("all"))
 
@@ -209,9 +211,9 @@ func TestOfflineConfirmations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			call := ToolCall{ID: "call_1", Name: tc.tool, Arguments: tc.args}
-			msgs := []Message{userSays("whatever was said"), {Role: RoleAssistant, ToolCalls: []ToolCall{call}},
-				{Role: RoleTool, ToolCallID: "call_1", Content: tc.result}}
+			call := agent.ToolCall{ID: "call_1", Name: tc.tool, Arguments: tc.args}
+			msgs := []agent.Message{userSays("whatever was said"), {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{call}},
+				{Role: agent.RoleTool, ToolCallID: "call_1", Content: tc.result}}
 			resp, _ := mustStream(t, msgs...)
 			assertText(t, resp, tc.want)
 		})
@@ -219,13 +221,13 @@ func TestOfflineConfirmations(t *testing.T) {
 }
 
 func TestOfflineConfirmsEveryCallOfARound(t *testing.T) {
-	msgs := []Message{userSays("complete tasks 4 and 5"), {Role: RoleAssistant, ToolCalls: []ToolCall{
+	msgs := []agent.Message{userSays("complete tasks 4 and 5"), {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
 		{ID: "call_1", Name: "complete_task", Arguments: `{"task_id":4}`},
 		{ID: "call_2", Name: "complete_task", Arguments: `{"task_id":5}`},
 		{ID: "call_3", Name: "complete_task", Arguments: `{"task_id":6}`},
 	}},
-		{Role: RoleTool, ToolCallID: "call_2", Content: `{"error":"Task 5 was not found."}`},
-		{Role: RoleTool, ToolCallID: "call_1", Content: `{"task_id":4,"status":"completed","title":"Pay bills"}`},
+		{Role: agent.RoleTool, ToolCallID: "call_2", Content: `{"error":"Task 5 was not found."}`},
+		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"task_id":4,"status":"completed","title":"Pay bills"}`},
 	}
 	resp, _ := mustStream(t, msgs...)
 	assertText(t, resp, "Marked task 4 as complete: Pay bills.\nI couldn't find task 5 — want to see your list?\n"+
@@ -233,11 +235,11 @@ func TestOfflineConfirmsEveryCallOfARound(t *testing.T) {
 }
 
 func TestOfflineOnlyReadsTheLastTurn(t *testing.T) {
-	history := []Message{
+	history := []agent.Message{
 		userSays("Delete the meeting task"),
-		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"status":"all"}`}}},
-		{Role: RoleTool, ToolCallID: "call_1", Content: `{"tasks":[]}`},
-		{Role: RoleAssistant, Content: `I couldn't find a task matching "meeting" — want to see your list?`},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"status":"all"}`}}},
+		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[]}`},
+		{Role: agent.RoleAssistant, Content: `I couldn't find a task matching "meeting" — want to see your list?`},
 		userSays("yes, show me all my tasks"),
 	}
 	resp, _ := mustStream(t, history...)
@@ -248,9 +250,9 @@ func TestOfflineOnlyReadsTheLastTurn(t *testing.T) {
 }
 
 func TestOfflineStreamsText(t *testing.T) {
-	msgs := []Message{userSays("show my tasks"), {Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"status":"all"}`}}},
-		{Role: RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":1,"title":"Buy groceries and milk for the week"},{"id":2,"title":"Call mom"}]}`}}
-	for _, m := range [][]Message{msgs, {userSays("hello")}, {userSays("tell me a joke")}} {
+	msgs := []agent.Message{userSays("show my tasks"), {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"status":"all"}`}}},
+		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":1,"title":"Buy groceries and milk for the week"},{"id":2,"title":"Call mom"}]}`}}
+	for _, m := range [][]agent.Message{msgs, {userSays("hello")}, {userSays("tell me a joke")}} {
 		resp, chunks := mustStream(t, m...)
 		if len(chunks) < 3 {
 			t.Errorf("%d chunks for %q, want the text in several pieces", len(chunks), resp.Text)
@@ -284,11 +286,11 @@ func TestOfflineHelp(t *testing.T) {
 }
 
 func TestOfflineIsDeterministicAndStateless(t *testing.T) {
-	shared := NewOffline()
-	answers := func(m Model) []Response {
-		var out []Response
+	shared := New()
+	answers := func(m agent.Model) []agent.Response {
+		var out []agent.Response
 		for _, tc := range offlineCases {
-			resp, err := m.Stream(context.Background(), Request{Messages: []Message{userSays(tc.say)}}, nil)
+			resp, err := m.Stream(context.Background(), agent.Request{Messages: []agent.Message{userSays(tc.say)}}, nil)
 			if err != nil {
 				t.Fatalf("Stream(%q): %v", tc.say, err)
 			}
@@ -296,7 +298,7 @@ func TestOfflineIsDeterministicAndStateless(t *testing.T) {
 		}
 		return out
 	}
-	first, again, fresh := answers(shared), answers(shared), answers(NewOffline())
+	first, again, fresh := answers(shared), answers(shared), answers(New())
 	if !reflect.DeepEqual(first, again) || !reflect.DeepEqual(first, fresh) {
 		t.Error("the same requests got different answers")
 	}
@@ -308,14 +310,14 @@ func TestOfflineIsDeterministicAndStateless(t *testing.T) {
 func TestOfflineStopsWhenContextIsDone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := NewOffline().Stream(ctx, Request{Messages: []Message{userSays("hello")}}, nil); !errors.Is(err, context.Canceled) {
+	if _, err := New().Stream(ctx, agent.Request{Messages: []agent.Message{userSays("hello")}}, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled before the call: err = %v, want context.Canceled", err)
 	}
 
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	chunks := 0
-	_, err := NewOffline().Stream(ctx, Request{Messages: []Message{userSays("hello")}}, func(string) { chunks++; cancel() })
+	_, err := New().Stream(ctx, agent.Request{Messages: []agent.Message{userSays("hello")}}, func(string) { chunks++; cancel() })
 	if !errors.Is(err, context.Canceled) || chunks != 1 {
 		t.Errorf("cancelled while streaming: err = %v after %d chunks, want context.Canceled after 1", err, chunks)
 	}
@@ -333,7 +335,7 @@ func TestOfflineUsage(t *testing.T) {
 			u.PromptTokens, long.Usage.PromptTokens)
 	}
 	usage := func(system string) int {
-		resp, err := NewOffline().Stream(context.Background(), Request{System: system, Messages: []Message{userSays("list my tasks")}}, nil)
+		resp, err := New().Stream(context.Background(), agent.Request{System: system, Messages: []agent.Message{userSays("list my tasks")}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,7 +354,7 @@ func FuzzOfflineParse(f *testing.F) {
 	}
 	known := map[string]bool{"add_task": true, "list_tasks": true, "complete_task": true, "delete_task": true, "update_task": true}
 	f.Fuzz(func(t *testing.T, say string) {
-		resp, err := NewOffline().Stream(context.Background(), Request{Messages: []Message{userSays(say)}}, nil)
+		resp, err := New().Stream(context.Background(), agent.Request{Messages: []agent.Message{userSays(say)}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,32 +370,32 @@ func FuzzOfflineParse(f *testing.F) {
 	})
 }
 
-func userSays(text string) Message { return Message{Role: RoleUser, Content: text} }
+func userSays(text string) agent.Message { return agent.Message{Role: agent.RoleUser, Content: text} }
 
 // afterRound returns msgs followed by resp's calls and one result for each.
-func afterRound(msgs []Message, resp Response, results ...string) []Message {
-	out := append(append([]Message{}, msgs...), Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+func afterRound(msgs []agent.Message, resp agent.Response, results ...string) []agent.Message {
+	out := append(append([]agent.Message{}, msgs...), agent.Message{Role: agent.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 	for i, c := range resp.ToolCalls {
-		out = append(out, Message{Role: RoleTool, ToolCallID: c.ID, Content: results[i%len(results)]})
+		out = append(out, agent.Message{Role: agent.RoleTool, ToolCallID: c.ID, Content: results[i%len(results)]})
 	}
 	return out
 }
 
 // mustRoundTwo runs a turn's first round, checks it lists the tasks, and
 // returns the second round given listing as the result.
-func mustRoundTwo(tb testing.TB, say, listing string) Response {
+func mustRoundTwo(tb testing.TB, say, listing string) agent.Response {
 	tb.Helper()
-	msgs := []Message{userSays(say)}
+	msgs := []agent.Message{userSays(say)}
 	first, _ := mustStream(tb, msgs...)
 	assertCalls(tb, first.ToolCalls, wantList("all"))
 	resp, _ := mustStream(tb, afterRound(msgs, first, listing)...)
 	return resp
 }
 
-func mustStream(tb testing.TB, msgs ...Message) (Response, []string) {
+func mustStream(tb testing.TB, msgs ...agent.Message) (agent.Response, []string) {
 	tb.Helper()
 	var chunks []string
-	resp, err := NewOffline().Stream(context.Background(), Request{System: "You manage todo lists.", Messages: msgs},
+	resp, err := New().Stream(context.Background(), agent.Request{System: "You manage todo lists.", Messages: msgs},
 		func(s string) { chunks = append(chunks, s) })
 	if err != nil {
 		tb.Fatalf("Stream: %v", err)
@@ -401,7 +403,7 @@ func mustStream(tb testing.TB, msgs ...Message) (Response, []string) {
 	return resp, chunks
 }
 
-func assertText(tb testing.TB, resp Response, want string) {
+func assertText(tb testing.TB, resp agent.Response, want string) {
 	tb.Helper()
 	if len(resp.ToolCalls) != 0 {
 		tb.Errorf("calls %v, want the text %q", resp.ToolCalls, want)
@@ -411,7 +413,7 @@ func assertText(tb testing.TB, resp Response, want string) {
 	}
 }
 
-func assertCalls(tb testing.TB, got []ToolCall, want []wantCall) {
+func assertCalls(tb testing.TB, got []agent.ToolCall, want []wantCall) {
 	tb.Helper()
 	if len(got) != len(want) {
 		tb.Fatalf("calls = %v, want %d: %v", got, len(want), want)

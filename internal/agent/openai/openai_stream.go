@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/taskchat/taskchat/internal/agent"
 )
 
 // This file reads one attempt's stream: text is passed on as it comes,
@@ -33,7 +35,7 @@ type attempt struct {
 	delivered  bool // text or a tool call reached the caller
 	text       strings.Builder
 	calls      toolCallMerger
-	usage      Usage
+	usage      agent.Usage
 }
 
 // Do sends r through the shared client and wraps the response body. The
@@ -63,9 +65,9 @@ func (a *attempt) closeBody() {
 
 // add folds one chunk into the answer, passing text on as it comes. The
 // usage chunk has no choices; other chunks carry a null usage.
-func (a *attempt) add(chunk openai.ChatCompletionStreamResponse) {
+func (a *attempt) add(chunk goopenai.ChatCompletionStreamResponse) {
 	if u := chunk.Usage; u != nil {
-		a.usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+		a.usage = agent.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	}
 	for _, c := range chunk.Choices {
 		if c.Index != 0 {
@@ -85,12 +87,12 @@ func (a *attempt) add(chunk openai.ChatCompletionStreamResponse) {
 
 // finish returns the answer once go-openai reports the end of the stream,
 // which it does with io.EOF both after [DONE] and when the body just ends.
-func (a *attempt) finish() (Response, error) {
+func (a *attempt) finish() (agent.Response, error) {
 	if a.body == nil || !a.body.done {
-		return Response{}, &ModelError{Kind: ErrModelStream, Err: errNoDone}
+		return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelStream, Err: errNoDone}
 	}
 	a.body.drain()
-	return Response{Text: a.text.String(), ToolCalls: a.calls.complete(), Usage: a.usage}, nil
+	return agent.Response{Text: a.text.String(), ToolCalls: a.calls.complete(), Usage: a.usage}, nil
 }
 
 // toolCallMerger assembles tool calls from their streamed fragments. A
@@ -98,13 +100,13 @@ func (a *attempt) finish() (Response, error) {
 // index (OpenAI sends the id only once), else, when it carries neither, to
 // the latest call (servers that omit the index).
 type toolCallMerger struct {
-	calls []ToolCall
+	calls []agent.ToolCall
 	slots map[string]int // "index:N" and "id:X" to position in calls
 }
 
 // add appends one fragment: the id and name are set once, the arguments
 // are concatenated.
-func (m *toolCallMerger) add(d openai.ToolCall) {
+func (m *toolCallMerger) add(d goopenai.ToolCall) {
 	c := &m.calls[m.slot(d)]
 	if c.ID == "" {
 		c.ID = d.ID
@@ -117,7 +119,7 @@ func (m *toolCallMerger) add(d openai.ToolCall) {
 
 // slot finds or makes the position of d's call. A known index with a
 // different id is a new call: some servers give parallel calls one index.
-func (m *toolCallMerger) slot(d openai.ToolCall) int {
+func (m *toolCallMerger) slot(d goopenai.ToolCall) int {
 	var keys []string
 	if d.ID != "" {
 		keys = append(keys, "id:"+d.ID)
@@ -127,7 +129,7 @@ func (m *toolCallMerger) slot(d openai.ToolCall) int {
 	}
 	i, ok := m.find(keys, d.ID)
 	if !ok {
-		m.calls = append(m.calls, ToolCall{})
+		m.calls = append(m.calls, agent.ToolCall{})
 		i = len(m.calls) - 1
 	}
 	if m.slots == nil {
@@ -154,7 +156,7 @@ func (m *toolCallMerger) find(keys []string, id string) (int, bool) {
 }
 
 // complete returns the calls, giving an id to any the server left without.
-func (m *toolCallMerger) complete() []ToolCall {
+func (m *toolCallMerger) complete() []agent.ToolCall {
 	for i := range m.calls {
 		if m.calls[i].ID == "" {
 			m.calls[i].ID = "call_" + rand.Text()

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -11,17 +11,20 @@ import (
 	"strconv"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/taskchat/taskchat/internal/agent"
 )
 
-// This file decides what a failed attempt means: the kind of ModelError it
-// is, whether another attempt may fare better, and how long to wait first.
+// This file decides what a failed attempt means: the kind of
+// agent.ModelError it is, whether another attempt may fare better, and how
+// long to wait first.
 
 // backoff sleeps before retry number retry+1: a full-jitter exponential
 // delay, or the server's Retry-After if longer. It returns last instead
 // when the sleep would outlast ctx's deadline.
-func (o *OpenAI) backoff(ctx context.Context, retry int, retryAfter time.Duration, last error) error {
-	ceiling := o.cfg.RetryBaseDelay
+func (m *Model) backoff(ctx context.Context, retry int, retryAfter time.Duration, last error) error {
+	ceiling := m.cfg.RetryBaseDelay
 	for i := 0; i < retry && ceiling < maxRetryDelay; i++ {
 		ceiling *= 2
 	}
@@ -61,7 +64,7 @@ func failure(parent, ctx context.Context, err, fallback error) error {
 	case parent.Err() != nil:
 		return contextError(parent.Err())
 	case errors.Is(context.Cause(ctx), errStreamIdle):
-		return &ModelError{Kind: ErrModelTimeout, Err: errStreamIdle}
+		return &agent.ModelError{Kind: agent.ErrModelTimeout, Err: errStreamIdle}
 	default:
 		return classify(err, fallback)
 	}
@@ -71,30 +74,30 @@ func failure(parent, ctx context.Context, err, fallback error) error {
 // cancellation is the caller's own doing and no model failure.
 func contextError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &ModelError{Kind: ErrModelTimeout, Err: err}
+		return &agent.ModelError{Kind: agent.ErrModelTimeout, Err: err}
 	}
 	return fmt.Errorf("openai: %w", err)
 }
 
 // classify gives err its kind. Errors go-openai raises itself take
 // fallback: a request it would not send, or a stream it could not read.
-func classify(err, fallback error) *ModelError {
-	var reqErr *openai.RequestError
-	var apiErr *openai.APIError
+func classify(err, fallback error) *agent.ModelError {
+	var reqErr *goopenai.RequestError
+	var apiErr *goopenai.APIError
 	var urlErr *url.Error
 	switch {
 	case errors.As(err, &reqErr):
-		return &ModelError{Kind: statusKind(reqErr.HTTPStatusCode, false), Status: reqErr.HTTPStatusCode, Err: err}
+		return &agent.ModelError{Kind: statusKind(reqErr.HTTPStatusCode, false), Status: reqErr.HTTPStatusCode, Err: err}
 	case errors.As(err, &apiErr) && apiErr.HTTPStatusCode == 0:
-		return &ModelError{Kind: eventKind(apiErr), Err: err} // an error event inside the stream
+		return &agent.ModelError{Kind: eventKind(apiErr), Err: err} // an error event inside the stream
 	case errors.As(err, &apiErr):
-		return &ModelError{Kind: statusKind(apiErr.HTTPStatusCode, isQuota(apiErr)), Status: apiErr.HTTPStatusCode, Err: err}
+		return &agent.ModelError{Kind: statusKind(apiErr.HTTPStatusCode, isQuota(apiErr)), Status: apiErr.HTTPStatusCode, Err: err}
 	case isTimeout(err):
-		return &ModelError{Kind: ErrModelTimeout, Err: err}
+		return &agent.ModelError{Kind: agent.ErrModelTimeout, Err: err}
 	case errors.As(err, &urlErr):
-		return &ModelError{Kind: ErrModelServer, Err: err} // the server could not be reached
+		return &agent.ModelError{Kind: agent.ErrModelServer, Err: err} // the server could not be reached
 	default:
-		return &ModelError{Kind: fallback, Err: err}
+		return &agent.ModelError{Kind: fallback, Err: err}
 	}
 }
 
@@ -102,30 +105,30 @@ func classify(err, fallback error) *ModelError {
 func statusKind(status int, quota bool) error {
 	switch {
 	case quota || status == http.StatusPaymentRequired:
-		return ErrModelQuota
+		return agent.ErrModelQuota
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return ErrModelAuth
+		return agent.ErrModelAuth
 	case status == http.StatusTooManyRequests:
-		return ErrModelRateLimited
+		return agent.ErrModelRateLimited
 	case status == http.StatusRequestTimeout:
-		return ErrModelTimeout
+		return agent.ErrModelTimeout
 	case status >= 500:
-		return ErrModelServer
+		return agent.ErrModelServer
 	default:
-		return ErrModelRequest
+		return agent.ErrModelRequest
 	}
 }
 
 // eventKind maps an error event sent in place of a chunk.
-func eventKind(e *openai.APIError) error {
+func eventKind(e *goopenai.APIError) error {
 	if isQuota(e) {
-		return ErrModelQuota
+		return agent.ErrModelQuota
 	}
-	return ErrModelServer
+	return agent.ErrModelServer
 }
 
 // isQuota reports an exhausted quota, which waiting will not fix.
-func isQuota(e *openai.APIError) bool {
+func isQuota(e *goopenai.APIError) bool {
 	return e.Type == "insufficient_quota" || e.Code == "insufficient_quota"
 }
 
@@ -137,12 +140,12 @@ func isTimeout(err error) bool {
 
 // retryable reports failures that a later attempt may not meet.
 func retryable(err error) bool {
-	var me *ModelError
+	var me *agent.ModelError
 	if !errors.As(err, &me) {
 		return false
 	}
 	switch me.Kind {
-	case ErrModelRateLimited, ErrModelServer, ErrModelTimeout, ErrModelStream:
+	case agent.ErrModelRateLimited, agent.ErrModelServer, agent.ErrModelTimeout, agent.ErrModelStream:
 		return true
 	}
 	return false

@@ -1,11 +1,15 @@
-package agent
+package offline
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -22,14 +26,14 @@ func TestOfflineThroughTheLoop(t *testing.T) {
 			if strings.TrimSpace(tc.say) == "" {
 				t.Skip("the HTTP layer refuses empty messages before any model runs")
 			}
-			res, err := Run(context.Background(), Input{Model: NewOffline(), Tools: SessionTools(mustTaskTools(t)), Message: tc.say})
-			if err != nil || res.Stop != StopCompleted || res.Reply == "" {
+			res, err := agent.Run(context.Background(), agent.Input{Limits: testLimits(), Model: New(), Tools: agent.SessionTools(mustTaskTools(t)), Message: tc.say})
+			if err != nil || res.Stop != agent.StopCompleted || res.Reply == "" {
 				t.Fatalf("err %v, result %+v", err, res)
 			}
-			var first []ToolCall
+			var first []agent.ToolCall
 			for _, c := range res.Calls {
 				if c.Round == 0 {
-					first = append(first, ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Arguments)})
+					first = append(first, agent.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Arguments)})
 				}
 			}
 			assertCalls(t, first, tc.want)
@@ -49,9 +53,9 @@ func TestOfflineConversation(t *testing.T) {
 	}
 	defer cs.Close()
 
-	say := func(msg string) Result {
+	say := func(msg string) agent.Result {
 		t.Helper()
-		res, err := Run(ctx, Input{Model: NewOffline(), Tools: SessionTools(cs), Message: msg})
+		res, err := agent.Run(ctx, agent.Input{Limits: testLimits(), Model: New(), Tools: agent.SessionTools(cs), Message: msg})
 		if err != nil {
 			t.Fatalf("%q: %v", msg, err)
 		}
@@ -90,4 +94,21 @@ func TestOfflineConversation(t *testing.T) {
 	if len(list) != 2 || list[0].Title != "Call mom tonight" || !list[1].Completed {
 		t.Fatalf("tasks at the end = %+v", list)
 	}
+}
+
+// mustTaskTools connects a fresh user's real task tools on PostgreSQL.
+func mustTaskTools(tb testing.TB) *mcp.ClientSession {
+	tb.Helper()
+	svc := tasks.NewService(store.NewTasks(storetest.Pool(tb)))
+	cs, err := mcptools.Connect(context.Background(), storetest.UserID(tb), svc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// testLimits are generous limits for a test turn.
+func testLimits() agent.Limits {
+	return agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 30 * time.Second, ToolTimeout: 10 * time.Second}
 }

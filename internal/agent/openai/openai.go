@@ -1,4 +1,10 @@
-package agent
+// Package openai is the agent's model served over the chat-completions
+// API, by OpenAI or by any server that speaks its wire format. It streams
+// the answer as it comes, assembles tool calls from their fragments,
+// retries what a later attempt may get past, and reports every failure as
+// one of package agent's model error kinds, so the loop can tell a bad key
+// from an outage without knowing which model it runs.
+package openai
 
 import (
 	"context"
@@ -10,13 +16,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/taskchat/taskchat/internal/agent"
 )
 
-// The defaults NewOpenAI gives an OpenAIConfig's zero fields, and the
-// bounds on how long one retry may wait.
+// The defaults New gives a Config's zero fields, and the bounds on how
+// long one retry may wait.
 const (
-	defaultOpenAIModel    = "gpt-4o-mini"
+	defaultModel          = "gpt-4o-mini"
 	defaultMaxRetries     = 3
 	defaultRetryBaseDelay = 250 * time.Millisecond
 	defaultIdleTimeout    = 60 * time.Second
@@ -28,9 +36,9 @@ const (
 // errStreamIdle is the cause the idle timer cancels an attempt with.
 var errStreamIdle = errors.New("no stream data within the idle timeout")
 
-// OpenAIConfig configures a model served over the chat-completions API.
-// NewOpenAI replaces zero fields with defaults.
-type OpenAIConfig struct {
+// Config configures a model served over the chat-completions API.
+// New replaces zero fields with defaults.
+type Config struct {
 	// APIKey is sent as a bearer token; it may be empty for local servers.
 	APIKey string
 	// BaseURL is the API root ("https://host/v1"); empty means OpenAI's.
@@ -44,15 +52,15 @@ type OpenAIConfig struct {
 	// the default is 250ms.
 	RetryBaseDelay time.Duration
 	// IdleTimeout is the longest silence allowed between stream chunks
-	// (and before the first) before the call fails with ErrModelTimeout;
-	// the default is 60s.
+	// (and before the first) before the call fails with
+	// agent.ErrModelTimeout; the default is 60s.
 	IdleTimeout time.Duration
 }
 
 // withDefaults returns the config with every zero field defaulted.
-func (c OpenAIConfig) withDefaults() OpenAIConfig {
+func (c Config) withDefaults() Config {
 	if c.Model == "" {
-		c.Model = defaultOpenAIModel
+		c.Model = defaultModel
 	}
 	if c.MaxRetries == 0 {
 		c.MaxRetries = defaultMaxRetries
@@ -69,7 +77,7 @@ func (c OpenAIConfig) withDefaults() OpenAIConfig {
 // NewHTTPClient returns the HTTP client the process should share for model
 // calls. It has no overall timeout, which would cut long streams short;
 // instead each phase before the first byte is bounded, and the stream
-// itself by OpenAIConfig.IdleTimeout.
+// itself by Config.IdleTimeout.
 func NewHTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Client{Transport: &http.Transport{
@@ -94,70 +102,71 @@ func NewHTTPClient() *http.Client {
 	}}
 }
 
-// OpenAI is a Model served over the chat-completions API, by OpenAI or by
-// any server that speaks its wire format. It is safe for concurrent use.
-type OpenAI struct {
-	cfg    OpenAIConfig
+// Model is an agent.Model served over the chat-completions API, by OpenAI
+// or by any server that speaks its wire format. It is safe for concurrent
+// use.
+type Model struct {
+	cfg    Config
 	hc     *http.Client
-	client openai.ClientConfig
+	client goopenai.ClientConfig
 	tools  toolCache
 }
 
-// NewOpenAI returns the model cfg describes, calling it through hc, which
-// should be the process's one client from NewHTTPClient (nil makes a new one).
-func NewOpenAI(cfg OpenAIConfig, hc *http.Client) *OpenAI {
+// New returns the model cfg describes, calling it through hc, which should
+// be the process's one client from NewHTTPClient (nil makes a new one).
+func New(cfg Config, hc *http.Client) *Model {
 	if hc == nil {
 		hc = NewHTTPClient()
 	}
 	cfg = cfg.withDefaults()
-	client := openai.DefaultConfig(cfg.APIKey)
+	client := goopenai.DefaultConfig(cfg.APIKey)
 	if cfg.BaseURL != "" {
 		client.BaseURL = cfg.BaseURL
 	}
-	return &OpenAI{cfg: cfg, hc: hc, client: client}
+	return &Model{cfg: cfg, hc: hc, client: client}
 }
 
 // Name returns the name of the model the calls go to.
-func (o *OpenAI) Name() string { return o.cfg.Model }
+func (m *Model) Name() string { return m.cfg.Model }
 
 // Stream sends req and streams the answer. Rate limits, server errors and
 // broken connections are retried with backoff as long as nothing has
 // reached the caller yet: once text or a tool call has arrived, a failure
 // is returned as is, since the caller cannot take it back.
-func (o *OpenAI) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
+func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 	if onText == nil {
 		onText = func(string) {}
 	}
-	chatReq := o.chatRequest(req)
+	chatReq := m.chatRequest(req)
 	for retry := 0; ; retry++ {
-		a := &attempt{hc: o.hc, onText: onText}
-		resp, err := o.try(ctx, chatReq, a)
+		a := &attempt{hc: m.hc, onText: onText}
+		resp, err := m.try(ctx, chatReq, a)
 		if err == nil {
 			return resp, nil
 		}
-		if a.delivered || retry >= o.cfg.MaxRetries || !retryable(err) {
-			return Response{}, err
+		if a.delivered || retry >= m.cfg.MaxRetries || !retryable(err) {
+			return agent.Response{}, err
 		}
-		if err := o.backoff(ctx, retry, a.retryAfter, err); err != nil {
-			return Response{}, err
+		if err := m.backoff(ctx, retry, a.retryAfter, err); err != nil {
+			return agent.Response{}, err
 		}
 	}
 }
 
 // try makes one request and reads its stream to the end. An idle timer
 // cancels the attempt when the server goes silent for IdleTimeout.
-func (o *OpenAI) try(parent context.Context, req openai.ChatCompletionRequest, a *attempt) (Response, error) {
+func (m *Model) try(parent context.Context, req goopenai.ChatCompletionRequest, a *attempt) (agent.Response, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	idle := time.AfterFunc(o.cfg.IdleTimeout, func() { cancel(errStreamIdle) })
+	idle := time.AfterFunc(m.cfg.IdleTimeout, func() { cancel(errStreamIdle) })
 	defer idle.Stop()
 
-	cfg := o.client
+	cfg := m.client
 	cfg.HTTPClient = a
-	stream, err := openai.NewClientWithConfig(cfg).CreateChatCompletionStream(ctx, req)
+	stream, err := goopenai.NewClientWithConfig(cfg).CreateChatCompletionStream(ctx, req)
 	if err != nil {
 		a.closeBody() // go-openai reads a refusal's body but never closes it
-		return Response{}, failure(parent, ctx, err, ErrModelRequest)
+		return agent.Response{}, failure(parent, ctx, err, agent.ErrModelRequest)
 	}
 	defer stream.Close()
 	for {
@@ -167,32 +176,32 @@ func (o *OpenAI) try(parent context.Context, req openai.ChatCompletionRequest, a
 			return a.finish()
 		}
 		if err != nil {
-			return Response{}, failure(parent, ctx, err, ErrModelStream)
+			return agent.Response{}, failure(parent, ctx, err, agent.ErrModelStream)
 		}
-		idle.Reset(o.cfg.IdleTimeout)
+		idle.Reset(m.cfg.IdleTimeout)
 		a.add(chunk)
 	}
 }
 
 // chatRequest converts req to go-openai's streaming request.
-func (o *OpenAI) chatRequest(req Request) openai.ChatCompletionRequest {
-	return openai.ChatCompletionRequest{
-		Model:         o.cfg.Model,
+func (m *Model) chatRequest(req agent.Request) goopenai.ChatCompletionRequest {
+	return goopenai.ChatCompletionRequest{
+		Model:         m.cfg.Model,
 		Messages:      chatMessages(req),
-		Tools:         o.tools.of(req.Tools),
+		Tools:         m.tools.of(req.Tools),
 		Stream:        true,
-		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+		StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
 	}
 }
 
 // chatMessages lists req's messages after its system prompt.
-func chatMessages(req Request) []openai.ChatCompletionMessage {
-	msgs := make([]openai.ChatCompletionMessage, 0, len(req.Messages)+1)
+func chatMessages(req agent.Request) []goopenai.ChatCompletionMessage {
+	msgs := make([]goopenai.ChatCompletionMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
+		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleSystem, Content: req.System})
 	}
 	for _, m := range req.Messages {
-		msgs = append(msgs, openai.ChatCompletionMessage{
+		msgs = append(msgs, goopenai.ChatCompletionMessage{
 			Role:       string(m.Role),
 			Content:    m.Content,
 			ToolCalls:  chatToolCalls(m.ToolCalls),
@@ -203,13 +212,13 @@ func chatMessages(req Request) []openai.ChatCompletionMessage {
 }
 
 // chatToolCalls converts the tool calls of an assistant message.
-func chatToolCalls(calls []ToolCall) []openai.ToolCall {
-	var out []openai.ToolCall
+func chatToolCalls(calls []agent.ToolCall) []goopenai.ToolCall {
+	var out []goopenai.ToolCall
 	for _, c := range calls {
-		out = append(out, openai.ToolCall{
+		out = append(out, goopenai.ToolCall{
 			ID:       c.ID,
-			Type:     openai.ToolTypeFunction,
-			Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments},
+			Type:     goopenai.ToolTypeFunction,
+			Function: goopenai.FunctionCall{Name: c.Name, Arguments: c.Arguments},
 		})
 	}
 	return out
@@ -223,11 +232,11 @@ type toolCache struct {
 }
 
 type toolCacheEntry struct {
-	defs  []ToolDef
-	tools []openai.Tool
+	defs  []agent.ToolDef
+	tools []goopenai.Tool
 }
 
-func (c *toolCache) of(defs []ToolDef) []openai.Tool {
+func (c *toolCache) of(defs []agent.ToolDef) []goopenai.Tool {
 	if e := c.last.Load(); e != nil && sameSlice(e.defs, defs) {
 		return e.tools
 	}
@@ -238,21 +247,21 @@ func (c *toolCache) of(defs []ToolDef) []openai.Tool {
 
 // sameSlice reports whether a and b are the same slice, not merely equal:
 // the definitions are immutable once listed, so identity is enough.
-func sameSlice(a, b []ToolDef) bool {
+func sameSlice(a, b []agent.ToolDef) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // chatTools declares tools as functions whose parameters are their raw
 // JSON Schema. A tool without one takes an empty object, because the API
 // refuses "parameters": null.
-func chatTools(tools []ToolDef) []openai.Tool {
-	var out []openai.Tool
+func chatTools(tools []agent.ToolDef) []goopenai.Tool {
+	var out []goopenai.Tool
 	for _, t := range tools {
 		params := t.Parameters
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		out = append(out, goopenai.Tool{Type: goopenai.ToolTypeFunction, Function: &goopenai.FunctionDefinition{
 			Name: t.Name, Description: t.Description, Parameters: params,
 		}})
 	}

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/taskchat/taskchat/internal/agent"
 )
 
 // fakeOpenAI is a chat-completions server speaking the real SSE wire
@@ -197,15 +199,15 @@ func usageChunk(prompt, completion int) string {
 
 // newTestModel returns a model calling f with tiny retry delays; change
 // adjusts its config.
-func newTestModel(tb testing.TB, f *fakeOpenAI, change ...func(*OpenAIConfig)) *OpenAI {
+func newTestModel(tb testing.TB, f *fakeOpenAI, change ...func(*Config)) *Model {
 	tb.Helper()
-	cfg := OpenAIConfig{APIKey: "sk-test", BaseURL: f.URL + "/v1", RetryBaseDelay: time.Microsecond}
+	cfg := Config{APIKey: "sk-test", BaseURL: f.URL + "/v1", RetryBaseDelay: time.Microsecond}
 	for _, c := range change {
 		c(&cfg)
 	}
 	hc := NewHTTPClient()
 	tb.Cleanup(hc.CloseIdleConnections)
-	return NewOpenAI(cfg, hc)
+	return New(cfg, hc)
 }
 
 // collect returns an onText that records the pieces, and the record.
@@ -214,12 +216,12 @@ func collect() (func(string), *[]string) {
 	return func(s string) { got = append(got, s) }, &got
 }
 
-// mustKind fails unless err is a *ModelError of kind want.
-func mustKind(tb testing.TB, err, want error) *ModelError {
+// mustKind fails unless err is an *agent.ModelError of kind want.
+func mustKind(tb testing.TB, err, want error) *agent.ModelError {
 	tb.Helper()
-	var me *ModelError
+	var me *agent.ModelError
 	if !errors.As(err, &me) || !errors.Is(err, want) {
-		tb.Fatalf("error = %v, want a *ModelError of kind %v", err, want)
+		tb.Fatalf("error = %v, want a *agent.ModelError of kind %v", err, want)
 	}
 	return me
 }
@@ -229,7 +231,7 @@ func TestOpenAIStreamsTextInOrder(t *testing.T) {
 		finishChunk("stop"), usageChunk(12, 4)))
 	onText, got := collect()
 
-	resp, err := newTestModel(t, f).Stream(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, onText)
+	resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}, onText)
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
@@ -239,7 +241,7 @@ func TestOpenAIStreamsTextInOrder(t *testing.T) {
 	if resp.Text != "Hello, world" {
 		t.Errorf("Text = %q, want %q", resp.Text, "Hello, world")
 	}
-	if want := (Usage{PromptTokens: 12, CompletionTokens: 4, TotalTokens: 16}); resp.Usage != want {
+	if want := (agent.Usage{PromptTokens: 12, CompletionTokens: 4, TotalTokens: 16}); resp.Usage != want {
 		t.Errorf("Usage = %+v, want %+v (from the chunk with empty choices)", resp.Usage, want)
 	}
 	if len(resp.ToolCalls) != 0 {
@@ -250,17 +252,17 @@ func TestOpenAIStreamsTextInOrder(t *testing.T) {
 func TestOpenAISendsTheWholeConversation(t *testing.T) {
 	f := newFakeOpenAI(t, sse(textChunk("done")))
 	schema := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)
-	req := Request{
+	req := agent.Request{
 		System: "You manage tasks.",
-		Messages: []Message{
-			{Role: RoleUser, Content: "add milk"},
-			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "call_1", Name: "create_task", Arguments: `{"title":"milk"}`}}},
-			{Role: RoleTool, ToolCallID: "call_1", Content: `{"id":7}`},
+		Messages: []agent.Message{
+			{Role: agent.RoleUser, Content: "add milk"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "create_task", Arguments: `{"title":"milk"}`}}},
+			{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"id":7}`},
 		},
-		Tools: []ToolDef{{Name: "create_task", Description: "Creates a task.", Parameters: schema}},
+		Tools: []agent.ToolDef{{Name: "create_task", Description: "Creates a task.", Parameters: schema}},
 	}
 
-	if _, err := newTestModel(t, f, func(c *OpenAIConfig) { c.Model = "gpt-test" }).Stream(context.Background(), req, nil); err != nil {
+	if _, err := newTestModel(t, f, func(c *Config) { c.Model = "gpt-test" }).Stream(context.Background(), req, nil); err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
 	got := f.mustBody(t, 0)
@@ -298,18 +300,18 @@ func TestOpenAIAssemblesToolCalls(t *testing.T) {
 	tests := []struct {
 		name   string
 		chunks []string
-		want   []ToolCall
+		want   []agent.ToolCall
 	}{{
 		name: "one call with split arguments",
 		chunks: []string{roleChunk(), toolChunk(0, "call_a", "list_tasks", ""),
 			toolChunk(0, "", "", `{"sta`), toolChunk(0, "", "", `tus":"op`), toolChunk(0, "", "", `en"}`), finishChunk("tool_calls")},
-		want: []ToolCall{{ID: "call_a", Name: "list_tasks", Arguments: `{"status":"open"}`}},
+		want: []agent.ToolCall{{ID: "call_a", Name: "list_tasks", Arguments: `{"status":"open"}`}},
 	}, {
 		name: "two parallel calls interleaved",
 		chunks: []string{toolChunk(0, "call_a", "create_task", ""), toolChunk(0, "", "", `{"title":`),
 			toolChunk(1, "call_b", "create_task", ""), toolChunk(1, "", "", `{"title":"eggs"}`),
 			toolChunk(0, "", "", `"milk"}`), finishChunk("tool_calls")},
-		want: []ToolCall{
+		want: []agent.ToolCall{
 			{ID: "call_a", Name: "create_task", Arguments: `{"title":"milk"}`},
 			{ID: "call_b", Name: "create_task", Arguments: `{"title":"eggs"}`},
 		},
@@ -317,7 +319,7 @@ func TestOpenAIAssemblesToolCalls(t *testing.T) {
 		name: "server omits index and repeats the id",
 		chunks: []string{toolChunk(-1, "call_a", "list_tasks", `{"status":`), toolChunk(-1, "call_b", "get_task", `{"id":`),
 			toolChunk(-1, "call_a", "", `"done"}`), toolChunk(-1, "call_b", "", `3}`)},
-		want: []ToolCall{
+		want: []agent.ToolCall{
 			{ID: "call_a", Name: "list_tasks", Arguments: `{"status":"done"}`},
 			{ID: "call_b", Name: "get_task", Arguments: `{"id":3}`},
 		},
@@ -325,14 +327,14 @@ func TestOpenAIAssemblesToolCalls(t *testing.T) {
 		name: "server omits index and the id after the first fragment",
 		chunks: []string{toolChunk(-1, "call_a", "list_tasks", `{"status":`), toolChunk(-1, "", "", `"done"}`),
 			toolChunk(-1, "call_b", "get_task", `{"id":`), toolChunk(-1, "", "", `3}`)},
-		want: []ToolCall{
+		want: []agent.ToolCall{
 			{ID: "call_a", Name: "list_tasks", Arguments: `{"status":"done"}`},
 			{ID: "call_b", Name: "get_task", Arguments: `{"id":3}`},
 		},
 	}, {
 		name:   "server gives parallel calls the same index",
 		chunks: []string{toolChunk(0, "call_a", "get_task", `{"id":1}`), toolChunk(0, "call_b", "get_task", `{"id":2}`)},
-		want: []ToolCall{
+		want: []agent.ToolCall{
 			{ID: "call_a", Name: "get_task", Arguments: `{"id":1}`},
 			{ID: "call_b", Name: "get_task", Arguments: `{"id":2}`},
 		},
@@ -340,7 +342,7 @@ func TestOpenAIAssemblesToolCalls(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeOpenAI(t, sse(append(tt.chunks, usageChunk(5, 5))...))
-			resp, err := newTestModel(t, f).Stream(context.Background(), Request{}, nil)
+			resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 			if err != nil {
 				t.Fatalf("Stream: %v", err)
 			}
@@ -353,7 +355,7 @@ func TestOpenAIAssemblesToolCalls(t *testing.T) {
 
 func TestOpenAIGivesIDsToCallsWithout(t *testing.T) {
 	f := newFakeOpenAI(t, sse(toolChunk(0, "", "list_tasks", "{}"), toolChunk(1, "", "get_task", `{"id":1}`)))
-	resp, err := newTestModel(t, f).Stream(context.Background(), Request{}, nil)
+	resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
@@ -371,7 +373,7 @@ func TestOpenAIStreamHeldOpenAfterDone(t *testing.T) {
 		sse(textChunk("ok"))(w, r)
 		<-r.Context().Done()
 	})
-	resp, err := newTestModel(t, f).Stream(context.Background(), Request{}, nil)
+	resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 	if err != nil || resp.Text != "ok" {
 		t.Fatalf("Stream = %q, %v; [DONE] ends the answer even if the body does not end", resp.Text, err)
 	}
@@ -389,8 +391,8 @@ func TestOpenAIStreamWithoutDoneIsMalformed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeOpenAI(t, tt.reply)
 			onText, got := collect()
-			_, err := newTestModel(t, f).Stream(context.Background(), Request{}, onText)
-			mustKind(t, err, ErrModelStream)
+			_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, onText)
+			mustKind(t, err, agent.ErrModelStream)
 			if len(*got) != 2 {
 				t.Errorf("onText got %q before the cut, want both pieces", *got)
 			}
@@ -403,7 +405,7 @@ func TestOpenAIStreamWithoutDoneIsMalformed(t *testing.T) {
 
 func TestOpenAIRetriesACutBeforeAnyText(t *testing.T) {
 	f := newFakeOpenAI(t, sseCut(roleChunk()), sse(textChunk("ok")))
-	resp, err := newTestModel(t, f).Stream(context.Background(), Request{}, nil)
+	resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
@@ -420,18 +422,18 @@ func TestOpenAIRefusalsAreNotRetried(t *testing.T) {
 		body   string
 		want   error
 	}{
-		{"bad key", 401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`, ErrModelAuth},
-		{"forbidden", 403, `{"error":{"message":"Country not supported","type":"request_forbidden"}}`, ErrModelAuth},
-		{"quota", 429, quota, ErrModelQuota},
-		{"payment required", 402, `{"error":{"message":"Insufficient credits"}}`, ErrModelQuota},
-		{"bad request", 400, `{"error":{"message":"Invalid schema","type":"invalid_request_error"}}`, ErrModelRequest},
-		{"unknown model", 404, `{"error":{"message":"The model does not exist","type":"invalid_request_error","code":"model_not_found"}}`, ErrModelRequest},
-		{"unprocessable, not JSON", 422, `unprocessable`, ErrModelRequest},
+		{"bad key", 401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`, agent.ErrModelAuth},
+		{"forbidden", 403, `{"error":{"message":"Country not supported","type":"request_forbidden"}}`, agent.ErrModelAuth},
+		{"quota", 429, quota, agent.ErrModelQuota},
+		{"payment required", 402, `{"error":{"message":"Insufficient credits"}}`, agent.ErrModelQuota},
+		{"bad request", 400, `{"error":{"message":"Invalid schema","type":"invalid_request_error"}}`, agent.ErrModelRequest},
+		{"unknown model", 404, `{"error":{"message":"The model does not exist","type":"invalid_request_error","code":"model_not_found"}}`, agent.ErrModelRequest},
+		{"unprocessable, not JSON", 422, `unprocessable`, agent.ErrModelRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeOpenAI(t, fail(tt.status, tt.body))
-			_, err := newTestModel(t, f).Stream(context.Background(), Request{}, nil)
+			_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 			if me := mustKind(t, err, tt.want); me.Status != tt.status {
 				t.Errorf("Status = %d, want %d", me.Status, tt.status)
 			}
@@ -448,7 +450,7 @@ func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
 
 	t.Run("429 then success", func(t *testing.T) {
 		f := newFakeOpenAI(t, limited, sse(textChunk("ok")))
-		resp, err := newTestModel(t, f).Stream(context.Background(), Request{}, nil)
+		resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 		if err != nil || resp.Text != "ok" {
 			t.Fatalf("Stream = %q, %v", resp.Text, err)
 		}
@@ -458,16 +460,16 @@ func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
 	})
 	t.Run("500 every time", func(t *testing.T) {
 		f := newFakeOpenAI(t, down)
-		_, err := newTestModel(t, f, func(c *OpenAIConfig) { c.MaxRetries = 2 }).Stream(context.Background(), Request{}, nil)
-		mustKind(t, err, ErrModelServer)
+		_, err := newTestModel(t, f, func(c *Config) { c.MaxRetries = 2 }).Stream(context.Background(), agent.Request{}, nil)
+		mustKind(t, err, agent.ErrModelServer)
 		if n := f.requests(); n != 3 {
 			t.Errorf("requests = %d, want 3: the first and 2 retries", n)
 		}
 	})
 	t.Run("retries disabled", func(t *testing.T) {
 		f := newFakeOpenAI(t, down)
-		_, err := newTestModel(t, f, func(c *OpenAIConfig) { c.MaxRetries = -1 }).Stream(context.Background(), Request{}, nil)
-		mustKind(t, err, ErrModelServer)
+		_, err := newTestModel(t, f, func(c *Config) { c.MaxRetries = -1 }).Stream(context.Background(), agent.Request{}, nil)
+		mustKind(t, err, agent.ErrModelServer)
 		if n := f.requests(); n != 1 {
 			t.Errorf("requests = %d, want 1", n)
 		}
@@ -476,8 +478,8 @@ func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
 		f := newFakeOpenAI(t, fail(429, `{"error":{"message":"Rate limit reached"}}`, "Retry-After", "30"), sse(textChunk("late")))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err := newTestModel(t, f).Stream(ctx, Request{}, nil)
-		mustKind(t, err, ErrModelRateLimited)
+		_, err := newTestModel(t, f).Stream(ctx, agent.Request{}, nil)
+		mustKind(t, err, agent.ErrModelRateLimited)
 		if n := f.requests(); n != 1 {
 			t.Errorf("requests = %d, want 1: waiting 30s would pass the deadline", n)
 		}
@@ -485,15 +487,15 @@ func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
 	t.Run("server unreachable", func(t *testing.T) {
 		f := newFakeOpenAI(t, down)
 		f.Close()
-		_, err := newTestModel(t, f).Stream(context.Background(), Request{}, nil)
-		mustKind(t, err, ErrModelServer)
+		_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
+		mustKind(t, err, agent.ErrModelServer)
 	})
 }
 
 func TestOpenAIErrorEventMidStream(t *testing.T) {
 	f := newFakeOpenAI(t, sse(textChunk("Hel"), `{"error":{"message":"The server is overloaded","type":"server_error"}}`))
-	_, err := newTestModel(t, f).Stream(context.Background(), Request{}, nil)
-	mustKind(t, err, ErrModelServer)
+	_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
+	mustKind(t, err, agent.ErrModelServer)
 	if n := f.requests(); n != 1 {
 		t.Errorf("requests = %d, want 1", n)
 	}
@@ -503,17 +505,17 @@ func TestOpenAIIdleStreamTimesOut(t *testing.T) {
 	// Whether the chunk beats the short timer or not, the server then
 	// hangs for good: the answer is a timeout either way.
 	f := newFakeOpenAI(t, sseHang(textChunk("Hel")))
-	_, err := newTestModel(t, f, func(c *OpenAIConfig) { c.IdleTimeout = 50 * time.Millisecond }).
-		Stream(context.Background(), Request{}, nil)
-	mustKind(t, err, ErrModelTimeout)
+	_, err := newTestModel(t, f, func(c *Config) { c.IdleTimeout = 50 * time.Millisecond }).
+		Stream(context.Background(), agent.Request{}, nil)
+	mustKind(t, err, agent.ErrModelTimeout)
 }
 
 func TestOpenAICallerDeadlineIsATimeout(t *testing.T) {
 	f := newFakeOpenAI(t, sseHang(textChunk("Hel")))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := newTestModel(t, f).Stream(ctx, Request{}, nil)
-	mustKind(t, err, ErrModelTimeout)
+	_, err := newTestModel(t, f).Stream(ctx, agent.Request{}, nil)
+	mustKind(t, err, agent.ErrModelTimeout)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("error = %v, want it to wrap context.DeadlineExceeded", err)
 	}
@@ -525,22 +527,22 @@ func TestOpenAICancelMidStream(t *testing.T) {
 	defer cancel()
 	onText := func(string) { cancel() }
 
-	_, err := newTestModel(t, f).Stream(ctx, Request{}, onText)
+	_, err := newTestModel(t, f).Stream(ctx, agent.Request{}, onText)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want context.Canceled", err)
 	}
-	var me *ModelError
+	var me *agent.ModelError
 	if errors.As(err, &me) {
-		t.Errorf("error = %v is a *ModelError; a caller's cancel is not a model failure", err)
+		t.Errorf("error = %v is a *agent.ModelError; a caller's cancel is not a model failure", err)
 	}
 }
 
 func TestOpenAIDefaults(t *testing.T) {
-	m := NewOpenAI(OpenAIConfig{}, nil)
+	m := New(Config{}, nil)
 	if m.Name() != "gpt-4o-mini" {
 		t.Errorf("Name = %q, want gpt-4o-mini", m.Name())
 	}
-	want := OpenAIConfig{Model: "gpt-4o-mini", MaxRetries: 3, RetryBaseDelay: 250 * time.Millisecond, IdleTimeout: 60 * time.Second}
+	want := Config{Model: "gpt-4o-mini", MaxRetries: 3, RetryBaseDelay: 250 * time.Millisecond, IdleTimeout: 60 * time.Second}
 	if m.cfg != want {
 		t.Errorf("cfg = %+v, want %+v", m.cfg, want)
 	}

@@ -1,0 +1,191 @@
+// Package chat is the chat turn, as an engine of its own: it begins a turn
+// (idempotency key, claim on the conversation, user message, history), runs
+// a fresh agent with the user's MCP task tools, and finishes it (reply and
+// audit) or abandons it — and it finishes the turns that a crash or an
+// outage cut short, so that a tool's effect happens exactly once. It knows
+// nothing of HTTP: every front (JSON, SSE, a page, another stream protocol)
+// hands it a Request and an Observer and gets an Outcome or an error.
+package chat
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// persistTimeout bounds the writes that begin and end a turn. They run on
+// a context detached from the request: once sent, their outcome must be
+// known, and a client that left still gets its turn saved.
+const persistTimeout = 10 * time.Second
+
+// Config is how turns run. Every field is required: the defaults live with
+// the rest of the configuration, in cmd/server.
+type Config struct {
+	Model          agent.Model
+	Prompt         agent.Prompt
+	Limits         agent.Limits
+	HistoryLimit   int           // stored messages replayed to the model
+	HistoryTokens  int           // their estimated token budget
+	IdempotencyTTL time.Duration // how long an Idempotency-Key is kept
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Model == nil {
+		errs = append(errs, errors.New("chat: a model is required"))
+	}
+	errs = append(errs, c.Limits.Validate())
+	if c.HistoryLimit <= 0 || c.HistoryTokens <= 0 || c.IdempotencyTTL <= 0 {
+		errs = append(errs, errors.New("chat: HistoryLimit, HistoryTokens and IdempotencyTTL must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Engine runs chat turns. It keeps nothing between turns but the tools'
+// definitions: any replica can take any turn.
+type Engine struct {
+	log     *slog.Logger
+	turns   tasks.TurnStore
+	servers ToolServers
+	cfg     Config
+	defs    toolDefs
+}
+
+// New returns an Engine over its dependencies.
+func New(log *slog.Logger, turns tasks.TurnStore, servers ToolServers, cfg Config) (*Engine, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Engine{log: log, turns: turns, servers: servers, cfg: cfg}, nil
+}
+
+// ModelName names the model the turns run on.
+func (e *Engine) ModelName() string { return e.cfg.Model.Name() }
+
+// claimFor is how long a turn holds its conversation, and a keyed request
+// its key: the turn's deadline plus a margin for its last writes. A crashed
+// replica's claim lapses after it, and the turn is then finished by
+// whoever next touches the conversation or retries the request.
+func (e *Engine) claimFor() time.Duration {
+	return e.cfg.Limits.TurnTimeout + persistTimeout + 5*time.Second
+}
+
+// Run runs one turn and tells obs what happens as it happens. It returns
+// the outcome, or an error: a domain error (tasks.ErrNotFound,
+// ErrConversationBusy, ErrRequestInProgress, ErrKeyMismatch,
+// ErrUnavailable), an *agent.ModelError, the context's error, each wrapped
+// in a *PartialError when the turn had changed tasks before it failed.
+func (e *Engine) Run(ctx context.Context, req Request, obs Observer) (Outcome, error) {
+	if obs == nil {
+		obs = func(Event) {}
+	}
+	turn, replay, err := e.begin(ctx, req)
+	if err != nil || replay != nil {
+		return deref(replay), err
+	}
+	obs(Event{Kind: EventStarted, ConversationID: turn.Conversation.ID})
+	res, runErr := e.runAgent(ctx, req, turn, obs)
+	return e.finish(ctx, req, turn, res, runErr)
+}
+
+func deref(o *Outcome) Outcome {
+	if o == nil {
+		return Outcome{}
+	}
+	return *o
+}
+
+// begin makes the turn's first writes: the idempotency key, if any, then
+// StartTurn. It returns a replay instead of a turn when the key already
+// holds an outcome, or held a turn cut short after its tools ran. The
+// writes must not be half-known, so once sent their outcome is read even
+// if the client leaves meanwhile; their deadline ends with them.
+func (e *Engine) begin(ctx context.Context, req Request) (tasks.Turn, *Outcome, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	defer cancel()
+	if req.IdempotencyKey != "" {
+		st, err := e.turns.BeginIdempotent(ctx, tasks.IdempotentRequest{
+			UserID: req.UserID, Key: req.IdempotencyKey, Hash: fingerprint(req),
+			LockFor: e.claimFor(), KeepFor: e.cfg.IdempotencyTTL,
+		})
+		switch {
+		case err != nil:
+			return tasks.Turn{}, nil, err
+		case st.Replay != nil:
+			o, err := decodeOutcome(st.Replay)
+			return tasks.Turn{}, &o, err
+		case st.CutShort != nil:
+			o, err := e.finishCutShort(ctx, req, *st.CutShort)
+			return tasks.Turn{}, &o, err
+		}
+	}
+	turn, err := e.turns.StartTurn(ctx, tasks.TurnStart{
+		UserID: req.UserID, ConversationID: req.ConversationID, Message: req.Message,
+		HistoryLimit: e.cfg.HistoryLimit, ClaimFor: e.claimFor(), IdempotencyKey: req.IdempotencyKey,
+	})
+	if err != nil {
+		e.forgetKey(ctx, req)
+		return tasks.Turn{}, nil, err
+	}
+	return turn, nil, nil
+}
+
+// finishCutShort answers a keyed retry whose first run was cut short after
+// its tools changed tasks: it finishes that turn (the calls go to an
+// interrupted reply) and replays what it did, marked interrupted. It never
+// runs the turn again.
+func (e *Engine) finishCutShort(ctx context.Context, req Request, ref tasks.TurnRef) (Outcome, error) {
+	calls, err := e.turns.RecoverTurn(ctx, req.UserID, ref)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := Outcome{ConversationID: ref.ConversationID, Interrupted: true, Replayed: true, ToolCalls: make([]ToolCall, len(calls))}
+	for i, c := range calls {
+		o.ToolCalls[i] = ToolCall{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: c.Result, IsError: c.IsError}
+	}
+	if err := e.turns.CompleteIdempotent(ctx, req.UserID, req.IdempotencyKey, encodeOutcome(o)); err != nil {
+		return Outcome{}, err
+	}
+	e.log.InfoContext(ctx, "finished a turn cut short, for a retry of its request", "conversation_id", ref.ConversationID, "tool_calls", len(calls))
+	return o, nil
+}
+
+// runAgent runs a fresh agent with the user's tools, passing its events on.
+func (e *Engine) runAgent(ctx context.Context, req Request, turn tasks.Turn, obs Observer) (agent.Result, error) {
+	defs, err := e.defs.get(ctx, e.servers, req.UserID)
+	if err != nil {
+		return agent.Result{Stop: agent.StopCanceled}, err
+	}
+	tools := newTurnTools(defs, e.servers, req.UserID, turn)
+	defer tools.Close()
+	return agent.Run(ctx, agent.Input{
+		System:   e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), time.Now()),
+		History:  agent.History(turn.History, e.cfg.HistoryTokens),
+		Message:  req.Message,
+		Model:    e.cfg.Model,
+		Tools:    tools,
+		Limits:   e.cfg.Limits,
+		Observer: forward(obs),
+	})
+}
+
+// forward passes the agent's events on as the engine's.
+func forward(obs Observer) agent.Observer {
+	return func(ev agent.Event) {
+		switch ev.Kind {
+		case agent.EventDelta:
+			obs(Event{Kind: EventDelta, Text: ev.Text})
+		case agent.EventToolCall:
+			c := toolCallOf(ev.Call)
+			c.Result = nil
+			obs(Event{Kind: EventToolCall, Call: &c})
+		case agent.EventToolResult:
+			c := toolCallOf(ev.Call)
+			obs(Event{Kind: EventToolResult, Call: &c})
+		}
+	}
+}

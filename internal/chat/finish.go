@@ -1,0 +1,169 @@
+package chat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// finish stores what the turn did and returns how it ended. A turn that
+// produced anything — text or tool calls — is stored, marked interrupted
+// when it did not complete; one that produced nothing only releases its
+// claim. A failure after tools changed tasks is a *PartialError, so the
+// client hears what was done.
+func (e *Engine) finish(ctx context.Context, req Request, turn tasks.Turn, res agent.Result, runErr error) (Outcome, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	defer cancel()
+	convID := turn.Conversation.ID
+	out := Outcome{ConversationID: convID, Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: make([]ToolCall, len(res.Calls))}
+	for i := range res.Calls {
+		out.ToolCalls[i] = toolCallOf(&res.Calls[i])
+	}
+	if runErr != nil && res.Reply == "" && len(res.Calls) == 0 {
+		return out, e.abandon(ctx, req, turn, runErr)
+	}
+	end := tasks.TurnEnd{
+		UserID: req.UserID, ConversationID: convID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
+		Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: auditOf(out.ToolCalls, res.Calls),
+	}
+	// A keyed request keeps its key, with what the turn did to replay, when
+	// the turn completed or ran a tool: a retry must not run the tools
+	// again. A turn cut short before any tool ran frees the key, so a retry
+	// gets a whole answer rather than a replay of a partial one.
+	keep := req.IdempotencyKey != "" && (runErr == nil || len(res.Calls) > 0)
+	if keep {
+		end.IdempotencyKey, end.Response = req.IdempotencyKey, encodeOutcome(out)
+	}
+	done := e.changes(out.ToolCalls)
+	if _, err := e.turns.FinishTurn(ctx, end); err != nil {
+		return out, e.storeFailed(ctx, req, turn, end, done, err)
+	}
+	if !keep {
+		e.forgetKey(ctx, req)
+	}
+	if runErr != nil {
+		e.logTurnError(ctx, convID, runErr)
+		return out, partial(runErr, convID, done)
+	}
+	return out, nil
+}
+
+// abandon ends a turn that produced nothing. AbandonTurn is also the
+// durable commit that StartTurn's lazy one waits for: until it succeeds
+// the message may not be on disk, and the client must not hear that it was
+// saved.
+func (e *Engine) abandon(ctx context.Context, req Request, turn tasks.Turn, runErr error) error {
+	e.forgetKey(ctx, req)
+	if err := e.turns.AbandonTurn(ctx, req.UserID, turn.Conversation.ID, turn.ClaimToken); err != nil {
+		e.log.ErrorContext(ctx, "release conversation", "conversation_id", turn.Conversation.ID, "err", err)
+		return storeFailure(err)
+	}
+	e.logTurnError(ctx, turn.Conversation.ID, runErr)
+	return runErr
+}
+
+// storeFailed handles a final write that failed. The tools' changes are
+// already saved with their records; the turn is finished later, by the
+// next turn of the conversation or a retry of a keyed request (its key
+// stays locked until its lock lapses: a quick retry must not run the tools
+// again). A conversation deleted while the turn ran ends it as not found.
+func (e *Engine) storeFailed(ctx context.Context, req Request, turn tasks.Turn, end tasks.TurnEnd, done []ToolCall, err error) error {
+	convID := turn.Conversation.ID
+	if errors.Is(err, tasks.ErrNotFound) {
+		e.log.InfoContext(ctx, "conversation deleted while its turn ran", "conversation_id", convID, "changes", len(done))
+		if end.IdempotencyKey != "" && len(done) > 0 {
+			e.completeKey(ctx, req, end)
+		} else {
+			e.forgetKey(ctx, req)
+		}
+		return partial(err, convID, done)
+	}
+	e.log.ErrorContext(ctx, "store turn", "conversation_id", convID, "err", err)
+	// Free the conversation now if the database allows, rather than when
+	// the claim lapses; the key is kept if the turn recorded a call.
+	_ = e.turns.AbandonTurn(ctx, req.UserID, convID, turn.ClaimToken)
+	e.forgetKey(ctx, req)
+	return partial(storeFailure(err), convID, done)
+}
+
+// completeKey keeps what a turn whose conversation was deleted did, for a
+// retry to replay instead of running it again.
+func (e *Engine) completeKey(ctx context.Context, req Request, end tasks.TurnEnd) {
+	if err := e.turns.CompleteIdempotent(ctx, req.UserID, req.IdempotencyKey, end.Response); err != nil {
+		e.log.ErrorContext(ctx, "complete idempotency key", "err", err)
+	}
+}
+
+// changes returns the calls that changed tasks: those that succeeded on a
+// tool that is not read-only.
+func (e *Engine) changes(calls []ToolCall) []ToolCall {
+	var done []ToolCall
+	for _, c := range calls {
+		if !c.IsError && !e.defs.isReadOnly(c.Tool) {
+			done = append(done, c)
+		}
+	}
+	return done
+}
+
+// partial wraps err in a *PartialError when tasks were changed.
+func partial(err error, convID int64, done []ToolCall) error {
+	if len(done) == 0 {
+		return err
+	}
+	return &PartialError{Err: err, ConversationID: convID, Done: done}
+}
+
+func (e *Engine) logTurnError(ctx context.Context, convID int64, err error) {
+	if errors.Is(err, context.Canceled) {
+		e.log.InfoContext(ctx, "turn interrupted: the client went away or the server is shutting down", "conversation_id", convID)
+		return
+	}
+	e.log.WarnContext(ctx, "turn failed", "conversation_id", convID, "err", err)
+}
+
+// forgetKey lets a retry of a failed keyed request run again. The store
+// keeps a key whose turn recorded a tool call, whatever we ask.
+func (e *Engine) forgetKey(ctx context.Context, req Request) {
+	if req.IdempotencyKey == "" {
+		return
+	}
+	if err := e.turns.ForgetIdempotent(context.WithoutCancel(ctx), req.UserID, req.IdempotencyKey); err != nil {
+		e.log.ErrorContext(ctx, "forget idempotency key", "err", err)
+	}
+}
+
+// storeFailure is what the client hears when the turn could not be stored:
+// the database being down is ErrUnavailable, anything else is our fault,
+// never the client's, whatever the database said about the model's output.
+func storeFailure(err error) error {
+	if errors.Is(err, tasks.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("store turn: %v", err) // %v: not the domain's kinds
+}
+
+// fingerprint identifies what a keyed request asked for, so a retry can be
+// told from a reuse of the key with another body.
+func fingerprint(req Request) []byte {
+	h := sha256.New()
+	_ = binary.Write(h, binary.BigEndian, req.ConversationID)
+	h.Write([]byte(req.Message))
+	return h.Sum(nil)
+}
+
+// auditOf is the audit of a turn's calls: what the client saw, with the
+// round, position and duration of each.
+func auditOf(calls []ToolCall, ran []agent.Call) []tasks.ToolCall {
+	out := make([]tasks.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = tasks.ToolCall{CallID: c.ID, Tool: c.Tool, Arguments: c.Arguments, Result: c.Result,
+			IsError: c.IsError, Round: ran[i].Round, Seq: ran[i].Seq, Duration: ran[i].Duration}
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// Request is one message of a user to a conversation.
+type Request struct {
+	UserID         string // from the verified token, never from the body
+	ConversationID int64  // 0 starts a new conversation
+	Message        string // already validated (tasks.ValidateMessage)
+	// IdempotencyKey makes a retry of the same request replay the first
+	// one's outcome instead of running again; "" when the client sent none.
+	IdempotencyKey string
+}
+
+// Outcome is how a turn ended, or, replayed, how it ended the first time.
+type Outcome struct {
+	ConversationID int64
+	Reply          string
+	ToolCalls      []ToolCall
+	// Interrupted is set on a replay of a keyed turn that did not complete
+	// (its client left, its model failed after a tool ran, or its replica
+	// stopped after its tools changed something).
+	Interrupted bool
+	// Replayed is set when the outcome is a keyed request's stored one.
+	Replayed bool
+}
+
+// ToolCall is one tool call of a turn as its client sees it. Arguments are
+// JSON that PostgreSQL can store: the model's arguments as they were, or,
+// when they were not a storable JSON object, its text as a JSON string.
+type ToolCall struct {
+	ID        string
+	Tool      string
+	Arguments json.RawMessage
+	Result    json.RawMessage // JSON; null until the call has run
+	IsError   bool
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// A turn's events, in order: EventStarted once, then text and tool calls
+// as they happen. How the turn ended is Run's return value, not an event.
+const (
+	EventStarted    EventKind = iota + 1 // ConversationID is set
+	EventDelta                           // Text holds the new text
+	EventToolCall                        // Call holds the call, without result
+	EventToolResult                      // Call holds the call with its result
+)
+
+// Event is one thing that happened in a turn.
+type Event struct {
+	Kind           EventKind
+	ConversationID int64
+	Text           string
+	Call           *ToolCall
+}
+
+// Observer receives a turn's events, synchronously and in order. It must
+// not block for long: the turn waits.
+type Observer func(Event)
+
+// PartialError is a turn that failed after its tools had changed tasks.
+// Err is why it failed (a model failure, the database, a deleted
+// conversation, cancellation: match it with errors.Is); Done is what was
+// changed, each change saved with its record. A client must be told both,
+// so that it does not take the failure for "nothing happened".
+type PartialError struct {
+	Err            error
+	ConversationID int64
+	Done           []ToolCall
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("%v (after %d tool calls that changed tasks)", e.Err, len(e.Done))
+}
+
+// Unwrap returns why the turn failed.
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// Summary says in one sentence what the turn changed before it failed,
+// from the calls' results: "Added task 4 (Buy milk); completed task 2 (Pay bills)."
+func (e *PartialError) Summary() string {
+	parts := make([]string, len(e.Done))
+	for i, c := range e.Done {
+		parts[i] = describe(c)
+	}
+	s := strings.Join(parts, "; ") + "."
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// describe names what one successful call changed, from its result's
+// task_id, status and title when it has them.
+func describe(c ToolCall) string {
+	var r struct {
+		TaskID int64  `json:"task_id"`
+		Status string `json:"status"`
+		Title  string `json:"title"`
+	}
+	if json.Unmarshal(c.Result, &r) != nil || r.TaskID == 0 {
+		return "ran " + c.Tool
+	}
+	verb := map[string]string{tasks.StatusCreated: "added", tasks.StatusDone: "completed",
+		tasks.StatusDeleted: "deleted", tasks.StatusUpdated: "updated"}[r.Status]
+	if verb == "" {
+		verb = c.Tool + " on"
+	}
+	return fmt.Sprintf("%s task %d (%s)", verb, r.TaskID, r.Title)
+}
+
+// storedOutcome is an Outcome as a keyed request keeps it for replay. Its
+// members are those the API has always answered, so keys stored by earlier
+// versions replay too.
+type storedOutcome struct {
+	ConversationID int64            `json:"conversation_id"`
+	Response       string           `json:"response"`
+	ToolCalls      []storedToolCall `json:"tool_calls"`
+	Interrupted    bool             `json:"interrupted,omitempty"`
+}
+
+type storedToolCall struct {
+	ID        string          `json:"id"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    json.RawMessage `json:"result"`
+	IsError   bool            `json:"is_error"`
+}
+
+func encodeOutcome(o Outcome) json.RawMessage {
+	s := storedOutcome{ConversationID: o.ConversationID, Response: o.Reply, Interrupted: o.Interrupted,
+		ToolCalls: make([]storedToolCall, len(o.ToolCalls))}
+	for i, c := range o.ToolCalls {
+		s.ToolCalls[i] = storedToolCall(c)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func decodeOutcome(raw json.RawMessage) (Outcome, error) {
+	var s storedOutcome
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Outcome{}, fmt.Errorf("stored outcome: %w", err)
+	}
+	o := Outcome{ConversationID: s.ConversationID, Reply: s.Response, Interrupted: s.Interrupted, Replayed: true,
+		ToolCalls: make([]ToolCall, len(s.ToolCalls))}
+	for i, c := range s.ToolCalls {
+		o.ToolCalls[i] = ToolCall(c)
+	}
+	return o, nil
+}
+
+// toolCallOf shapes an agent's call for clients and storage.
+func toolCallOf(c *agent.Call) ToolCall {
+	result := c.Result
+	if len(result) == 0 {
+		result = json.RawMessage("null")
+	}
+	return ToolCall{ID: c.ID, Tool: c.Tool, Arguments: argumentsOf(c.Arguments), Result: result, IsError: c.IsError}
+}
+
+// argumentsOf is the model's arguments as storable JSON: the object it
+// wrote, or its text as a JSON string when that was not a storable object.
+func argumentsOf(raw json.RawMessage) json.RawMessage {
+	if b, ok := tasks.StorableJSON(raw); ok && isJSONObject(b) {
+		return b
+	}
+	b, _ := json.Marshal(tasks.StorableText(string(raw)))
+	return b
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(raw, &obj) == nil && obj != nil
+}

@@ -1,0 +1,93 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// ToolServers opens an MCP session on a user's task tools, in process. The
+// server behind it is bound to that user when it is built: no tool takes a
+// user id, and the model never sees one.
+type ToolServers interface {
+	Connect(ctx context.Context, userID string) (*mcp.ClientSession, error)
+}
+
+// toolDefs holds the tools' definitions, the same for every user, listed
+// over MCP once per process: from the first turn's own session.
+type toolDefs struct {
+	mu       sync.Mutex
+	defs     []agent.ToolDef
+	readOnly map[string]bool // by tool name
+}
+
+func (d *toolDefs) get(ctx context.Context, servers ToolServers, userID string) ([]agent.ToolDef, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.defs != nil {
+		return d.defs, nil
+	}
+	cs, err := servers.Connect(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	defs, err := agent.ListTools(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	d.defs, d.readOnly = defs, map[string]bool{}
+	for _, def := range defs {
+		d.readOnly[def.Name] = def.ReadOnly
+	}
+	return defs, nil
+}
+
+// isReadOnly reports whether the tool only reads; unknown tools do not.
+func (d *toolDefs) isReadOnly(tool string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.readOnly[tool]
+}
+
+// turnTools is one turn's agent.ToolSource. It opens the user's session on
+// the first call, and sends each call with its record (see
+// mcptools.CallMeta): a call that changes a task is recorded with the
+// change, in one transaction, while the turn holds its conversation.
+type turnTools struct {
+	*agent.LazyTools
+	turn tasks.Turn
+}
+
+func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn tasks.Turn) *turnTools {
+	t := &turnTools{turn: turn}
+	t.LazyTools = agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, error) {
+		return servers.Connect(ctx, userID)
+	}, t.meta)
+	return t
+}
+
+// Call refuses arguments PostgreSQL could not store, before anything runs:
+// a call is never made that could not be recorded as it was asked.
+func (t *turnTools) Call(ctx context.Context, call agent.Call, args map[string]any) (*mcp.CallToolResult, error) {
+	if _, ok := tasks.StorableJSON(call.Arguments); !ok {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
+			"The arguments for %s hold a value that cannot be stored (an unpaired \\u surrogate, or a number out of range); nothing was run. Send them again with plain text and ordinary numbers.", call.Tool)}}}, nil
+	}
+	return t.LazyTools.Call(ctx, call, args)
+}
+
+func (t *turnTools) meta(call agent.Call) mcp.Meta {
+	args, _ := tasks.StorableJSON(call.Arguments)
+	return mcptools.CallMeta(tasks.CallRecord{
+		ConversationID: t.turn.Conversation.ID, TurnID: t.turn.ID(), ClaimToken: t.turn.ClaimToken,
+		CallID: call.ID, Tool: call.Tool, Arguments: args, Round: call.Round, Seq: call.Seq, Started: time.Now(),
+	})
+}

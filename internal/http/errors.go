@@ -1,0 +1,206 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// The error codes of the API, the "code" member of every problem body.
+const (
+	codeInvalidRequest       = "invalid_request"
+	codeUnauthorized         = "unauthorized"
+	codeForbidden            = "forbidden"
+	codeNotFound             = "not_found"
+	codeMethodNotAllowed     = "method_not_allowed"
+	codeConversationBusy     = "conversation_busy"
+	codeRequestInProgress    = "request_in_progress"
+	codePayloadTooLarge      = "payload_too_large"
+	codeUnsupportedMediaType = "unsupported_media_type"
+	codeIdempotencyMismatch  = "idempotency_key_reused"
+	codeRateLimited          = "rate_limited"
+	codeInternal             = "internal"
+	codeLLMUnavailable       = "llm_unavailable"
+	codeUnavailable          = "unavailable"
+)
+
+// codeStatus is the only place a code is paired with its HTTP status, so
+// handlers name what went wrong and the answer's status follows. It is the
+// table at the top of api/openapi.yaml, and a test keeps the two in step.
+var codeStatus = map[string]int{
+	codeInvalidRequest:       http.StatusBadRequest,
+	codeUnauthorized:         http.StatusUnauthorized,
+	codeForbidden:            http.StatusForbidden,
+	codeNotFound:             http.StatusNotFound,
+	codeMethodNotAllowed:     http.StatusMethodNotAllowed,
+	codeConversationBusy:     http.StatusConflict,
+	codeRequestInProgress:    http.StatusConflict,
+	codePayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	codeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	codeIdempotencyMismatch:  http.StatusUnprocessableEntity,
+	codeRateLimited:          http.StatusTooManyRequests,
+	codeInternal:             http.StatusInternalServerError,
+	codeLLMUnavailable:       http.StatusBadGateway,
+	codeUnavailable:          http.StatusServiceUnavailable,
+}
+
+// problem is an RFC 9457 problem details body with taskchat's code member.
+// A chat turn that failed after it changed tasks also says which
+// conversation it was in and what it changed.
+type problem struct {
+	Type           string         `json:"type"`
+	Title          string         `json:"title"`
+	Status         int            `json:"status"`
+	Code           string         `json:"code"`
+	Detail         string         `json:"detail,omitempty"`
+	Errors         []fieldIssue   `json:"errors,omitempty"`
+	ConversationID int64          `json:"conversation_id,omitempty"`
+	ToolCalls      []toolCallJSON `json:"tool_calls,omitempty"`
+}
+
+// fieldIssue names one field that broke a rule.
+type fieldIssue struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// apiError is an error that already knows its code and message; its
+// status is the code's, from codeStatus.
+type apiError struct {
+	code   string
+	detail string
+	fields []fieldIssue
+	// For a turn that failed after it changed tasks: where, and what.
+	conversationID int64
+	toolCalls      []toolCallJSON
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.detail }
+
+// status is the code's HTTP status. A code missing from codeStatus is a
+// bug, answered as an internal error rather than with no status at all.
+func (e *apiError) status() int {
+	if s, ok := codeStatus[e.code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// apiErr names an error by its code, with a sentence for the person who reads it.
+func apiErr(code, detail string) *apiError {
+	return &apiError{code: code, detail: detail}
+}
+
+// apiErrf is apiErr with a detail built from a format.
+func apiErrf(code, format string, args ...any) *apiError {
+	return apiErr(code, fmt.Sprintf(format, args...))
+}
+
+// llmUnavailableMessage is what a person reads when the model failed.
+const llmUnavailableMessage = "The assistant is not available right now. Your message was saved; please try again in a moment."
+
+// toAPIError gives each kind of error its code; codeStatus gives the code
+// its status. Anything it does not recognise is an internal error. A turn
+// that failed after changing tasks answers as its cause does, and carries
+// the changes, so the client does not take the failure for "nothing happened".
+func toAPIError(err error) *apiError {
+	var pe *chat.PartialError
+	if errors.As(err, &pe) {
+		return partialError(pe)
+	}
+	var ae *apiError
+	var fe *tasks.FieldError
+	var nf *tasks.NotFoundError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &fe):
+		return &apiError{code: codeInvalidRequest, detail: fe.Error(),
+			fields: []fieldIssue{{Field: fe.Field, Message: fe.Message}}}
+	case errors.Is(err, tasks.ErrInvalid):
+		return apiErr(codeInvalidRequest, "The request is invalid.")
+	case errors.As(err, &nf):
+		return apiErrf(codeNotFound, "%s %d was not found.", capitalize(nf.Kind), nf.ID)
+	case errors.Is(err, tasks.ErrNotFound):
+		return apiErr(codeNotFound, "Not found.")
+	case errors.Is(err, tasks.ErrConversationBusy):
+		return apiErr(codeConversationBusy, "This conversation is still answering a previous message; wait for it to finish, then send again.")
+	case errors.Is(err, tasks.ErrRequestInProgress):
+		return apiErr(codeRequestInProgress, "A request with this Idempotency-Key is still in progress; retry after it finishes.")
+	case errors.Is(err, tasks.ErrKeyMismatch):
+		return apiErr(codeIdempotencyMismatch, "This Idempotency-Key was already used with a different request body.")
+	case errors.Is(err, tasks.ErrUnavailable):
+		return apiErr(codeUnavailable, "The service is temporarily unavailable; please try again shortly.")
+	case errors.Is(err, context.Canceled):
+		// The client left (nobody reads this) or the server is shutting down.
+		return apiErr(codeUnavailable, "The request was interrupted because the service is restarting; please try again.")
+	case isModelFailure(err):
+		return apiErr(codeLLMUnavailable, llmUnavailableMessage)
+	}
+	return apiErr(codeInternal, "Something went wrong on our side.")
+}
+
+// partialError tells the client of a turn that failed after it changed
+// tasks what failed and what was changed, so that it does not take the
+// failure for "nothing happened" and send the same message again.
+func partialError(pe *chat.PartialError) *apiError {
+	ae := toAPIError(pe.Err)
+	why := map[string]string{
+		codeLLMUnavailable: "The assistant stopped before it could reply: the model is not available right now.",
+		codeUnavailable:    "The reply could not be saved: the service is temporarily unavailable.",
+		codeNotFound:       "The conversation was deleted while this message was being answered.",
+	}[ae.code]
+	if why == "" {
+		why = "The reply could not be finished."
+	}
+	return &apiError{code: ae.code, conversationID: pe.ConversationID, toolCalls: toolCallsOf(pe.Done),
+		detail: why + " Before that, these changes were made and saved: " + pe.Summary() +
+			" Check your tasks before sending the message again; a retry with the same Idempotency-Key is always safe."}
+}
+
+// isModelFailure reports whether err is one of the agent's model errors.
+func isModelFailure(err error) bool {
+	var me *agent.ModelError
+	return errors.As(err, &me)
+}
+
+// writeError answers err as problem JSON. Internal errors are logged with
+// their cause, which the client never sees.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	ae := toAPIError(err)
+	if status := ae.status(); status >= 500 && r.Context().Err() == nil {
+		// (A client that left hears nothing; the access log has the request.)
+		log.ErrorContext(r.Context(), "request failed", "status", status, "code", ae.code, "err", err)
+	}
+	writeProblem(w, ae)
+}
+
+// writeProblem writes ae as an application/problem+json body.
+func writeProblem(w http.ResponseWriter, ae *apiError) {
+	status := ae.status()
+	p := problem{
+		Type:   "https://taskchat.dev/problems/" + strings.ReplaceAll(ae.code, "_", "-"),
+		Title:  http.StatusText(status),
+		Status: status,
+		Code:   ae.code,
+		Detail: ae.detail,
+		Errors: ae.fields,
+
+		ConversationID: ae.conversationID,
+		ToolCalls:      ae.toolCalls,
+	}
+	body, _ := json.Marshal(p)
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

@@ -1,0 +1,123 @@
+package http
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// The API's bodies and stream events, as api/openapi.yaml describes them.
+// Request types stay beside their handlers; everything a client reads is here.
+
+// chatResponse is the answer to a chat turn, and the data of its stream's
+// done event.
+type chatResponse struct {
+	ConversationID int64          `json:"conversation_id"`
+	Response       string         `json:"response"`
+	ToolCalls      []toolCallJSON `json:"tool_calls"`
+	// Interrupted is set only on a replay of a keyed turn that did not
+	// complete (its client left, its model failed after a tool ran, or its
+	// replica stopped after its tools changed something).
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+type toolCallJSON struct {
+	ID        string          `json:"id"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    json.RawMessage `json:"result"`
+	IsError   bool            `json:"is_error"`
+}
+
+// The data of the stream's events other than done.
+type (
+	startEvent struct {
+		ConversationID int64 `json:"conversation_id"`
+	}
+	deltaEvent struct {
+		Text string `json:"text"`
+	}
+	toolCallEvent struct {
+		ID        string          `json:"id"`
+		Tool      string          `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	toolResultEvent struct {
+		ID      string          `json:"id"`
+		Tool    string          `json:"tool"`
+		Result  json.RawMessage `json:"result"`
+		IsError bool            `json:"is_error"`
+	}
+	errorEvent struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		// ToolCalls are the changes a turn made before it failed.
+		ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
+	}
+)
+
+type conversationJSON struct {
+	ID        int64     `json:"id"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+type conversationsResponse struct {
+	Conversations []conversationJSON `json:"conversations"`
+	NextCursor    *string            `json:"next_cursor"`
+}
+
+type messageJSON struct {
+	ID          int64          `json:"id"`
+	Role        string         `json:"role"`
+	Content     string         `json:"content"`
+	Interrupted bool           `json:"interrupted"`
+	ToolCalls   []toolCallJSON `json:"tool_calls"`
+	CreatedAt   time.Time      `json:"created_at"`
+}
+
+type messagesResponse struct {
+	ConversationID int64         `json:"conversation_id"`
+	Messages       []messageJSON `json:"messages"`
+}
+
+type taskJSON struct {
+	ID          int64     `json:"id"`
+	Title       string    `json:"title"`
+	Description string    `json:"description"`
+	Completed   bool      `json:"completed"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+type tasksResponse struct {
+	Tasks []taskJSON `json:"tasks"`
+}
+
+func chatResponseOf(o chat.Outcome) chatResponse {
+	return chatResponse{ConversationID: o.ConversationID, Response: o.Reply, ToolCalls: toolCallsOf(o.ToolCalls), Interrupted: o.Interrupted}
+}
+
+func toolCallsOf(calls []chat.ToolCall) []toolCallJSON {
+	out := make([]toolCallJSON, len(calls))
+	for i, c := range calls {
+		out[i] = toolCallJSON(c)
+	}
+	return out
+}
+
+// storedToolCalls shapes the audit of a stored message's calls.
+func storedToolCalls(calls []tasks.ToolCall) []toolCallJSON {
+	out := make([]toolCallJSON, len(calls))
+	for i, c := range calls {
+		result := c.Result
+		if len(result) == 0 {
+			result = json.RawMessage("null")
+		}
+		out[i] = toolCallJSON{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: result, IsError: c.IsError}
+	}
+	return out
+}

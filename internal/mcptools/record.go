@@ -1,0 +1,44 @@
+package mcptools
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// CallMetaKey is the _meta member under which the chat engine, an
+// in-process client of these servers, tells a tool which turn a call
+// belongs to: a tasks.CallRecord. A task change made for such a call is
+// recorded as that call in the same transaction, and is made only while
+// the turn holds its conversation. The servers of this package are reached
+// only in process; a server exposed to outside clients must not honour it.
+const CallMetaKey = "taskchat.dev/call"
+
+// CallMeta is the _meta of a call made for rec.
+func CallMeta(rec tasks.CallRecord) mcp.Meta {
+	return mcp.Meta{CallMetaKey: rec}
+}
+
+// callRecord reads the call's record from its _meta; nil when it has none.
+// A record that cannot be read fails the call: a change meant to be
+// recorded is never made without its record.
+func callRecord(req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
+	if req == nil || req.Params == nil || req.Params.Meta[CallMetaKey] == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(req.Params.Meta[CallMetaKey])
+	if err != nil {
+		return nil, errBadRecord
+	}
+	var rec tasks.CallRecord
+	if err := json.Unmarshal(raw, &rec); err != nil || rec.TurnID == 0 || rec.ClaimToken == "" {
+		return nil, errBadRecord
+	}
+	rec.Tool = req.Params.Name
+	return &rec, nil
+}
+
+var errBadRecord = errors.New("The call's turn record could not be read; nothing was changed.")

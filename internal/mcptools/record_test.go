@@ -1,0 +1,222 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// mustTurn starts a chat turn of user in a new conversation.
+func mustTurn(tb testing.TB, user string) tasks.Turn {
+	tb.Helper()
+	turn, err := store.NewTurns(storetest.Pool(tb)).StartTurn(context.Background(), tasks.TurnStart{
+		UserID: user, Message: "Change my list", HistoryLimit: 10, ClaimFor: time.Minute,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return turn
+}
+
+// recordOf is the record of the turn's call number seq, as the chat engine
+// sends it. The tool's name comes from the call itself.
+func recordOf(turn tasks.Turn, seq int, args map[string]any) tasks.CallRecord {
+	raw, _ := json.Marshal(args)
+	return tasks.CallRecord{
+		ConversationID: turn.Conversation.ID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
+		CallID: fmt.Sprintf("call_%d", seq), Arguments: raw, Seq: seq, Started: time.Now(),
+	}
+}
+
+// mustCallFor makes a call for the turn's call number seq.
+func mustCallFor(tb testing.TB, cs *mcp.ClientSession, turn tasks.Turn, seq int, tool string, args map[string]any) *mcp.CallToolResult {
+	tb.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{
+		Name: tool, Arguments: args, Meta: mcptools.CallMeta(recordOf(turn, seq, args)),
+	})
+	if err != nil {
+		tb.Fatalf("%s: protocol error %v", tool, err)
+	}
+	return res
+}
+
+// auditRow is what the audit holds of one recorded call.
+type auditRow struct {
+	CallID, Tool      string
+	Arguments, Result json.RawMessage
+	MessageID         *int64
+}
+
+func mustAuditRows(tb testing.TB, user string, turnID int64) []auditRow {
+	tb.Helper()
+	rows, err := storetest.Pool(tb).Query(context.Background(), `
+		SELECT call_id, tool, arguments, result, message_id FROM tool_calls
+		WHERE user_id = $1 AND turn_id = $2 ORDER BY seq`, user, turnID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	var out []auditRow
+	for rows.Next() {
+		var r auditRow
+		if err := rows.Scan(&r.CallID, &r.Tool, &r.Arguments, &r.Result, &r.MessageID); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// A call made for a turn records its change with it: the audit says what
+// the model asked, and exactly what the tool answered.
+func TestToolCallsForATurnAreRecorded(t *testing.T) {
+	user := storetest.UserID(t)
+	cs, turn := mustSession(t, user), mustTurn(t, user)
+	added := mustCallFor(t, cs, turn, 0, "add_task", map[string]any{"title": "Buy milk"})
+	id := mustStructured(t, added)["task_id"]
+	calls := []*mcp.CallToolResult{
+		added,
+		mustCallFor(t, cs, turn, 1, "list_tasks", map[string]any{}),
+		mustCallFor(t, cs, turn, 2, "update_task", map[string]any{"task_id": id, "title": "Buy oat milk"}),
+		mustCallFor(t, cs, turn, 3, "complete_task", map[string]any{"task_id": id}),
+		mustCallFor(t, cs, turn, 4, "delete_task", map[string]any{"task_id": id}),
+	}
+	for i, res := range calls {
+		if res.IsError {
+			t.Fatalf("call %d failed: %s", i, text(res))
+		}
+	}
+
+	rows := mustAuditRows(t, user, turn.ID())
+	changes := []int{0, 2, 3, 4} // list_tasks changes nothing, so is recorded only with the reply
+	tools := []string{"add_task", "", "update_task", "complete_task", "delete_task"}
+	if len(rows) != len(changes) {
+		t.Fatalf("audit rows = %+v, want one per change", rows)
+	}
+	for i, seq := range changes {
+		r := rows[i]
+		if r.CallID != fmt.Sprintf("call_%d", seq) || r.Tool != tools[seq] || r.MessageID != nil {
+			t.Errorf("row %d = %+v, want call_%d of %s, awaiting its reply", i, r, seq, tools[seq])
+		}
+		if want := mustJSON(t, calls[seq].StructuredContent); !jsonEqual(r.Result, want) {
+			t.Errorf("%s recorded %s, but the model was told %s", r.Tool, r.Result, want)
+		}
+	}
+	if !jsonEqual(rows[0].Arguments, []byte(`{"title":"Buy milk"}`)) {
+		t.Errorf("add_task's recorded arguments = %s", rows[0].Arguments)
+	}
+}
+
+// A call for a turn that no longer holds its conversation changes nothing,
+// and says so, so that the model does not claim it did.
+func TestToolCallForAnEndedTurnChangesNothing(t *testing.T) {
+	user := storetest.UserID(t)
+	cs := mustSession(t, user)
+	milk := mustCall(t, cs, "add_task", map[string]any{"title": "Buy milk"})
+	turn := mustTurn(t, user)
+	if err := store.NewTurns(storetest.Pool(t)).AbandonTurn(context.Background(), user, turn.Conversation.ID, turn.ClaimToken); err != nil {
+		t.Fatal(err)
+	}
+	for seq, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"add_task", map[string]any{"title": "Buy eggs"}},
+		{"complete_task", map[string]any{"task_id": milk["task_id"]}},
+		{"update_task", map[string]any{"task_id": milk["task_id"], "title": "Buy oat milk"}},
+		{"delete_task", map[string]any{"task_id": milk["task_id"]}},
+	} {
+		res := mustCallFor(t, cs, turn, seq, c.tool, c.args)
+		if !res.IsError || !strings.Contains(strings.ToLower(text(res)), "nothing was changed") {
+			t.Errorf("%s for an ended turn = %q (isError %v), want an error saying nothing was changed", c.tool, text(res), res.IsError)
+		}
+	}
+	mustBeUnchanged(t, cs, user, turn, milk)
+}
+
+// A call whose record cannot be read fails: a change meant to be recorded
+// is never made without its record.
+func TestToolCallWithAnUnreadableRecordChangesNothing(t *testing.T) {
+	user := storetest.UserID(t)
+	cs := mustSession(t, user)
+	milk := mustCall(t, cs, "add_task", map[string]any{"title": "Buy milk"})
+	turn := mustTurn(t, user)
+	garbage := map[string]any{
+		"a string":          "call 3 of turn 7",
+		"a number":          42,
+		"a list":            []any{1, 2},
+		"a turn id as text": map[string]any{"TurnID": "seven", "ClaimToken": turn.ClaimToken},
+		"no turn":           map[string]any{"ConversationID": turn.Conversation.ID, "ClaimToken": turn.ClaimToken},
+		"no claim token":    map[string]any{"ConversationID": turn.Conversation.ID, "TurnID": turn.ID()},
+		"a bad start time":  map[string]any{"TurnID": turn.ID(), "ClaimToken": turn.ClaimToken, "Started": "yesterday"},
+	}
+	for name, meta := range garbage {
+		t.Run(name, func(t *testing.T) {
+			for _, c := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"add_task", map[string]any{"title": "Buy eggs"}},
+				{"complete_task", map[string]any{"task_id": milk["task_id"]}},
+				{"update_task", map[string]any{"task_id": milk["task_id"], "title": "Buy oat milk"}},
+				{"delete_task", map[string]any{"task_id": milk["task_id"]}},
+			} {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{
+					Name: c.tool, Arguments: c.args, Meta: mcp.Meta{mcptools.CallMetaKey: meta},
+				})
+				if err != nil {
+					t.Fatalf("%s: protocol error %v", c.tool, err)
+				}
+				if !res.IsError || !strings.Contains(strings.ToLower(text(res)), "nothing was changed") {
+					t.Errorf("%s with %s as its record = %q (isError %v), want an error saying nothing was changed",
+						c.tool, name, text(res), res.IsError)
+				}
+			}
+		})
+	}
+	mustBeUnchanged(t, cs, user, turn, milk)
+}
+
+// mustBeUnchanged checks that the user has only the task milk, as it was,
+// and that the turn recorded nothing.
+func mustBeUnchanged(tb testing.TB, cs *mcp.ClientSession, user string, turn tasks.Turn, milk map[string]any) {
+	tb.Helper()
+	list := mustCall(tb, cs, "list_tasks", nil)["tasks"].([]any)
+	if len(list) != 1 {
+		tb.Fatalf("tasks = %v, want only %v", list, milk)
+	}
+	if got := list[0].(map[string]any); got["id"] != milk["task_id"] || got["title"] != "Buy milk" || got["completed"] != false {
+		tb.Fatalf("task = %v, want %v untouched", got, milk)
+	}
+	if rows := mustAuditRows(tb, user, turn.ID()); len(rows) != 0 {
+		tb.Fatalf("audit rows = %+v, want none", rows)
+	}
+}
+
+func mustStructured(tb testing.TB, res *mcp.CallToolResult) map[string]any {
+	tb.Helper()
+	var out map[string]any
+	if err := json.Unmarshal(mustJSON(tb, res.StructuredContent), &out); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}

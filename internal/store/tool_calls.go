@@ -1,0 +1,90 @@
+package store
+
+import (
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// toolCallColumns are the columns of a tasks.ToolCall, as scanToolCall reads them.
+const toolCallColumns = `call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at`
+
+func scanToolCall(row pgx.Row, c *tasks.ToolCall, extra ...any) error {
+	var ms int32
+	dest := append(extra, &c.CallID, &c.Tool, &c.Arguments, &c.Result, &c.IsError, &c.Round, &c.Seq, &ms, &c.CreatedAt)
+	if err := row.Scan(dest...); err != nil {
+		return err
+	}
+	c.Duration = time.Duration(ms) * time.Millisecond
+	return nil
+}
+
+// attachToolCalls reads rows of message_id and toolCallColumns ordered by
+// message id, and hands each call to its message in msgs, which is ordered
+// by id too.
+func attachToolCalls(rows pgx.Rows, msgs []tasks.Message) error {
+	i := 0
+	for rows.Next() {
+		var (
+			messageID int64
+			c         tasks.ToolCall
+		)
+		if err := scanToolCall(rows, &c, &messageID); err != nil {
+			return err
+		}
+		for i < len(msgs) && msgs[i].ID < messageID {
+			i++
+		}
+		if i < len(msgs) && msgs[i].ID == messageID {
+			msgs[i].ToolCalls = append(msgs[i].ToolCalls, c)
+		}
+	}
+	return rows.Err()
+}
+
+// callColumns are a turn's tool calls as one array per column, for unnest.
+// What a model wrote is made storable first: a turn must never fail to
+// store because of it (see tasks.StorableJSON).
+type callColumns struct {
+	callIDs, tools, args, results []string
+	isErr                         []bool
+	rounds, durations, seqs       []int32
+}
+
+func newCallColumns(calls []tasks.ToolCall) callColumns {
+	n := len(calls)
+	c := callColumns{
+		callIDs: make([]string, n), tools: make([]string, n), args: make([]string, n), results: make([]string, n),
+		isErr: make([]bool, n), rounds: make([]int32, n), durations: make([]int32, n), seqs: make([]int32, n),
+	}
+	for i, call := range calls {
+		c.callIDs[i], c.tools[i], c.isErr[i] = auditName(call.CallID, "call"), auditName(call.Tool, "unnamed"), call.IsError
+		c.args[i], c.results[i] = jsonOr(call.Arguments, "{}"), jsonOr(call.Result, "null")
+		c.rounds[i], c.durations[i], c.seqs[i] = int32(call.Round), int32(call.Duration.Milliseconds()), int32(call.Seq)
+	}
+	return c
+}
+
+// jsonOr returns raw as storable jsonb text, or def when raw is empty.
+func jsonOr(raw []byte, def string) string {
+	if len(raw) == 0 {
+		return def
+	}
+	b, _ := tasks.StorableJSON(raw)
+	return string(b)
+}
+
+// auditName makes a model-given name or id fit its column: 1 to 255
+// characters of storable text.
+func auditName(s, missing string) string {
+	s = tasks.StorableText(s)
+	if s == "" {
+		return missing
+	}
+	if r := []rune(s); len(r) > 255 {
+		return string(r[:254]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,185 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// auditRow is one tool_calls row as the database holds it.
+type auditRow struct {
+	ConversationID, MessageID *int64
+	TurnID                    int64
+	UserID, CallID, Tool      string
+	Arguments, Result         json.RawMessage
+	IsError                   bool
+	Round, Seq                int
+}
+
+// mustAuditRows returns the tool_calls rows of the user's turn, in order.
+func mustAuditRows(tb testing.TB, user string, turnID int64) []auditRow {
+	tb.Helper()
+	rows, err := storetest.Pool(tb).Query(context.Background(), `
+		SELECT conversation_id, message_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq
+		FROM tool_calls WHERE user_id = $1 AND turn_id = $2 ORDER BY seq`, user, turnID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	var out []auditRow
+	for rows.Next() {
+		var r auditRow
+		if err := rows.Scan(&r.ConversationID, &r.MessageID, &r.TurnID, &r.UserID, &r.CallID, &r.Tool,
+			&r.Arguments, &r.Result, &r.IsError, &r.Round, &r.Seq); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// mustLapse lets the claim on a conversation run out, as it does when the
+// replica running its turn dies.
+func mustLapse(tb testing.TB, convID int64) {
+	tb.Helper()
+	mustExec(tb, `UPDATE conversations SET claimed_until = now() - interval '1 second'
+		WHERE id = $1 AND claim_token IS NOT NULL`, convID)
+}
+
+// mustLapseKey lets the lock of a running idempotency key run out.
+func mustLapseKey(tb testing.TB, user, key string) {
+	tb.Helper()
+	mustExec(tb, `UPDATE idempotency_keys SET locked_until = now() - interval '1 second'
+		WHERE user_id = $1 AND key = $2 AND locked_until IS NOT NULL`, user, key)
+}
+
+func mustExec(tb testing.TB, sql string, args ...any) {
+	tb.Helper()
+	tag, err := storetest.Pool(tb).Exec(context.Background(), sql, args...)
+	if err != nil || tag.RowsAffected() != 1 {
+		tb.Fatalf("%s: %v rows, %v", sql, tag.RowsAffected(), err)
+	}
+}
+
+func mustCount(tb testing.TB, sql string, args ...any) int {
+	tb.Helper()
+	var n int
+	if err := storetest.Pool(tb).QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// mustWaitForALockWait waits until a statement on this package's database
+// waits for a lock.
+func mustWaitForALockWait(tb testing.TB) {
+	tb.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if mustCount(tb, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0 {
+			return
+		}
+	}
+	tb.Fatal("no statement waited for a lock")
+}
+
+func mustJSON(tb testing.TB, v any) json.RawMessage {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// jsonEqual reports whether a and b are the same JSON value.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// refusedByJSONB is what jsonb refuses as it is, for StorableJSON to mend.
+var refusedByJSONB = []string{
+	`{"title":"\ud83d"}`,
+	`{"title":"\ude00"}`,
+	`{"title":"\ud83d\u0041"}`,
+	`{"title":"\ud83dx"}`,
+	`["\uDBFF"]`,
+	`{"n":1e999999}`,
+	`{"n":1e-999999}`,
+	`{"n":1e131072}`,
+	`{"n":-1e-16384}`,
+	`{"n":1E+2147483648}`,
+	`{"title":"a\u0000b"}`,
+	"{\"title\":\"\xff\xfe\"}",
+	"{\"title\":\"\xed\xa0\xbd\"}",
+	`add_task(title="milk")`,
+	"not json \x00 at all",
+	``,
+}
+
+// Whatever StorableJSON returns, jsonb takes, and gives back as valid JSON.
+func TestStorableJSONFitsJSONB(t *testing.T) {
+	inputs := append([]string{
+		`{"title":"Buy milk","n":1.5,"ok":true,"none":null,"list":[1,-2e3]}`,
+		`{"emoji":"\ud83d\ude00"}`,
+		`{"n":1e131071}`,
+		`{"n":1e-16383}`,
+		`{"path":"C:\\u0000"}`,
+		`"\\ud83d"`,
+	}, refusedByJSONB...)
+	for _, in := range inputs {
+		mustStoreAsJSONB(t, in)
+	}
+}
+
+// The refused inputs, cut and spliced at random: not one of them may
+// produce something jsonb refuses.
+func TestStorableJSONFitsJSONBWhateverTheInput(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 600 {
+		a, b := refusedByJSONB[r.IntN(len(refusedByJSONB))], refusedByJSONB[r.IntN(len(refusedByJSONB))]
+		i, j := r.IntN(len(a)+1), r.IntN(len(b)+1)
+		mustStoreAsJSONB(t, a[:i]+b[j:])
+		mustStoreAsJSONB(t, `{"a":[`+a[min(i, len(a)):]+`]}`)
+	}
+}
+
+func FuzzStorableJSON(f *testing.F) {
+	for _, in := range refusedByJSONB {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) { mustStoreAsJSONB(t, in) })
+}
+
+// mustStoreAsJSONB stores StorableJSON(in) in a jsonb column and reads it
+// back.
+func mustStoreAsJSONB(tb testing.TB, in string) {
+	tb.Helper()
+	out, kept := tasks.StorableJSON(json.RawMessage(in))
+	var back json.RawMessage
+	err := storetest.Pool(tb).QueryRow(context.Background(),
+		`SELECT v FROM (VALUES ($1::text::jsonb)) AS stored(v)`, string(out)).Scan(&back)
+	if err != nil {
+		tb.Fatalf("StorableJSON(%q) = %q, which jsonb refuses: %v", in, out, err)
+	}
+	if !json.Valid(back) || !utf8.Valid(back) {
+		tb.Fatalf("StorableJSON(%q) = %q, read back as %q", in, out, back)
+	}
+	if !kept {
+		var s string
+		if err := json.Unmarshal(out, &s); err != nil || s != tasks.StorableText(in) {
+			tb.Fatalf("StorableJSON(%q) = %q, want the text as a JSON string", in, out)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The conflicts a chat turn can run into. Each matches ErrConflict too,
+// except ErrKeyMismatch, which is a misuse of the key rather than a race.
+var (
+	// ErrConversationBusy means another turn of the conversation is running.
+	ErrConversationBusy = fmt.Errorf("conversation is busy with another turn: %w", ErrConflict)
+	// ErrRequestInProgress means a request with the same idempotency key is
+	// still running.
+	ErrRequestInProgress = fmt.Errorf("a request with this idempotency key is in progress: %w", ErrConflict)
+	// ErrKeyMismatch means an idempotency key was reused with another body.
+	ErrKeyMismatch = errors.New("idempotency key was used with a different request")
+	// ErrTurnEnded means a tool call came for a turn that no longer holds
+	// its conversation: the conversation was deleted, or the turn outlived
+	// its claim. Nothing was changed.
+	ErrTurnEnded = errors.New("the turn no longer holds its conversation")
+)
+
+// TurnStart is what a chat turn stores before the model runs.
+type TurnStart struct {
+	UserID         string
+	ConversationID int64 // 0 starts a new conversation
+	Message        string
+	HistoryLimit   int           // newest messages to load, before the new one
+	ClaimFor       time.Duration // how long the conversation is held for this turn
+	// IdempotencyKey, when set, is a key BeginIdempotent accepted: the key
+	// is told which turn it started, so that a retry can find the turn.
+	IdempotencyKey string
+}
+
+// Turn is a started turn: the conversation (held by ClaimToken until the
+// turn finishes or the claim expires), the stored user message, and the
+// history before it, oldest first. The user message's id is the turn's id.
+type Turn struct {
+	Conversation Conversation
+	ClaimToken   string
+	UserMessage  Message
+	History      []Message
+}
+
+// ID identifies the turn: it is its user message's id.
+func (t Turn) ID() int64 { return t.UserMessage.ID }
+
+// TurnEnd is what a chat turn stores when it ends: the reply and every tool
+// call, and for an idempotent request the response to replay.
+type TurnEnd struct {
+	UserID         string
+	ConversationID int64
+	TurnID         int64
+	ClaimToken     string
+	Reply          string
+	Interrupted    bool
+	ToolCalls      []ToolCall // every call, in order; Seq is the index
+	IdempotencyKey string
+	Response       json.RawMessage // stored for replay when IdempotencyKey is set
+}
+
+// CallRecord says which turn a tool call belongs to. A task change made
+// with one is recorded as that call, in the same transaction as the change,
+// and only while the turn holds its conversation: a change never exists
+// without its record, and a turn that lost its conversation changes nothing.
+type CallRecord struct {
+	ConversationID int64
+	TurnID         int64
+	ClaimToken     string
+	CallID         string          // the model's id for the call
+	Tool           string          // the tool's name
+	Arguments      json.RawMessage // as StorableJSON makes them
+	Round          int
+	Seq            int       // the call's position in the turn, from 0
+	Started        time.Time // when the call began, for its duration
+}
+
+// Statuses of the tools that change one task, in their results and audit.
+const (
+	StatusCreated = "created"
+	StatusDone    = "completed"
+	StatusDeleted = "deleted"
+	StatusUpdated = "updated"
+)
+
+// IdempotentRequest identifies a keyed request: the key and a hash of what
+// was asked, so a reuse with another body can be told apart from a retry.
+type IdempotentRequest struct {
+	UserID  string
+	Key     string
+	Hash    []byte
+	LockFor time.Duration
+	KeepFor time.Duration
+}
+
+// KeyState is what a keyed request found. At most one field is set; with
+// none, the request is the key's to run.
+type KeyState struct {
+	// Replay is the stored response of a request that completed.
+	Replay json.RawMessage
+	// CutShort is the turn of a request whose run ended without a reply
+	// (its replica crashed, or its last write failed) after its tools
+	// changed something. It must not run again: the caller finishes the
+	// turn with RecoverTurn and answers what it did.
+	CutShort *TurnRef
+}
+
+// TurnRef names a turn of a user's conversation.
+type TurnRef struct {
+	ConversationID int64
+	TurnID         int64
+}
+
+// TurnStore is what the chat engine needs from storage: a turn's writes and
+// the recovery of turns cut short. Every method is scoped to the user.
+type TurnStore interface {
+	// StartTurn loads or creates the conversation, claims it, stores the
+	// user message and returns the history, in one round trip. A turn of
+	// the conversation that was cut short is finished first (see
+	// RecoverTurn). Its writes are committed, but may reach the disk only
+	// with the next durable write: a tool's, FinishTurn's or AbandonTurn's,
+	// one of which ends every turn before its client hears the outcome.
+	StartTurn(ctx context.Context, s TurnStart) (Turn, error)
+	// FinishTurn stores the reply, attaches every tool call to it (the
+	// calls that changed a task are already recorded), releases the claim
+	// and completes the idempotency key, in one transaction.
+	FinishTurn(ctx context.Context, e TurnEnd) (Message, error)
+	// AbandonTurn releases the claim of a turn that stored no reply.
+	AbandonTurn(ctx context.Context, userID string, conversationID int64, claimToken string) error
+	// RecoverTurn finishes a turn cut short, if its conversation is no
+	// longer held: its recorded calls go to an interrupted reply with no
+	// text. It returns every recorded call of the turn, in order, also
+	// when the conversation has been deleted since.
+	RecoverTurn(ctx context.Context, userID string, turn TurnRef) ([]ToolCall, error)
+
+	// BeginIdempotent records a keyed request as running, or says what the
+	// key already holds (see KeyState). It fails with ErrKeyMismatch when
+	// the key came with another body, ErrRequestInProgress while the first
+	// request still runs.
+	BeginIdempotent(ctx context.Context, r IdempotentRequest) (KeyState, error)
+	// CompleteIdempotent stores the response to replay for a running key.
+	CompleteIdempotent(ctx context.Context, userID, key string, response json.RawMessage) error
+	// ForgetIdempotent drops a running key whose request failed before it
+	// changed anything, so that a retry runs again.
+	ForgetIdempotent(ctx context.Context, userID, key string) error
+}
