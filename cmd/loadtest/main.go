@@ -370,7 +370,6 @@ func fetchStats(base string, reset bool) (serverStats, error) {
 // report prints the measurements as a Markdown table.
 func report(w io.Writer, o options, load loadResult, st serverStats, idle idleResult) {
 	sort.Slice(load.latencies, func(i, j int) bool { return load.latencies[i] < load.latencies[j] })
-	perStream := (int64(idle.after.HeapInuse+idle.after.StackInuse) - int64(idle.before.HeapInuse+idle.before.StackInuse)) / int64(o.streams)
 	proto := "model over HTTP/1.1"
 	if o.http2 {
 		proto = "model over HTTPS with HTTP/2"
@@ -389,6 +388,10 @@ func report(w io.Writer, o options, load loadResult, st serverStats, idle idleRe
 	fmt.Fprintf(w, "| database round trips per turn, turn's own work (max) | %.2f (%d) | ≤ 3 |\n", st.OwnRoundTrips, st.MaxOwnRTs)
 	fmt.Fprintf(w, "| database round trips per turn, tools' statements | %.2f (1 add_task per turn) | |\n", float64(st.ToolRoundTrips)/float64(max(st.Turns, 1)))
 	fmt.Fprintf(w, "| statement preparations during the run | %d | |\n", st.Prepares)
+	if o.streams == 0 { // -streams 0 skips the memory phase
+		return
+	}
+	perStream := (int64(idle.after.HeapInuse+idle.after.StackInuse) - int64(idle.before.HeapInuse+idle.before.StackInuse)) / int64(o.streams)
 	fmt.Fprintf(w, "| memory per idle open stream (heap + stacks, %d streams) | %.1f KiB | ≤ 64 KiB |\n", o.streams, float64(perStream)/1024)
 	fmt.Fprintf(w, "| of which heap / stacks | %.1f / %.1f KiB | |\n",
 		float64(int64(idle.after.HeapInuse)-int64(idle.before.HeapInuse))/float64(o.streams)/1024,

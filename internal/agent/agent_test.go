@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -347,4 +348,40 @@ func limitsWith(adjust func(*Limits)) Limits {
 	l := testLimits()
 	adjust(&l)
 	return l
+}
+
+// A reply is built in memory proportional to its length, however many
+// pieces it streams in: a reply of many small deltas, concatenated anew at
+// each one, would allocate the square of its length (about 4 GB here).
+// It counts bytes allocated, not time, so a slow machine does not fail it.
+func TestRunBuildsTheReplyInLinearMemory(t *testing.T) {
+	const deltas, size = 20_000, 20
+	whole := strings.Repeat(strings.Repeat("x", size-1)+" ", deltas)
+	chatty := modelFunc(func(_ context.Context, _ Request, onText func(string)) (Response, error) {
+		for i := range deltas {
+			onText(whole[i*size : (i+1)*size]) // slices of one string: the model allocates nothing
+		}
+		return Response{Text: whole, Usage: Usage{TotalTokens: deltas}}, nil
+	})
+	in := Input{Limits: testLimits(), Model: chatty, Tools: noTools{}, Message: "tell me everything"}
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := Run(context.Background(), in)
+	runtime.ReadMemStats(&after)
+
+	if err != nil || res.Stop != StopCompleted || res.Reply != whole {
+		t.Fatalf("err %v, stop %s, reply of %d bytes, want %d", err, res.Stop, len(res.Reply), len(whole))
+	}
+	if allocated, limit := after.TotalAlloc-before.TotalAlloc, uint64(30*len(whole)); allocated > limit {
+		t.Fatalf("building a reply of %d bytes allocated %d bytes, more than %d: the reply is not built linearly", len(whole), allocated, limit)
+	}
+}
+
+// noTools is a ToolSource without tools, for turns that only talk.
+type noTools struct{}
+
+func (noTools) Definitions(context.Context) ([]ToolDef, error) { return nil, nil }
+func (noTools) Call(context.Context, Call, map[string]any) (*mcp.CallToolResult, error) {
+	return nil, errors.New("no tools")
 }

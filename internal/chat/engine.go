@@ -38,6 +38,9 @@ func (c Config) validate() error {
 	if c.Model == nil {
 		errs = append(errs, errors.New("chat: a model is required"))
 	}
+	if c.Prompt == (agent.Prompt{}) {
+		errs = append(errs, errors.New("chat: a prompt is required (agent.DefaultPrompt, or agent.LoadPrompt)"))
+	}
 	errs = append(errs, c.Limits.Validate())
 	if c.HistoryLimit <= 0 || c.HistoryTokens <= 0 || c.IdempotencyTTL <= 0 {
 		errs = append(errs, errors.New("chat: HistoryLimit, HistoryTokens and IdempotencyTTL must be positive"))

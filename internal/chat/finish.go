@@ -41,7 +41,7 @@ func (e *Engine) finish(ctx context.Context, req Request, turn tasks.Turn, res a
 	}
 	done := e.changes(out.ToolCalls)
 	if _, err := e.turns.FinishTurn(ctx, end); err != nil {
-		return out, e.storeFailed(ctx, req, turn, end, done, err)
+		return out, e.storeFailed(ctx, req, turn, out, done, err)
 	}
 	if !keep {
 		e.forgetKey(ctx, req)
@@ -72,12 +72,13 @@ func (e *Engine) abandon(ctx context.Context, req Request, turn tasks.Turn, runE
 // next turn of the conversation or a retry of a keyed request (its key
 // stays locked until its lock lapses: a quick retry must not run the tools
 // again). A conversation deleted while the turn ran ends it as not found.
-func (e *Engine) storeFailed(ctx context.Context, req Request, turn tasks.Turn, end tasks.TurnEnd, done []ToolCall, err error) error {
+func (e *Engine) storeFailed(ctx context.Context, req Request, turn tasks.Turn, out Outcome, done []ToolCall, err error) error {
 	convID := turn.Conversation.ID
 	if errors.Is(err, tasks.ErrNotFound) {
 		e.log.InfoContext(ctx, "conversation deleted while its turn ran", "conversation_id", convID, "changes", len(done))
-		if end.IdempotencyKey != "" && len(done) > 0 {
-			e.completeKey(ctx, req, end)
+		if req.IdempotencyKey != "" && len(done) > 0 {
+			out.Interrupted = true // its reply was never stored
+			e.completeKey(ctx, req, out)
 		} else {
 			e.forgetKey(ctx, req)
 		}
@@ -93,8 +94,8 @@ func (e *Engine) storeFailed(ctx context.Context, req Request, turn tasks.Turn, 
 
 // completeKey keeps what a turn whose conversation was deleted did, for a
 // retry to replay instead of running it again.
-func (e *Engine) completeKey(ctx context.Context, req Request, end tasks.TurnEnd) {
-	if err := e.turns.CompleteIdempotent(ctx, req.UserID, req.IdempotencyKey, end.Response); err != nil {
+func (e *Engine) completeKey(ctx context.Context, req Request, out Outcome) {
+	if err := e.turns.CompleteIdempotent(ctx, req.UserID, req.IdempotencyKey, encodeOutcome(out)); err != nil {
 		e.log.ErrorContext(ctx, "complete idempotency key", "err", err)
 	}
 }

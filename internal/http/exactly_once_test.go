@@ -144,6 +144,9 @@ func runFaultCase(t *testing.T, c faultCase) {
 			t.Fatalf("the keyed retry was not a replay: %s", again.body)
 		case want > 0 && len(again.outcome["tool_calls"].([]any)) < want:
 			t.Fatalf("the replay does not show the %d changes: %s", want, again.body)
+		case want > 0 && (again.outcome["interrupted"] == true) != (c.fault != "crash" || c.step != 4):
+			// Only the crash during the final write stored the whole turn.
+			t.Fatalf("the replay's interrupted flag is wrong: %s", again.body)
 		case want == 0 && got != 2:
 			t.Fatalf("a retry of a turn that changed nothing should run: %d tasks", got)
 		}

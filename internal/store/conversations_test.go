@@ -197,18 +197,65 @@ func TestMessagesFinishesATurnCutShort(t *testing.T) {
 	})
 
 	t.Run("by one of many concurrent reads", func(t *testing.T) {
-		user := storetest.UserID(t)
-		turn := crashed(t, user)
-		mustLapse(t, turn.Conversation.ID)
-		var wg sync.WaitGroup
-		errs := make([]error, 8)
-		for i := range errs {
-			wg.Go(func() { _, errs[i] = s.Messages(ctx, user, turn.Conversation.ID) })
+		for range 10 {
+			user := storetest.UserID(t)
+			turn := crashed(t, user)
+			mustLapse(t, turn.Conversation.ID)
+			var (
+				wg    sync.WaitGroup
+				start = make(chan struct{})
+				errs  = make([]error, 4)
+			)
+			for i := range errs {
+				wg.Go(func() {
+					<-start
+					_, errs[i] = s.Messages(ctx, user, turn.Conversation.ID)
+				})
+			}
+			close(start)
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			wantFinished(t, mustMessages(t, s, user, turn.Conversation.ID), turn)
 		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			t.Fatal(err)
+	})
+
+	t.Run("by a read racing the next turn", func(t *testing.T) {
+		for range 10 {
+			user := storetest.UserID(t)
+			turn := crashed(t, user)
+			mustLapse(t, turn.Conversation.ID)
+			var (
+				wg    sync.WaitGroup
+				start = make(chan struct{})
+				next  tasks.Turn
+				errs  = make([]error, 3)
+			)
+			wg.Go(func() {
+				<-start
+				next, errs[0] = turns.StartTurn(ctx, tasks.TurnStart{UserID: user, ConversationID: turn.Conversation.ID,
+					Message: "Did that work?", HistoryLimit: 10, ClaimFor: time.Minute})
+			})
+			for i := 1; i < len(errs); i++ {
+				wg.Go(func() {
+					<-start
+					_, errs[i] = s.Messages(ctx, user, turn.Conversation.ID)
+				})
+			}
+			close(start)
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			if roles(next.History) != "user assistant(interrupted)" {
+				t.Fatalf("next turn's history = %s, want the crashed turn finished", roles(next.History))
+			}
+			msgs := mustMessages(t, s, user, turn.Conversation.ID)
+			wantFinished(t, msgs[:2], turn)
+			if roles(msgs) != "user assistant(interrupted) user" {
+				t.Fatalf("messages = %s, want the crashed turn finished once, before the next", roles(msgs))
+			}
 		}
-		wantFinished(t, mustMessages(t, s, user, turn.Conversation.ID), turn)
 	})
 }

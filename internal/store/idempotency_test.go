@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -76,15 +77,35 @@ func TestIdempotencyKeys(t *testing.T) {
 // A keyed turn whose tools changed something and that then died must not
 // run again: a retry is told which turn to finish, and only one retry is.
 func TestKeyOfATurnCutShort(t *testing.T) {
-	s, ts, user := newTurns(t), newTasks(t), storetest.UserID(t)
-	ctx := context.Background()
-	req := keyRequest(user, "cut")
+	s, ts := newTurns(t), newTasks(t)
+	for _, continued := range []bool{false, true} {
+		name := map[bool]string{false: "in a new conversation", true: "in a conversation that goes on"}[continued]
+		t.Run(name, func(t *testing.T) {
+			user := storetest.UserID(t)
+			start := tasks.TurnStart{UserID: user, Message: "Add milk", IdempotencyKey: "cut"}
+			if continued {
+				earlier := mustStart(t, s, user, 0, "Hello")
+				mustFinish(t, s, earlier, "Hi.")
+				start.ConversationID = earlier.Conversation.ID
+			}
+			mustCutShortKeyRunsOnce(t, s, ts, start)
+		})
+	}
+}
+
+// mustCutShortKeyRunsOnce begins a keyed request for start, lets its turn
+// change a task and die, and checks that retries finish the turn instead of
+// running it again.
+func mustCutShortKeyRunsOnce(t *testing.T, s *store.Turns, ts *store.Tasks, start tasks.TurnStart) {
+	t.Helper()
+	ctx, user, key := context.Background(), start.UserID, start.IdempotencyKey
+	req := keyRequest(user, key)
 	if _, err := s.BeginIdempotent(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	turn := mustStartWith(t, s, tasks.TurnStart{UserID: user, Message: "Add milk", IdempotencyKey: "cut"})
+	turn := mustStartWith(t, s, start)
 	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
-	mustLapseKey(t, user, "cut") // the replica died before the reply
+	mustLapseKey(t, user, key) // the replica died before the reply
 
 	got, err := s.BeginIdempotent(ctx, req)
 	want := tasks.TurnRef{ConversationID: turn.Conversation.ID, TurnID: turn.ID()}
@@ -100,7 +121,7 @@ func TestKeyOfATurnCutShort(t *testing.T) {
 		t.Fatalf("same key, other body: %v", err)
 	}
 
-	mustLapseKey(t, user, "cut") // the retry that was finishing it died too
+	mustLapseKey(t, user, key) // the retry that was finishing it died too
 	if got, err := s.BeginIdempotent(ctx, req); err != nil || got.CutShort == nil || *got.CutShort != want {
 		t.Fatalf("retry after the finishing retry died: %+v, %v; want CutShort again", got, err)
 	}
@@ -108,7 +129,7 @@ func TestKeyOfATurnCutShort(t *testing.T) {
 		t.Fatalf("recover: %+v, %v", calls, err)
 	}
 	response := json.RawMessage(`{"response":"","interrupted":true}`)
-	if err := s.CompleteIdempotent(ctx, user, "cut", response); err != nil {
+	if err := s.CompleteIdempotent(ctx, user, key, response); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.BeginIdempotent(ctx, req); err != nil || !jsonEqual(got.Replay, response) || got.CutShort != nil {

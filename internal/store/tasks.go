@@ -108,7 +108,8 @@ func newChange(nargs int, status, body string) change {
 		plain: fmt.Sprintf(body, "true"),
 		recorded: fmt.Sprintf(`
 			WITH held AS (
-				SELECT 1 FROM conversations WHERE id = $%[1]d AND user_id = $1 AND claim_token = $%[2]d::uuid
+				SELECT 1 FROM conversations
+				WHERE id = $%[1]d AND user_id = $1 AND claim_token = $%[2]d::uuid AND claimed_until > now()
 			), t AS (`+strings.Replace(body, "%s", "%[3]s", 1)+`
 			), a AS (
 				INSERT INTO tool_calls (conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
@@ -149,7 +150,8 @@ func (s *Tasks) change(ctx context.Context, c change, id int64, rec *tasks.CallR
 func (s *Tasks) whyUnchanged(ctx context.Context, userID string, id int64, rec *tasks.CallRecord) error {
 	var held bool
 	err := s.pool.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3::uuid)`,
+		SELECT EXISTS (SELECT 1 FROM conversations
+			WHERE id = $1 AND user_id = $2 AND claim_token = $3::uuid AND claimed_until > now())`,
 		rec.ConversationID, userID, rec.ClaimToken).Scan(&held)
 	switch {
 	case err != nil:

@@ -320,3 +320,23 @@ func TestRecordedChangeOfATaskNotFound(t *testing.T) {
 		})
 	}
 }
+
+// A turn that outlived its claim no longer holds its conversation: a
+// reader may already have finished it for it (see Messages), so the
+// turn's late calls must change nothing (tasks.ErrTurnEnded says so).
+func TestRecordedChangeAfterTheClaimLapsed(t *testing.T) {
+	turns, convs, s, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
+	turn := mustStart(t, turns, user, 0, "Add milk and eggs")
+	mustCreate(t, s, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
+	mustLapse(t, turn.Conversation.ID)
+	if msgs := mustMessages(t, convs, user, turn.Conversation.ID); roles(msgs) != "user assistant(interrupted)" {
+		t.Fatalf("messages = %s, want the turn finished by the read", roles(msgs))
+	}
+
+	_, err := s.CreateTask(context.Background(), user, "Buy eggs", "", recordOf(turn, 1, "add_task", `{"title":"Buy eggs"}`))
+	if !errors.Is(err, tasks.ErrTurnEnded) {
+		msgs := mustMessages(t, convs, user, turn.Conversation.ID)
+		t.Fatalf("a change by the turn after it was finished for it: %v, want ErrTurnEnded; "+
+			"the tasks are now %d, and the thread reads %s", err, len(mustList(t, s, user)), roles(msgs))
+	}
+}

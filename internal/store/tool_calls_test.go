@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -106,6 +107,74 @@ func mustJSON(tb testing.TB, v any) json.RawMessage {
 func jsonEqual(a, b json.RawMessage) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// A model writes anything as a tool's arguments; the turn must be stored
+// whatever it wrote, and read back as valid JSON.
+func TestFinishTurnStoresWhateverAModelWrote(t *testing.T) {
+	s, convs, user := newTurns(t), newConversations(t), storetest.UserID(t)
+	ctx := context.Background()
+	turn := mustStart(t, s, user, 0, "hi")
+	long := strings.Repeat("n", 300)
+	m, err := s.FinishTurn(ctx, tasks.TurnEnd{
+		UserID: user, ConversationID: turn.Conversation.ID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
+		Reply: "Added.\x00 \xff", ToolCalls: []tasks.ToolCall{
+			{CallID: "", Tool: long, Arguments: json.RawMessage(`{"title":"a\u0000b"}`), Result: json.RawMessage(`{"error":"bad \u0000"}`), IsError: true},
+			{CallID: long, Tool: "", Arguments: json.RawMessage("not json \x00"), Result: nil, Seq: 1},
+		},
+	})
+	if err != nil {
+		t.Fatalf("a model's NULs, bad UTF-8 and odd names must not lose the turn: %v", err)
+	}
+	msgs := mustMessages(t, convs, user, turn.Conversation.ID)
+	got := msgs[len(msgs)-1]
+	if got.ID != m.ID || got.Content != "Added. \uFFFD" || len(got.ToolCalls) != 2 {
+		t.Fatalf("stored %+v", got)
+	}
+	if c := got.ToolCalls[0]; c.CallID != "call" || len([]rune(c.Tool)) != 255 || !strings.Contains(string(c.Arguments), `\ufffd`) && !strings.Contains(string(c.Arguments), "\uFFFD") {
+		t.Fatalf("first call stored as %+v (%s)", c, c.Arguments)
+	}
+	if c := got.ToolCalls[1]; c.Tool != "unnamed" || string(c.Arguments) != `"not json "` {
+		t.Fatalf("second call stored as %+v (%s)", c, c.Arguments)
+	}
+
+	for _, c := range unstorableJSON {
+		t.Run(c.name, func(t *testing.T) {
+			key := "key-" + c.name
+			if _, err := s.BeginIdempotent(ctx, keyRequest(user, key)); err != nil {
+				t.Fatal(err)
+			}
+			turn := mustStartWith(t, s, tasks.TurnStart{UserID: user, Message: "do it", IdempotencyKey: key})
+			end := turnEnd(turn, "Done.", tasks.ToolCall{CallID: "c", Tool: "add_task", Arguments: c.raw, Result: c.raw, IsError: true})
+			end.IdempotencyKey = key
+			end.Response = json.RawMessage(`{"response":"Done.","tool_calls":[{"tool":"add_task","arguments":` + string(c.raw) + `}]}`)
+			if _, err := s.FinishTurn(ctx, end); err != nil {
+				t.Fatalf("finish a turn whose call's arguments are %q: %v", c.raw, err)
+			}
+			msgs := mustMessages(t, convs, user, turn.Conversation.ID)
+			calls := msgs[len(msgs)-1].ToolCalls
+			if len(calls) != 1 || !json.Valid(calls[0].Arguments) || !json.Valid(calls[0].Result) {
+				t.Fatalf("stored calls = %+v, want one with valid JSON", calls)
+			}
+			state, err := s.BeginIdempotent(ctx, keyRequest(user, key))
+			if err != nil || !json.Valid(state.Replay) {
+				t.Fatalf("replay = %q, %v; want the stored response as valid JSON", state.Replay, err)
+			}
+		})
+	}
+}
+
+// unstorableJSON is what a model may write that jsonb refuses as it is.
+var unstorableJSON = []struct {
+	name string
+	raw  json.RawMessage
+}{
+	{"lone surrogate", json.RawMessage(`{"title":"\ud83d"}`)},
+	{"huge number", json.RawMessage(`{"n":1e999999}`)},
+	{"tiny number", json.RawMessage(`{"n":1e-999999}`)},
+	{"escaped NUL", json.RawMessage(`{"title":"a\u0000b"}`)},
+	{"invalid UTF-8", json.RawMessage("{\"title\":\"\xff\xfe\"}")},
+	{"not JSON", json.RawMessage(`add_task(title="milk")`)},
 }
 
 // refusedByJSONB is what jsonb refuses as it is, for StorableJSON to mend.

@@ -25,6 +25,7 @@ func TestStorableJSON(t *testing.T) {
 		{"surrogate pair in capitals", `["\uD83D\uDE00"]`, kept, true},
 		{"escaped backslash before u0000", `{"path":"C:\\u0000"}`, kept, true},
 		{"escaped backslash before a surrogate", `{"path":"\\ud83d"}`, kept, true},
+		{"escaped backslash then escaped NUL", `{"path":"\\\u0000"}`, `{"path":"\\\ufffd"}`, true},
 		{"number inside a string", `{"title":"1e999999 \" 1e999999"}`, kept, true},
 		{"lone high surrogate", `{"title":"\ud83d"}`, `"{\"title\":\"\\ud83d\"}"`, false},
 		{"lone low surrogate", `{"title":"\ude00"}`, `"{\"title\":\"\\ude00\"}"`, false},

@@ -101,20 +101,22 @@ func (a *attempt) finish() (agent.Response, error) {
 // the latest call (servers that omit the index).
 type toolCallMerger struct {
 	calls []agent.ToolCall
-	slots map[string]int // "index:N" and "id:X" to position in calls
+	args  []*strings.Builder // each call's arguments so far: appended, not re-concatenated
+	slots map[string]int     // "index:N" and "id:X" to position in calls
 }
 
 // add appends one fragment: the id and name are set once, the arguments
 // are concatenated.
 func (m *toolCallMerger) add(d goopenai.ToolCall) {
-	c := &m.calls[m.slot(d)]
+	i := m.slot(d)
+	c := &m.calls[i]
 	if c.ID == "" {
 		c.ID = d.ID
 	}
 	if c.Name == "" {
 		c.Name = d.Function.Name
 	}
-	c.Arguments += d.Function.Arguments
+	m.args[i].WriteString(d.Function.Arguments)
 }
 
 // slot finds or makes the position of d's call. A known index with a
@@ -130,6 +132,7 @@ func (m *toolCallMerger) slot(d goopenai.ToolCall) int {
 	i, ok := m.find(keys, d.ID)
 	if !ok {
 		m.calls = append(m.calls, agent.ToolCall{})
+		m.args = append(m.args, &strings.Builder{})
 		i = len(m.calls) - 1
 	}
 	if m.slots == nil {
@@ -158,6 +161,7 @@ func (m *toolCallMerger) find(keys []string, id string) (int, bool) {
 // complete returns the calls, giving an id to any the server left without.
 func (m *toolCallMerger) complete() []agent.ToolCall {
 	for i := range m.calls {
+		m.calls[i].Arguments = m.args[i].String()
 		if m.calls[i].ID == "" {
 			m.calls[i].ID = "call_" + rand.Text()
 		}
