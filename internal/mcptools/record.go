@@ -26,10 +26,14 @@ func CallMeta(rec tasks.CallRecord) mcp.Meta {
 // A record that cannot be read fails the call: a change meant to be
 // recorded is never made without its record.
 func callRecord(req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
-	if req == nil || req.Params == nil || req.Params.Meta[CallMetaKey] == nil {
+	if req == nil || req.Params == nil {
 		return nil, nil
 	}
-	raw, err := json.Marshal(req.Params.Meta[CallMetaKey])
+	v, ok := req.Params.Meta[CallMetaKey]
+	if !ok {
+		return nil, nil
+	}
+	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, errBadRecord
 	}
