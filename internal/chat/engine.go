@@ -91,6 +91,10 @@ func (e *Engine) Run(ctx context.Context, req Request, obs Observer) (Outcome, e
 		return deref(replay), err
 	}
 	obs(Event{Kind: EventStarted, ConversationID: turn.Conversation.ID})
+	// Run stays small, and the turn is passed by pointer: an idle stream
+	// waits on its model at the bottom of this call chain, and every byte of
+	// its frames is held by each of them (a few hundred more cost 16 KiB a
+	// stream, when they push the goroutine's stack past a power of two).
 	res, runErr := e.runAgent(ctx, req, turn, obs)
 	return e.finish(ctx, req, turn, res, runErr)
 }
@@ -107,7 +111,7 @@ func deref(o *Outcome) Outcome {
 // holds an outcome, or held a turn cut short after its tools ran. The
 // writes must not be half-known, so once sent their outcome is read even
 // if the client leaves meanwhile; their deadline ends with them.
-func (e *Engine) begin(ctx context.Context, req Request) (tasks.Turn, *Outcome, error) {
+func (e *Engine) begin(ctx context.Context, req Request) (*tasks.Turn, *Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	if req.IdempotencyKey != "" {
@@ -117,13 +121,13 @@ func (e *Engine) begin(ctx context.Context, req Request) (tasks.Turn, *Outcome, 
 		})
 		switch {
 		case err != nil:
-			return tasks.Turn{}, nil, err
+			return nil, nil, err
 		case st.Replay != nil:
 			o, err := decodeOutcome(st.Replay)
-			return tasks.Turn{}, &o, err
+			return nil, &o, err
 		case st.CutShort != nil:
 			o, err := e.finishCutShort(ctx, req, *st.CutShort)
-			return tasks.Turn{}, &o, err
+			return nil, &o, err
 		}
 	}
 	turn, err := e.turns.StartTurn(ctx, tasks.TurnStart{
@@ -132,9 +136,9 @@ func (e *Engine) begin(ctx context.Context, req Request) (tasks.Turn, *Outcome, 
 	})
 	if err != nil {
 		e.forgetKey(ctx, req)
-		return tasks.Turn{}, nil, err
+		return nil, nil, err
 	}
-	return turn, nil, nil
+	return &turn, nil, nil
 }
 
 // finishCutShort answers a keyed retry whose first run was cut short after
@@ -158,7 +162,7 @@ func (e *Engine) finishCutShort(ctx context.Context, req Request, ref tasks.Turn
 }
 
 // runAgent runs a fresh agent with the user's tools, passing its events on.
-func (e *Engine) runAgent(ctx context.Context, req Request, turn tasks.Turn, obs Observer) (agent.Result, error) {
+func (e *Engine) runAgent(ctx context.Context, req Request, turn *tasks.Turn, obs Observer) (agent.Result, error) {
 	defs, err := e.defs.get(ctx, e.servers, req.UserID)
 	if err != nil {
 		return agent.Result{Stop: agent.StopCanceled}, err

@@ -16,7 +16,7 @@ import (
 // when it did not complete; one that produced nothing only releases its
 // claim. A failure after tools changed tasks is a *PartialError, so the
 // client hears what was done.
-func (e *Engine) finish(ctx context.Context, req Request, turn tasks.Turn, res agent.Result, runErr error) (Outcome, error) {
+func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res agent.Result, runErr error) (Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	convID := turn.Conversation.ID
@@ -57,7 +57,7 @@ func (e *Engine) finish(ctx context.Context, req Request, turn tasks.Turn, res a
 // durable commit that StartTurn's lazy one waits for: until it succeeds
 // the message may not be on disk, and the client must not hear that it was
 // saved.
-func (e *Engine) abandon(ctx context.Context, req Request, turn tasks.Turn, runErr error) error {
+func (e *Engine) abandon(ctx context.Context, req Request, turn *tasks.Turn, runErr error) error {
 	e.forgetKey(ctx, req)
 	if err := e.turns.AbandonTurn(ctx, req.UserID, turn.Conversation.ID, turn.ClaimToken); err != nil {
 		e.log.ErrorContext(ctx, "release conversation", "conversation_id", turn.Conversation.ID, "err", err)
@@ -72,7 +72,7 @@ func (e *Engine) abandon(ctx context.Context, req Request, turn tasks.Turn, runE
 // next turn of the conversation or a retry of a keyed request (its key
 // stays locked until its lock lapses: a quick retry must not run the tools
 // again). A conversation deleted while the turn ran ends it as not found.
-func (e *Engine) storeFailed(ctx context.Context, req Request, turn tasks.Turn, out Outcome, done []ToolCall, err error) error {
+func (e *Engine) storeFailed(ctx context.Context, req Request, turn *tasks.Turn, out Outcome, done []ToolCall, err error) error {
 	convID := turn.Conversation.ID
 	if errors.Is(err, tasks.ErrNotFound) {
 		e.log.InfoContext(ctx, "conversation deleted while its turn ran", "conversation_id", convID, "changes", len(done))

@@ -63,10 +63,10 @@ func (d *toolDefs) isReadOnly(tool string) bool {
 // change, in one transaction, while the turn holds its conversation.
 type turnTools struct {
 	*agent.LazyTools
-	turn tasks.Turn
+	turn *tasks.Turn
 }
 
-func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn tasks.Turn) *turnTools {
+func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn *tasks.Turn) *turnTools {
 	t := &turnTools{turn: turn}
 	t.LazyTools = agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, error) {
 		return servers.Connect(ctx, userID)

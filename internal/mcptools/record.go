@@ -17,9 +17,11 @@ import (
 // only in process; a server exposed to outside clients must not honour it.
 const CallMetaKey = "taskchat.dev/call"
 
-// CallMeta is the _meta of a call made for rec.
+// CallMeta is the _meta of a call made for rec. The record is encoded
+// here, once, rather than by the SDK deep in its call path.
 func CallMeta(rec tasks.CallRecord) mcp.Meta {
-	return mcp.Meta{CallMetaKey: rec}
+	b, _ := json.Marshal(rec)
+	return mcp.Meta{CallMetaKey: json.RawMessage(b)}
 }
 
 // callRecord reads the call's record from its _meta; nil when it has none.
