@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -175,7 +176,8 @@ func argumentsOf(raw json.RawMessage) json.RawMessage {
 	return b
 }
 
+// isJSONObject reports whether raw, valid JSON, is an object.
 func isJSONObject(raw json.RawMessage) bool {
-	var obj map[string]json.RawMessage
-	return json.Unmarshal(raw, &obj) == nil && obj != nil
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) > 0 && raw[0] == '{'
 }

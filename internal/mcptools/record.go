@@ -17,11 +17,12 @@ import (
 // only in process; a server exposed to outside clients must not honour it.
 const CallMetaKey = "taskchat.dev/call"
 
-// CallMeta is the _meta of a call made for rec. The record is encoded
-// here, once, rather than by the SDK deep in its call path.
+// CallMeta is the _meta of a call made for rec. The record travels as one
+// JSON string holding its JSON: the SDK decodes _meta into generic maps,
+// and a string is the one value it decodes without building any.
 func CallMeta(rec tasks.CallRecord) mcp.Meta {
 	b, _ := json.Marshal(rec)
-	return mcp.Meta{CallMetaKey: json.RawMessage(b)}
+	return mcp.Meta{CallMetaKey: string(b)}
 }
 
 // callRecord reads the call's record from its _meta; nil when it has none.
@@ -35,12 +36,9 @@ func callRecord(req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
 	if !ok {
 		return nil, nil
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, errBadRecord
-	}
+	raw, ok := v.(string)
 	var rec tasks.CallRecord
-	if err := json.Unmarshal(raw, &rec); err != nil || rec.TurnID == 0 || rec.ClaimToken == "" {
+	if !ok || json.Unmarshal([]byte(raw), &rec) != nil || rec.TurnID == 0 || rec.ClaimToken == "" {
 		return nil, errBadRecord
 	}
 	rec.Tool = req.Params.Name
