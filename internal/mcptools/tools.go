@@ -104,12 +104,9 @@ type tools struct {
 }
 
 func (t *tools) addTask(ctx context.Context, req *mcp.CallToolRequest, in AddTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
-	rec, err := callRecord(req)
-	if err != nil {
-		return nil, TaskResult{}, err
-	}
-	task, err := t.svc.Add(ctx, t.userID, in.Title, in.Description, rec)
-	return result(task, tasks.StatusCreated, err)
+	return change(req, tasks.StatusCreated, func(rec *tasks.CallRecord) (tasks.Task, error) {
+		return t.svc.Add(ctx, t.userID, in.Title, in.Description, rec)
+	})
 }
 
 func (t *tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTasksArgs) (*mcp.CallToolResult, ListTasksResult, error) {
@@ -129,36 +126,33 @@ func (t *tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTa
 }
 
 func (t *tools) completeTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
-	rec, err := callRecord(req)
-	if err != nil {
-		return nil, TaskResult{}, err
-	}
-	task, err := t.svc.Complete(ctx, t.userID, in.TaskID, rec)
-	return result(task, tasks.StatusDone, err)
+	return change(req, tasks.StatusDone, func(rec *tasks.CallRecord) (tasks.Task, error) {
+		return t.svc.Complete(ctx, t.userID, in.TaskID, rec)
+	})
 }
 
 func (t *tools) deleteTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
-	rec, err := callRecord(req)
-	if err != nil {
-		return nil, TaskResult{}, err
-	}
-	task, err := t.svc.Delete(ctx, t.userID, in.TaskID, rec)
-	return result(task, tasks.StatusDeleted, err)
+	return change(req, tasks.StatusDeleted, func(rec *tasks.CallRecord) (tasks.Task, error) {
+		return t.svc.Delete(ctx, t.userID, in.TaskID, rec)
+	})
 }
 
 func (t *tools) updateTask(ctx context.Context, req *mcp.CallToolRequest, in UpdateTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
+	return change(req, tasks.StatusUpdated, func(rec *tasks.CallRecord) (tasks.Task, error) {
+		return t.svc.Update(ctx, t.userID, in.TaskID, tasks.TaskUpdate{Title: in.Title, Description: in.Description}, rec)
+	})
+}
+
+// change runs a tool that changes one task, with the call's record when it
+// has one (see CallMetaKey), and shapes its outcome. The store records a
+// call's result from the same row with the same three members (see
+// store.Tasks), so the audit says exactly what the model was told.
+func change(req *mcp.CallToolRequest, status string, do func(*tasks.CallRecord) (tasks.Task, error)) (*mcp.CallToolResult, TaskResult, error) {
 	rec, err := callRecord(req)
 	if err != nil {
 		return nil, TaskResult{}, err
 	}
-	task, err := t.svc.Update(ctx, t.userID, in.TaskID, tasks.TaskUpdate{Title: in.Title, Description: in.Description}, rec)
-	return result(task, tasks.StatusUpdated, err)
-}
-
-// result shapes the outcome of a tool that changes one task. The store
-// records a call's result from the same row with the same three members
-// (see store.Tasks), so the audit says exactly what the model was told.
-func result(task tasks.Task, status string, err error) (*mcp.CallToolResult, TaskResult, error) {
+	task, err := do(rec)
 	if err != nil {
 		return nil, TaskResult{}, toolError(err)
 	}
