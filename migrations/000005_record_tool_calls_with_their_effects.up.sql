@@ -12,10 +12,18 @@
 --   task keeps its record, whatever happens to the chat around it.
 ALTER TABLE tool_calls ADD COLUMN turn_id bigint;
 
+-- A stored call's turn is the user message its reply answers: the one
+-- right before the reply, with no other reply between them. A reply stored
+-- late (after its claim lapsed and the next message came) has none such;
+-- its calls take the reply's own id, which no user message can have, so
+-- that every (turn_id, seq) stays unique.
 UPDATE tool_calls c
 SET turn_id = coalesce((
     SELECT max(m.id) FROM messages m
     WHERE m.conversation_id = c.conversation_id AND m.role = 'user' AND m.id < c.message_id
+      AND NOT EXISTS (
+          SELECT 1 FROM messages r
+          WHERE r.conversation_id = m.conversation_id AND r.role = 'assistant' AND r.id > m.id AND r.id < c.message_id)
 ), c.message_id);
 
 ALTER TABLE tool_calls

@@ -246,7 +246,9 @@ func (r *run) callTool(ctx context.Context, c Call) (json.RawMessage, bool) {
 	defer cancel()
 	res, err := r.in.Tools.Call(ctx, c, args)
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	// A result is the truth even when it came late: a source may finish a
+	// call it cannot take back (see chat's turnTools).
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return toolFailure(fmt.Sprintf("The %s tool timed out after %s.", name, r.lim.ToolTimeout))
 	case err != nil:
 		return toolFailure(fmt.Sprintf("The %s tool failed: %s", name, clip(err.Error(), 200)))

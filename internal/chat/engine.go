@@ -5,6 +5,11 @@
 // outage cut short, so that a tool's effect happens exactly once. It knows
 // nothing of HTTP: every front (JSON, SSE, a page, another stream protocol)
 // hands it a Request and an Observer and gets an Outcome or an error.
+//
+// The engine runs the tools through the MCP sessions cmd/server gives it
+// (ToolServers), and sends each call with its record in _meta, encoded by
+// mcptools.CallMeta: that record, the contract between the turn and the
+// tools, is what lets a task change be recorded with the change itself.
 package chat
 
 import (
@@ -167,7 +172,7 @@ func (e *Engine) runAgent(ctx context.Context, req Request, turn *tasks.Turn, ob
 	if err != nil {
 		return agent.Result{Stop: agent.StopCanceled}, err
 	}
-	tools := newTurnTools(defs, e.servers, req.UserID, turn)
+	tools := newTurnTools(defs, e.servers, req.UserID, turn, e.cfg.Limits.ToolTimeout)
 	defer tools.Close()
 	return agent.Run(ctx, agent.Input{
 		System:   e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), time.Now()),

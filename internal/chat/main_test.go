@@ -46,11 +46,26 @@ type engineEnv struct {
 // the real MCP task tools, with model.
 func mustEngine(tb testing.TB, model agent.Model) engineEnv {
 	tb.Helper()
+	return mustEngineWith(tb, model, nil, nil)
+}
+
+// mustEngineWith is mustEngine with the turn store wrapped by wrap and the
+// configuration changed by adjust, when they are not nil.
+func mustEngineWith(tb testing.TB, model agent.Model, wrap func(tasks.TurnStore) tasks.TurnStore, adjust func(*chat.Config)) engineEnv {
+	tb.Helper()
 	pool := storetest.Pool(tb)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	taskStore := store.NewTasks(pool)
-	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(tasks.NewService(taskStore), 16), testConfig(model))
+	var turns tasks.TurnStore = store.NewTurns(pool)
+	if wrap != nil {
+		turns = wrap(turns)
+	}
+	cfg := testConfig(model)
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	engine, err := chat.New(log, turns, mcptools.NewServers(tasks.NewService(taskStore), 16), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -63,11 +63,12 @@ func (d *toolDefs) isReadOnly(tool string) bool {
 // change, in one transaction, while the turn holds its conversation.
 type turnTools struct {
 	*agent.LazyTools
-	turn *tasks.Turn
+	turn  *tasks.Turn
+	grace time.Duration // how long a call may run, once started, whatever its caller does
 }
 
-func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn *tasks.Turn) *turnTools {
-	t := &turnTools{turn: turn}
+func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn *tasks.Turn, toolTimeout time.Duration) *turnTools {
+	t := &turnTools{turn: turn, grace: toolTimeout + persistTimeout}
 	t.LazyTools = agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, error) {
 		return servers.Connect(ctx, userID)
 	}, t.meta)
@@ -76,11 +77,19 @@ func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn
 
 // Call refuses arguments PostgreSQL could not store, before anything runs:
 // a call is never made that could not be recorded as it was asked.
+//
+// A call that has started is not cancelled with the turn or at the agent's
+// tool deadline: its statement, once sent, may commit after its caller gave
+// up, and the turn would then report as failed a change that was made (and
+// the model might make it again). It runs to its outcome, within grace, and
+// the agent takes that outcome even when it comes late.
 func (t *turnTools) Call(ctx context.Context, call agent.Call, args map[string]any) (*mcp.CallToolResult, error) {
 	if _, ok := tasks.StorableJSON(call.Arguments); !ok {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
 			"The arguments for %s hold a value that cannot be stored (an unpaired \\u surrogate, or a number out of range); nothing was run. Send them again with plain text and ordinary numbers.", call.Tool)}}}, nil
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.grace)
+	defer cancel()
 	return t.LazyTools.Call(ctx, call, args)
 }
 

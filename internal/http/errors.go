@@ -158,7 +158,11 @@ func partialError(pe *chat.PartialError) *apiError {
 		codeUnavailable:    "The reply could not be saved: the service is temporarily unavailable.",
 		codeNotFound:       "The conversation was deleted while this message was being answered.",
 	}[ae.code]
-	if why == "" {
+	switch {
+	case errors.Is(pe.Err, context.Canceled):
+		// The turn was stored, cut short: the server is shutting down.
+		why = "The reply was interrupted because the service is restarting; what it had done is saved."
+	case why == "":
 		why = "The reply could not be finished."
 	}
 	return &apiError{code: ae.code, conversationID: pe.ConversationID, toolCalls: toolCallsOf(pe.Done),

@@ -66,10 +66,13 @@ func runFaultCase(t *testing.T, c faultCase) {
 	clientCtx, clientGone := context.WithCancel(context.Background())
 	defer clientGone()
 	var s *testServer
+	var armed, dead atomic.Bool
+	armed.Store(true)
 	restore := func() {}
 	strike := func(ctx context.Context) {
 		switch c.fault {
 		case "crash":
+			dead.Store(true)
 			restore = storetest.CutDatabase(t)
 			clientGone()
 			if ctx != nil { // a turn still running notices its client leave
@@ -84,8 +87,6 @@ func runFaultCase(t *testing.T, c faultCase) {
 			}
 		}
 	}
-	var armed atomic.Bool
-	armed.Store(true)
 	model := twoAdds(func(ctx context.Context, call int) {
 		if call == c.step && armed.CompareAndSwap(true, false) {
 			strike(ctx)
@@ -93,13 +94,16 @@ func runFaultCase(t *testing.T, c faultCase) {
 	})
 	s = mustServer(t, model, func(cfg *serverConfig) {
 		cfg.wrapTurns = func(inner tasks.TurnStore) tasks.TurnStore {
-			return &faultyTurns{TurnStore: inner, finish: func(write func() error) error {
+			return &faultyTurns{TurnStore: inner, dead: &dead, finish: func(write func() error) error {
 				if c.step != 4 || !armed.CompareAndSwap(true, false) {
 					return write()
 				}
 				if c.fault == "crash" { // the write commits; the replica dies before it hears so
 					err := write()
 					strike(nil)
+					if err == nil {
+						err = errCrashed
+					}
 					if err != nil {
 						return err
 					}
@@ -117,8 +121,16 @@ func runFaultCase(t *testing.T, c faultCase) {
 	}
 
 	first := sendTurn(t, s, clientCtx, user, message, header, c.stream)
+	if c.fault == "crash" {
+		// The crashed replica's turn has ended once its conversation's
+		// claim is all that is left of it; then a new replica takes over.
+		waitFor(t, "the crashed turn to end", func() bool {
+			return strings.Contains(s.logs.String(), `"path":"/api/`+user+`/chat"`) // its access log line
+		})
+	}
 	restore()
 	mustReach(t)
+	dead.Store(false) // the replica that answers from now on is a new one
 	want := c.changed()
 	if got := mustAuditedTasks(t, user); got != want {
 		t.Fatalf("after the fault: %d tasks, want %d", got, want)
@@ -187,20 +199,59 @@ func twoAdds(before func(ctx context.Context, call int)) agent.Model {
 }
 
 // faultyTurns lets a test act around the engine's final write: finish
-// decides whether and when write, the real FinishTurn, runs.
+// decides whether and when write, the real FinishTurn, runs. Once dead is
+// set, the replica has crashed: nothing it tries reaches the database, not
+// even after the database is back.
 type faultyTurns struct {
 	tasks.TurnStore
 	finish func(write func() error) error
+	dead   *atomic.Bool
 }
+
+var errCrashed = errors.New("the replica crashed")
 
 func (f *faultyTurns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message, error) {
 	var m tasks.Message
 	err := f.finish(func() error {
+		if f.dead.Load() {
+			return errCrashed
+		}
 		var err error
 		m, err = f.TurnStore.FinishTurn(ctx, e)
 		return err
 	})
+	if f.dead.Load() {
+		return tasks.Message{}, errCrashed
+	}
 	return m, err
+}
+
+func (f *faultyTurns) StartTurn(ctx context.Context, s tasks.TurnStart) (tasks.Turn, error) {
+	if f.dead.Load() {
+		return tasks.Turn{}, errCrashed
+	}
+	return f.TurnStore.StartTurn(ctx, s)
+}
+
+func (f *faultyTurns) AbandonTurn(ctx context.Context, userID string, conversationID int64, claimToken string) error {
+	if f.dead.Load() {
+		return errCrashed
+	}
+	return f.TurnStore.AbandonTurn(ctx, userID, conversationID, claimToken)
+}
+
+func (f *faultyTurns) ForgetIdempotent(ctx context.Context, userID, key string) error {
+	if f.dead.Load() {
+		return errCrashed
+	}
+	return f.TurnStore.ForgetIdempotent(ctx, userID, key)
+}
+
+func (f *faultyTurns) CompleteIdempotent(ctx context.Context, userID, key string, response json.RawMessage) error {
+	if f.dead.Load() {
+		return errCrashed
+	}
+	return f.TurnStore.CompleteIdempotent(ctx, userID, key, response)
 }
 
 // turnAnswer is what a client heard of a turn: a JSON body (outcome or

@@ -89,13 +89,20 @@ func (s *Turns) CompleteIdempotent(ctx context.Context, userID, key string, resp
 	return translate(err)
 }
 
-// ForgetIdempotent drops a running key whose request failed, so that a
-// retry runs again instead of being told the request is in progress. A key
-// whose turn recorded a tool call is kept, whatever the caller believes: a
-// retry must find that turn, not run it again.
+// ForgetIdempotent ends a running key's request, which failed: a key whose
+// turn recorded no tool call is dropped, so that a retry runs again; one
+// whose turn did, whatever the caller believes, is kept and its lock
+// released, so that a retry finishes that turn at once (see
+// BeginIdempotent) instead of hearing "in progress" until the lock lapses.
 func (s *Turns) ForgetIdempotent(ctx context.Context, userID, key string) error {
 	_, err := s.pool.Exec(ctx, `
-		DELETE FROM idempotency_keys k WHERE user_id = $1 AND key = $2 AND response IS NULL
-		AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.user_id = $1 AND c.turn_id = k.turn_id)`, userID, key)
+		WITH k AS (
+			SELECT k.key, EXISTS (SELECT 1 FROM tool_calls c WHERE c.user_id = $1 AND c.turn_id = k.turn_id) AS ran
+			FROM idempotency_keys k WHERE k.user_id = $1 AND k.key = $2 AND k.response IS NULL
+		), dropped AS (
+			DELETE FROM idempotency_keys d USING k WHERE d.user_id = $1 AND d.key = k.key AND NOT k.ran
+		)
+		UPDATE idempotency_keys u SET locked_until = now() FROM k
+		WHERE u.user_id = $1 AND u.key = k.key AND k.ran`, userID, key)
 	return translate(err)
 }

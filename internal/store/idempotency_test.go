@@ -218,7 +218,8 @@ func TestConcurrentRetriesOfALapsedKey(t *testing.T) {
 }
 
 // ForgetIdempotent is called when a request fails; a key whose turn
-// recorded a change must survive it, so that a retry finds the turn.
+// recorded a change must survive it, so that a retry finds the turn, and
+// at once: the failed attempt is over, nothing is in progress any more.
 func TestForgetKeepsAKeyWhoseTurnRecordedACall(t *testing.T) {
 	s, ts, user := newTurns(t), newTasks(t), storetest.UserID(t)
 	ctx := context.Background()
@@ -232,12 +233,30 @@ func TestForgetKeepsAKeyWhoseTurnRecordedACall(t *testing.T) {
 	if err := s.ForgetIdempotent(ctx, user, req.Key); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.BeginIdempotent(ctx, req); !errors.Is(err, tasks.ErrRequestInProgress) {
-		t.Fatalf("retry right after the failure: %v, want in progress", err)
+	got, err := s.BeginIdempotent(ctx, req)
+	if err != nil || got.CutShort == nil || got.CutShort.TurnID != turn.ID() {
+		t.Fatalf("retry right after the failure: %+v, %v; want the turn to finish, not a new run", got, err)
 	}
-	mustLapseKey(t, user, req.Key)
-	if got, err := s.BeginIdempotent(ctx, req); err != nil || got.CutShort == nil || got.CutShort.TurnID != turn.ID() {
-		t.Fatalf("retry once the lock ran out: %+v, %v; want the turn to finish, not a new run", got, err)
+	if _, err := s.BeginIdempotent(ctx, req); !errors.Is(err, tasks.ErrRequestInProgress) {
+		t.Fatalf("a second retry while the first finishes the turn: %v, want in progress", err)
+	}
+}
+
+// A key whose turn recorded nothing is dropped by ForgetIdempotent: the
+// retry runs the request anew.
+func TestForgetDropsAKeyWhoseTurnChangedNothing(t *testing.T) {
+	s, user := newTurns(t), storetest.UserID(t)
+	ctx := context.Background()
+	req := keyRequest(user, "failed-before-a-change")
+	if _, err := s.BeginIdempotent(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	mustStartWith(t, s, tasks.TurnStart{UserID: user, Message: "Add milk", IdempotencyKey: req.Key})
+	if err := s.ForgetIdempotent(ctx, user, req.Key); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.BeginIdempotent(ctx, req); err != nil || got.Replay != nil || got.CutShort != nil {
+		t.Fatalf("retry after a failure that changed nothing: %+v, %v; want to run", got, err)
 	}
 }
 

@@ -148,10 +148,21 @@ func TestMigrationGivesOldToolCallsTheirTurn(t *testing.T) {
 	c1u2 := message(c1, "user")
 	c1a2 := message(c1, "assistant")
 	c3a := message(c3, "assistant")
+	// And one where a reply was stored late, after its claim lapsed and the
+	// next turn had replied: two replies after one user message. Only the
+	// first answers it; the late one's calls must not collide with its calls.
+	c4 := conversation()
+	c4u1 := message(c4, "user")
+	c4u2 := message(c4, "user")
+	c4a2 := message(c4, "assistant")
+	c4late := message(c4, "assistant")
+	_ = c4u1
 	calls(c1, c1a1, c1u1, 2)
 	calls(c2, c2a1, c2u1, 1)
 	calls(c1, c1a2, c1u2, 1)
 	calls(c3, c3a, c3a, 1)
+	calls(c4, c4a2, c4u2, 2)
+	calls(c4, c4late, c4late, 2)
 
 	if err := store.Migrate(ctx, u); err != nil {
 		t.Fatalf("up from 4: %v", err)
@@ -190,8 +201,8 @@ func TestMigrationGivesOldToolCallsTheirTurn(t *testing.T) {
 
 	mustMigrateTo(t, u, 4)
 	var left int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM tool_calls`).Scan(&left); err != nil || left != 4 {
-		t.Fatalf("tool calls after down to 4 = %d, %v; want the 4 that still have a reply", left, err)
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM tool_calls`).Scan(&left); err != nil || left != 8 {
+		t.Fatalf("tool calls after down to 4 = %d, %v; want the 8 that still have a reply", left, err)
 	}
 	if err := store.Migrate(ctx, u); err != nil {
 		t.Fatalf("up again: %v", err)

@@ -55,7 +55,7 @@ var (
 
 // CreateTask inserts a task for userID.
 func (s *Tasks) CreateTask(ctx context.Context, userID, title, description string, rec *tasks.CallRecord) (tasks.Task, error) {
-	return s.change(ctx, createTask, 0, rec, userID, title, description)
+	return s.change(ctx, createTask, userID, 0, rec, title, description)
 }
 
 // ListTasks returns userID's tasks matching status, in id order.
@@ -77,17 +77,17 @@ func (s *Tasks) ListTasks(ctx context.Context, userID string, status tasks.Statu
 
 // CompleteTask marks userID's task id as completed.
 func (s *Tasks) CompleteTask(ctx context.Context, userID string, id int64, rec *tasks.CallRecord) (tasks.Task, error) {
-	return s.change(ctx, completeTask, id, rec, userID, id)
+	return s.change(ctx, completeTask, userID, id, rec, id)
 }
 
 // DeleteTask removes userID's task id and returns it as it was.
 func (s *Tasks) DeleteTask(ctx context.Context, userID string, id int64, rec *tasks.CallRecord) (tasks.Task, error) {
-	return s.change(ctx, deleteTask, id, rec, userID, id)
+	return s.change(ctx, deleteTask, userID, id, rec, id)
 }
 
 // UpdateTask changes the fields of u that are set on userID's task id.
 func (s *Tasks) UpdateTask(ctx context.Context, userID string, id int64, u tasks.TaskUpdate, rec *tasks.CallRecord) (tasks.Task, error) {
-	return s.change(ctx, updateTask, id, rec, userID, id, u.Title, u.Description)
+	return s.change(ctx, updateTask, userID, id, rec, id, u.Title, u.Description)
 }
 
 // change is a statement that changes at most one task, in two forms: plain,
@@ -95,21 +95,24 @@ func (s *Tasks) UpdateTask(ctx context.Context, userID string, id int64, u tasks
 // statement, so one transaction and one round trip: it changes the task
 // only while the turn holds its conversation, and inserts the call's audit
 // row (its result built from the changed row, as the tool answers it) in
-// the same breath. A change without its record cannot exist.
+// the same breath. A change without its record cannot exist. The claim is
+// read FOR SHARE: a claim taken over meanwhile, which takes the row FOR NO
+// KEY UPDATE, either waits for this change (which its turn's recovery then
+// sees) or makes this one find the claim gone.
 type change struct {
 	plain, recorded string
 	nargs           int
 	status          string
 }
 
-func newChange(nargs int, status, body string) change {
-	n := nargs
+func newChange(n int, status, body string) change {
 	return change{
 		plain: fmt.Sprintf(body, "true"),
 		recorded: fmt.Sprintf(`
 			WITH held AS (
 				SELECT 1 FROM conversations
 				WHERE id = $%[1]d AND user_id = $1 AND claim_token = $%[2]d::uuid AND claimed_until > now()
+				FOR SHARE
 			), t AS (`+strings.Replace(body, "%s", "%[3]s", 1)+`
 			), a AS (
 				INSERT INTO tool_calls (conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
@@ -120,13 +123,15 @@ func newChange(nargs int, status, body string) change {
 			)
 			SELECT `+taskColumns+` FROM t`,
 			n+1, n+2, "EXISTS (SELECT 1 FROM held)", n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10),
-		nargs:  nargs,
+		nargs:  n,
 		status: status,
 	}
 }
 
-// change runs c with args ($1 the user); id is the task's, 0 for a new one.
-func (s *Tasks) change(ctx context.Context, c change, id int64, rec *tasks.CallRecord, args ...any) (tasks.Task, error) {
+// change runs c for userID ($1) with args ($2 on); id is the task's, 0 for
+// a new one.
+func (s *Tasks) change(ctx context.Context, c change, userID string, id int64, rec *tasks.CallRecord, args ...any) (tasks.Task, error) {
+	args = append([]any{userID}, args...)
 	if rec == nil {
 		return scanTask(s.pool.QueryRow(ctx, c.plain, args...), id)
 	}
@@ -140,7 +145,7 @@ func (s *Tasks) change(ctx context.Context, c change, id int64, rec *tasks.CallR
 		// foreign_key_violation: the conversation was deleted meanwhile.
 		return tasks.Task{}, tasks.ErrTurnEnded
 	case errors.Is(err, tasks.ErrNotFound):
-		return tasks.Task{}, s.whyUnchanged(ctx, args[0].(string), id, rec)
+		return tasks.Task{}, s.whyUnchanged(ctx, userID, id, rec)
 	}
 	return t, err
 }

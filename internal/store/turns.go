@@ -91,7 +91,7 @@ func queueNewConversation(b *pgx.Batch, in tasks.TurnStart, token string, turn *
 			SELECT id, user_id, 'user', $5 FROM c
 			RETURNING id, conversation_id, role, content, interrupted, created_at
 		), k AS (
-			UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id
+			UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $4::interval
 			FROM m WHERE idempotency_keys.user_id = $1 AND key = $6
 		)
 		SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at,
@@ -123,7 +123,9 @@ func queueClaim(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn
 }
 
 // queueUserMessage stores the user message in the conversation this turn
-// claimed, and tells the request's idempotency key (if any) its turn.
+// claimed, and tells the request's idempotency key (if any) its turn. The
+// key's lock is renewed to end with the claim: a retry must not find the
+// key free while the turn may still write.
 func queueUserMessage(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn) {
 	b.Queue(`
 		WITH m AS (
@@ -132,11 +134,11 @@ func queueUserMessage(b *pgx.Batch, in tasks.TurnStart, token string, turn *task
 			WHERE id = $1 AND user_id = $2 AND claim_token = $3
 			RETURNING id, conversation_id, role, content, interrupted, created_at
 		), k AS (
-			UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id
+			UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $6::interval
 			FROM m WHERE idempotency_keys.user_id = $2 AND key = $5
 		)
 		SELECT id, conversation_id, role, content, interrupted, created_at FROM m`,
-		in.ConversationID, in.UserID, token, in.Message, nullable(in.IdempotencyKey)).QueryRow(func(row pgx.Row) error {
+		in.ConversationID, in.UserID, token, in.Message, nullable(in.IdempotencyKey), in.ClaimFor).QueryRow(func(row pgx.Row) error {
 		err := scanMessage(row, &turn.UserMessage)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
@@ -225,6 +227,7 @@ func (s *Turns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message,
 		), k AS (
 			UPDATE idempotency_keys SET response = $13::jsonb, conversation_id = $1, turn_id = $15, locked_until = NULL
 			WHERE user_id = $2 AND key = $14 AND EXISTS (SELECT 1 FROM m)
+			  AND response IS NULL AND (turn_id IS NULL OR turn_id = $15)
 		)
 		SELECT id, created_at FROM m`,
 		e.ConversationID, e.UserID, e.ClaimToken, e.Reply, e.Interrupted,

@@ -360,3 +360,23 @@ func roles(msgs []tasks.Message) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// A turn's final write that comes after its turn was finished for it (its
+// claim lapsed, and a read of the conversation gave its calls an
+// interrupted reply) must not take the calls away from that reply.
+func TestLateFinishLeavesARecoveredTurnAlone(t *testing.T) {
+	s, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
+	turn := mustStart(t, s, user, 0, "Add milk")
+	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
+	mustLapse(t, turn.Conversation.ID)
+	recovered := mustMessages(t, convs, user, turn.Conversation.ID)
+	if len(recovered) != 2 || !recovered[1].Interrupted || len(recovered[1].ToolCalls) != 1 {
+		t.Fatalf("after the read: %+v, want the call under an interrupted reply", recovered)
+	}
+
+	mustFinish(t, s, turn, "Added milk.", call("call_0", "add_task", `{"title":"Buy milk"}`, `{"task_id":1,"status":"created","title":"Buy milk"}`))
+	msgs := mustMessages(t, convs, user, turn.Conversation.ID)
+	if len(msgs) != 3 || msgs[1].ID != recovered[1].ID || len(msgs[1].ToolCalls) != 1 || len(msgs[2].ToolCalls) != 0 {
+		t.Fatalf("after the late final write: %+v; the call must stay with the interrupted reply", msgs)
+	}
+}

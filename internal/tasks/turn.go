@@ -144,7 +144,8 @@ type TurnStore interface {
 	BeginIdempotent(ctx context.Context, r IdempotentRequest) (KeyState, error)
 	// CompleteIdempotent stores the response to replay for a running key.
 	CompleteIdempotent(ctx context.Context, userID, key string, response json.RawMessage) error
-	// ForgetIdempotent drops a running key whose request failed before it
-	// changed anything, so that a retry runs again.
+	// ForgetIdempotent ends a running key's failed request: the key is
+	// dropped, so that a retry runs again, unless its turn recorded a tool
+	// call; then its lock is released, so that a retry finishes that turn.
 	ForgetIdempotent(ctx context.Context, userID, key string) error
 }
