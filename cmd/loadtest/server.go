@@ -216,7 +216,8 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	}
 	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, taskhttp.Config{
 		TurnsPerMinute: 1e9, TurnBurst: 1 << 30, MaxStreams: 1 << 20,
-		Stream: taskhttp.StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second},
+		Stream:       taskhttp.StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second},
+		WriteTimeout: 30 * time.Second,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/", rec.measure(h))

@@ -31,12 +31,19 @@ type config struct {
 	TurnBurst       int
 	MaxStreams      int
 	ShutdownTimeout time.Duration
+	WriteTimeout    time.Duration // of every answer but a stream
+	MaxConnections  int           // open client connections per replica
 	LogLevel        slog.Level
+	DevLogin        bool // POST /auth/dev/token: development only
 
 	// Not read from the environment; here so that every default has one home.
 	IdempotencyTTL     time.Duration
 	PingInterval       time.Duration
 	StreamWriteTimeout time.Duration
+	MaxHeaderBytes     int // a request's headers: a token and then some
+	// The lifetime of development tokens: the token command's default,
+	// and that of /auth/dev/token's.
+	TokenTTL time.Duration
 }
 
 // The defaults of every setting the service has. Packages take their
@@ -61,7 +68,25 @@ const (
 	defaultPingInterval   = 15 * time.Second
 	defaultStreamWrite    = 10 * time.Second
 	defaultShutdown       = 30 * time.Second
+	defaultWriteTimeout   = 30 * time.Second
+	defaultMaxConnections = 1024
+	defaultMaxHeaderBytes = 16 << 10 // bearer tokens are at most 8 KiB
+	defaultTokenTTL       = 24 * time.Hour
 )
+
+// devDatabaseURL is a local PostgreSQL as Debian's package or the
+// postgres image (with trust auth) sets it up; `server dev` uses it.
+const devDatabaseURL = "postgres://postgres@127.0.0.1:5432/taskchat?sslmode=disable"
+
+// devDefaults are the settings `server dev` gives those the environment
+// leaves unset, on top of the defaults above; the JWT secret comes from a
+// file (dev.go). The address is loopback only: with DEV_LOGIN on, anyone
+// who reaches the server can act as any user.
+var devDefaults = map[string]string{
+	"ADDR":         "127.0.0.1:8080",
+	"DATABASE_URL": devDatabaseURL,
+	"DEV_LOGIN":    "true",
+}
 
 // envReader reads typed settings and collects every problem, so a bad
 // configuration is reported whole rather than one mistake per restart.
@@ -163,20 +188,25 @@ func loadConfig(getenv func(string) string) (config, error) {
 		TurnBurst:       e.int("RATE_LIMIT_BURST", defaultTurnBurst, 1, 10_000),
 		MaxStreams:      e.int("MAX_STREAMS_PER_USER", defaultMaxStreams, 1, 10_000),
 		ShutdownTimeout: e.duration("SHUTDOWN_TIMEOUT", defaultShutdown),
+		WriteTimeout:    e.duration("WRITE_TIMEOUT", defaultWriteTimeout),
+		MaxConnections:  e.int("MAX_CONNECTIONS", defaultMaxConnections, 1, 1_000_000),
+		DevLogin:        e.bool("DEV_LOGIN", false),
 
 		IdempotencyTTL:     defaultIdempotencyTTL,
 		PingInterval:       defaultPingInterval,
 		StreamWriteTimeout: defaultStreamWrite,
+		MaxHeaderBytes:     defaultMaxHeaderBytes,
+		TokenTTL:           defaultTokenTTL,
 	}
 	c.Provider = provider(e, c.OpenAI)
 	c.LogLevel = logLevel(e)
 	if c.DatabaseURL == "" {
-		e.fail("DATABASE_URL is required, for example postgres://postgres@127.0.0.1:5432/taskchat?sslmode=disable")
+		e.fail("DATABASE_URL is required, for example %s", devDatabaseURL)
 	} else if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		e.fail("DATABASE_URL must be a postgres:// URL")
 	}
-	if len(c.JWTSecret) < 32 {
-		e.fail("JWT_SECRET is required and must be at least 32 bytes (got %d); generate one with: openssl rand -hex 32", len(c.JWTSecret))
+	if err := checkJWTSecret(c.JWTSecret); err != nil {
+		e.errs = append(e.errs, err)
 	}
 	if c.OpenAI.BaseURL != "" {
 		if u, err := url.Parse(c.OpenAI.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -215,4 +245,13 @@ func logLevel(e *envReader) slog.Level {
 		return slog.LevelInfo
 	}
 	return l
+}
+
+// checkJWTSecret says what is wrong with a signing secret, in the words
+// both the server and the token command use.
+func checkJWTSecret(secret string) error {
+	if len(secret) < 32 {
+		return fmt.Errorf("JWT_SECRET is required and must be at least 32 bytes (got %d); generate one with: openssl rand -hex 32", len(secret))
+	}
+	return nil
 }

@@ -23,6 +23,7 @@ import (
 
 const usage = `usage:
   server [serve]                  run the HTTP service (configuration from the environment)
+  server dev                       run it on this machine: local PostgreSQL, a kept dev secret, DEV_LOGIN on
   server token [-ttl 24h] USER_ID  print a development token for USER_ID, signed with JWT_SECRET
   server healthcheck [-url URL]    exit 0 when the service's /healthz answers (for Docker)`
 
@@ -34,7 +35,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch cmd {
 	case "serve":
-		return serve(ctx, getenv, stdout)
+		return serve(ctx, getenv, stdout, nil)
+	case "dev":
+		return dev(ctx, getenv, stdout, stderr)
 	case "token":
 		return mintToken(args, getenv, stdout, stderr)
 	case "healthcheck":
@@ -49,12 +52,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // serve runs the service until ctx is done, then shuts down gracefully:
 // no new connections, in-flight turns (streams too) finish and are stored
 // within SHUTDOWN_TIMEOUT.
-func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+// listening, when not nil, is told the address once the server listens.
+func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, listening func(net.Addr)) error {
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if cfg.DevLogin {
+		log.Warn("DEV_LOGIN is on: POST /auth/dev/token gives anyone who reaches this server a token for any user; for development only")
+	}
 	handler, closeDB, err := build(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -65,6 +72,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	ln = limitListener(ln, cfg.MaxConnections)
 	// Turns run on this base context; cancelling it is the last resort of
 	// a shutdown whose timeout passed (see below).
 	base, cancelTurns := context.WithCancel(context.Background())
@@ -75,11 +83,15 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "model", cfg.Provider)
+	if listening != nil {
+		listening(ln.Addr())
+	}
 
 	select {
 	case err := <-served:
@@ -155,7 +167,9 @@ func build(ctx context.Context, cfg config, log *slog.Logger) (http.Handler, fun
 	}
 	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, taskhttp.Config{
 		TurnsPerMinute: cfg.TurnsPerMinute, TurnBurst: cfg.TurnBurst, MaxStreams: cfg.MaxStreams,
-		Stream: taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
+		Stream:       taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
+		WriteTimeout: cfg.WriteTimeout,
+		DevLogin:     taskhttp.DevLogin{Enabled: cfg.DevLogin, TTL: cfg.TokenTTL},
 	})
 	return h, pool.Close, nil
 }
@@ -164,14 +178,21 @@ func build(ctx context.Context, cfg config, log *slog.Logger) (http.Handler, fun
 func mintToken(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("token", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
+	ttl := fs.Duration("ttl", defaultTokenTTL, "how long the token is valid")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New("token needs exactly one USER_ID\n" + usage)
 	}
-	tok, err := taskhttp.MintToken([]byte(getenv("JWT_SECRET")), fs.Arg(0), *ttl, getenv("JWT_ISSUER"), getenv("JWT_AUDIENCE"), time.Now())
+	secret, err := tokenSecret(getenv, stderr)
+	if err == nil {
+		err = checkJWTSecret(string(secret)) // as the server would refuse it
+	}
+	if err != nil {
+		return err
+	}
+	tok, err := taskhttp.MintToken(secret, fs.Arg(0), *ttl, getenv("JWT_ISSUER"), getenv("JWT_AUDIENCE"), time.Now())
 	if err != nil {
 		return err
 	}

@@ -82,14 +82,14 @@ func (e engineEnv) mustTasks(tb testing.TB, user string) []tasks.Task {
 	return list
 }
 
-// mustMessages reads the conversation as a client would.
+// mustMessages reads the conversation as a client would, in one page.
 func (e engineEnv) mustMessages(tb testing.TB, user string, convID int64) []tasks.Message {
 	tb.Helper()
-	msgs, err := e.convs.Messages(context.Background(), user, convID)
+	page, err := e.convs.Messages(context.Background(), user, convID, 1000, "")
 	if err != nil {
 		tb.Fatalf("messages of conversation %d: %v", convID, err)
 	}
-	return msgs
+	return page.Items
 }
 
 // mustNotLogErrors fails if the engine logged at level ERROR.

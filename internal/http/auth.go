@@ -10,7 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -52,8 +51,10 @@ type AuthConfig struct {
 // Authenticator verifies the HS256 bearer tokens that identify a user. It
 // holds no per-request state and is safe for concurrent use.
 type Authenticator struct {
-	secret []byte
-	parser *jwt.Parser
+	secret   []byte
+	issuer   string // for the tokens the development login mints
+	audience string
+	parser   *jwt.Parser
 }
 
 // NewAuthenticator checks cfg once, at start-up, so a weak secret or a
@@ -66,8 +67,10 @@ func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
 		return nil, fmt.Errorf("JWT leeway must not be negative (got %s)", cfg.Leeway)
 	}
 	return &Authenticator{
-		secret: append([]byte(nil), cfg.Secret...),
-		parser: jwt.NewParser(parserOptions(cfg)...),
+		secret:   append([]byte(nil), cfg.Secret...),
+		issuer:   cfg.Issuer,
+		audience: cfg.Audience,
+		parser:   jwt.NewParser(parserOptions(cfg)...),
 	}, nil
 }
 
@@ -97,15 +100,18 @@ func parserOptions(cfg AuthConfig) []jwt.ParserOption {
 // Verify checks token's signature and claims and returns the user it names.
 // Every failure wraps ErrInvalidToken; no error ever contains the token.
 func (a *Authenticator) Verify(token string) (userID string, err error) {
-	if token == "" || len(token) > maxBearerTokenBytes {
-		return "", fmt.Errorf("%w: empty or oversized token", ErrInvalidToken)
+	if token == "" {
+		return "", fmt.Errorf("%w: %w", ErrInvalidToken, errTokenEmpty)
+	}
+	if len(token) > maxBearerTokenBytes {
+		return "", fmt.Errorf("%w: %w", ErrInvalidToken, errTokenOversized)
 	}
 	var claims jwt.RegisteredClaims
 	if _, err := a.parser.ParseWithClaims(token, &claims, a.key); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
 	if err := checkUserID(claims.Subject); err != nil {
-		return "", fmt.Errorf("%w: sub claim %w", ErrInvalidToken, err)
+		return "", fmt.Errorf("%w: %w %w", ErrInvalidToken, errBadSubject, err)
 	}
 	return claims.Subject, nil
 }
@@ -142,12 +148,12 @@ func (a *Authenticator) RequireUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, presented := bearerToken(r.Header)
 		if !presented {
-			writeUnauthorized(w, false, "The bearer token is missing.")
+			rejectRequest(w, r, reasonMissing)
 			return
 		}
 		userID, err := a.Verify(token)
 		if err != nil {
-			writeUnauthorized(w, true, "The bearer token is invalid or expired.")
+			rejectRequest(w, r, rejectionReason(err, token))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withUser(r.Context(), userID)))
@@ -190,11 +196,11 @@ func writeUnauthorized(w http.ResponseWriter, invalidToken bool, detail string) 
 // verified user, so one user can never address another's resources. It must
 // run after RequireUser, inside a chi route with a {user_id} parameter; it
 // fails closed when either is missing. The comparison is exact, on the
-// parameter as chi gives it, so handlers may rely on userFrom alone.
+// decoded parameter (see pathUser), so handlers may rely on userFrom alone.
 func RequirePathUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		userID := userFrom(r.Context())
-		if userID == "" || userID != chi.URLParam(r, "user_id") {
+		if path, ok := pathUser(r); userID == "" || !ok || userID != path {
 			writeProblem(w, apiErr(codeForbidden, "This token does not grant access to this user's resources."))
 			return
 		}

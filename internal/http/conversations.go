@@ -10,17 +10,21 @@ import (
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
-// Page sizes of GET /conversations.
+// Page sizes of GET /conversations and GET /conversations/{id}/messages. A
+// message is at most a few kilobytes with its tool calls, so a full page of
+// messages stays a body of a few megabytes at worst.
 const (
-	defaultPageSize = 20
-	maxPageSize     = 100
+	defaultPageSize        = 20
+	maxPageSize            = 100
+	defaultMessagePageSize = 100
+	maxMessagePageSize     = 500
 )
 
 // handleConversationsList answers the user's conversations, most recently
 // active first, a page at a time.
 func handleConversationsList(log *slog.Logger, convs tasks.ConversationStore) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit, err := pageLimit(r.URL.Query().Get("limit"))
+		limit, err := pageLimit(r.URL.Query().Get("limit"), defaultPageSize, maxPageSize)
 		if err != nil {
 			writeError(w, r, log, err)
 			return
@@ -41,19 +45,21 @@ func handleConversationsList(log *slog.Logger, convs tasks.ConversationStore) ht
 	})
 }
 
-func pageLimit(s string) (int, error) {
+// pageLimit reads the limit query parameter: def when absent, 1 to max.
+func pageLimit(s string, def, max int) (int, error) {
 	if s == "" {
-		return defaultPageSize, nil
+		return def, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > maxPageSize {
-		return 0, tasks.Invalid("limit", "must be an integer from 1 to "+strconv.Itoa(maxPageSize))
+	if err != nil || n < 1 || n > max {
+		return 0, tasks.Invalid("limit", "must be an integer from 1 to "+strconv.Itoa(max))
 	}
 	return n, nil
 }
 
 // handleMessagesList answers a conversation's messages, oldest first, each
-// assistant message with the tool calls made for it.
+// assistant message with the tool calls made for it, a page at a time: no
+// answer is unbounded, however long the conversation.
 func handleMessagesList(log *slog.Logger, convs tasks.ConversationStore) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := conversationID(r)
@@ -61,15 +67,23 @@ func handleMessagesList(log *slog.Logger, convs tasks.ConversationStore) http.Ha
 			writeError(w, r, log, err)
 			return
 		}
-		msgs, err := convs.Messages(r.Context(), userFrom(r.Context()), id)
+		limit, err := pageLimit(r.URL.Query().Get("limit"), defaultMessagePageSize, maxMessagePageSize)
 		if err != nil {
 			writeError(w, r, log, err)
 			return
 		}
-		resp := messagesResponse{ConversationID: id, Messages: make([]messageJSON, len(msgs))}
-		for i, m := range msgs {
+		page, err := convs.Messages(r.Context(), userFrom(r.Context()), id, limit, r.URL.Query().Get("cursor"))
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		resp := messagesResponse{ConversationID: id, Messages: make([]messageJSON, len(page.Items))}
+		for i, m := range page.Items {
 			resp.Messages[i] = messageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Interrupted: m.Interrupted,
 				ToolCalls: storedToolCalls(m.ToolCalls), CreatedAt: m.CreatedAt.UTC()}
+		}
+		if page.Next != "" {
+			resp.NextCursor = &page.Next
 		}
 		writeJSON(w, http.StatusOK, resp)
 	})

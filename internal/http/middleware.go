@@ -16,6 +16,7 @@ type requestInfo struct {
 	id             string
 	userID         string
 	conversationID int64
+	authError      string // why a 401 was answered; see rejectionReason
 }
 
 type requestInfoKey struct{}
@@ -96,6 +97,9 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			}
 			if ri.userID != "" {
 				attrs = append(attrs, slog.String("user_id", ri.userID))
+			}
+			if ri.authError != "" {
+				attrs = append(attrs, slog.String("auth_error", ri.authError))
 			}
 			if ri.conversationID != 0 {
 				attrs = append(attrs, slog.Int64("conversation_id", ri.conversationID))

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -27,8 +28,11 @@ func TestOpenAPIRoutesMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// No route runs here, so the dependencies the handlers would use can be nil.
-	routes, ok := NewServer(slog.New(slog.DiscardHandler), auth, nil, nil, nil, nil, testAPIConfig).(chi.Routes)
+	// No route runs here, so the dependencies the handlers would use can be
+	// nil. The development login is on, so that its route is served too.
+	cfg := testAPIConfig
+	cfg.DevLogin = DevLogin{Enabled: true, TTL: time.Hour}
+	routes, ok := NewServer(slog.New(slog.DiscardHandler), auth, nil, nil, nil, nil, cfg).(chi.Routes)
 	if !ok {
 		t.Fatal("NewServer no longer returns a chi router; list its routes another way")
 	}

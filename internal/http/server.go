@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/tasks"
+	"github.com/taskchat/taskchat/internal/web"
 )
 
 // Config is how the API treats its clients. Every field is required: the
@@ -22,6 +23,11 @@ type Config struct {
 	TurnBurst      int
 	MaxStreams     int
 	Stream         StreamConfig
+	// WriteTimeout is how long any answer but a stream may take to reach
+	// its client, from its first byte (see writeDeadline).
+	WriteTimeout time.Duration
+	// DevLogin, when enabled, serves POST /auth/dev/token; see DevLogin.
+	DevLogin DevLogin
 }
 
 // StreamConfig is how often a stream pings, and how long one event may take
@@ -32,8 +38,11 @@ type StreamConfig struct {
 }
 
 func (c Config) validate() error {
-	if c.TurnsPerMinute <= 0 || c.TurnBurst <= 0 || c.MaxStreams <= 0 || c.Stream.PingInterval <= 0 || c.Stream.WriteTimeout <= 0 {
+	if c.TurnsPerMinute <= 0 || c.TurnBurst <= 0 || c.MaxStreams <= 0 || c.Stream.PingInterval <= 0 || c.Stream.WriteTimeout <= 0 || c.WriteTimeout <= 0 {
 		return fmt.Errorf("http: every setting must be positive, got %+v", c)
+	}
+	if c.DevLogin.Enabled && c.DevLogin.TTL <= 0 {
+		return fmt.Errorf("http: the development login needs a positive token lifetime, got %s", c.DevLogin.TTL)
 	}
 	return nil
 }
@@ -51,23 +60,27 @@ func NewServer(log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Serv
 		panic(err)
 	}
 	r := chi.NewRouter()
-	r.Use(requestID, accessLog(log), recoverer(log))
+	r.Use(writeDeadline(cfg.WriteTimeout), requestID, accessLog(log), recoverer(log))
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeProblem(w, apiErr(codeNotFound, "There is no such route."))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-		writeProblem(w, apiErr(codeMethodNotAllowed, "This route does not take that method."))
-	})
+	r.MethodNotAllowed(handleMethodNotAllowed(r))
 	limits := newUserLimits(cfg.TurnsPerMinute, cfg.TurnBurst, cfg.MaxStreams)
-	addRoutes(r, log, auth, db, svc, convs, engine, limits, cfg.Stream)
+	addRoutes(r, log, auth, db, svc, convs, engine, limits, cfg.Stream, cfg.DevLogin)
 	return r
 }
 
 // addRoutes lists every route of the API; it reads like api/openapi.yaml.
 func addRoutes(r chi.Router, log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
-	engine *chat.Engine, limits *userLimits, stream StreamConfig) {
+	engine *chat.Engine, limits *userLimits, stream StreamConfig, dev DevLogin) {
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, db))
+	page := mustPage(web.Files, web.Index)
+	r.Method(http.MethodGet, "/", handlePageShow(page))
+	r.Method(http.MethodGet, "/app/{file}", handlePageAsset(page))
+	if dev.Enabled {
+		r.Method(http.MethodPost, "/auth/dev/token", handleDevTokenCreate(auth, dev.TTL))
+	}
 	r.Route("/api/{user_id}", func(r chi.Router) {
 		r.Use(auth.RequireUser, logUser, RequirePathUser)
 		r.Method(http.MethodPost, "/chat", handleChatCreate(log, engine, limits, stream))

@@ -82,6 +82,7 @@ type messageJSON struct {
 type messagesResponse struct {
 	ConversationID int64         `json:"conversation_id"`
 	Messages       []messageJSON `json:"messages"`
+	NextCursor     *string       `json:"next_cursor"` // null on the last page
 }
 
 type taskJSON struct {

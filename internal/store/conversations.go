@@ -2,11 +2,7 @@ package store
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -59,11 +55,15 @@ func (s *Conversations) ListConversations(ctx context.Context, userID string, li
 	return page, nil
 }
 
-// Messages returns every message of userID's conversation with its tool
-// calls, oldest first. A turn of it cut short by a crash is finished first
-// (see queueRecovery), in the same round trip, so the thread shows what the
-// turn did.
-func (s *Conversations) Messages(ctx context.Context, userID string, conversationID int64) ([]tasks.Message, error) {
+// Messages returns a page of userID's conversation: at most limit messages
+// after cursor, oldest first, each with its tool calls. A turn of it cut
+// short by a crash is finished first (see queueRecovery), in the same round
+// trip, so the thread shows what the turn did.
+func (s *Conversations) Messages(ctx context.Context, userID string, conversationID int64, limit int, cursor string) (tasks.Page[tasks.Message], error) {
+	afterID, err := decodeMessageCursor(cursor)
+	if err != nil {
+		return tasks.Page[tasks.Message]{}, err
+	}
 	var (
 		exists bool
 		msgs   []tasks.Message
@@ -80,8 +80,8 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 		})
 	b.Queue(`
 		SELECT id, conversation_id, role, content, interrupted, created_at
-		FROM messages WHERE conversation_id = $1 AND user_id = $2 ORDER BY id`,
-		conversationID, userID).Query(func(rows pgx.Rows) error {
+		FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4`,
+		conversationID, userID, afterID, limit+1).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var m tasks.Message
 			if err := scanMessage(rows, &m); err != nil {
@@ -93,16 +93,22 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 	})
 	b.Queue(`
 		SELECT message_id, `+toolCallColumns+`
-		FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NOT NULL
+		FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IN (
+			SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4)
 		ORDER BY message_id, seq`,
-		conversationID, userID).Query(func(rows pgx.Rows) error { return attachToolCalls(rows, msgs) })
+		conversationID, userID, afterID, limit+1).Query(func(rows pgx.Rows) error { return attachToolCalls(rows, msgs) })
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, translate(err)
+		return tasks.Page[tasks.Message]{}, translate(err)
 	}
 	if !exists {
-		return nil, tasks.NotFound("conversation", conversationID)
+		return tasks.Page[tasks.Message]{}, tasks.NotFound("conversation", conversationID)
 	}
-	return msgs, nil
+	page := tasks.Page[tasks.Message]{Items: msgs}
+	if len(msgs) > limit {
+		page.Items = msgs[:limit]
+		page.Next = encodeMessageCursor(page.Items[limit-1].ID)
+	}
+	return page, nil
 }
 
 // DeleteConversation removes userID's conversation and its messages. Its
@@ -125,28 +131,4 @@ func scanConversation(row pgx.Row, c *tasks.Conversation) error {
 
 func scanMessage(row pgx.Row, m *tasks.Message) error {
 	return row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.Interrupted, &m.CreatedAt)
-}
-
-// A cursor is the (updated_at, id) of the last conversation on a page.
-func encodeCursor(t time.Time, id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)))
-}
-
-func decodeCursor(s string) (*time.Time, int64, error) {
-	if s == "" {
-		return nil, 0, nil
-	}
-	bad := tasks.Invalid("cursor", "is not a cursor this service returned")
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, 0, bad
-	}
-	us, id, ok := strings.Cut(string(b), ".")
-	micros, err1 := strconv.ParseInt(us, 10, 64)
-	n, err2 := strconv.ParseInt(id, 10, 64)
-	if !ok || err1 != nil || err2 != nil {
-		return nil, 0, bad
-	}
-	t := time.UnixMicro(micros)
-	return &t, n, nil
 }

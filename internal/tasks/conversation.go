@@ -66,10 +66,12 @@ type Page[T any] struct {
 // found.
 type ConversationStore interface {
 	ListConversations(ctx context.Context, userID string, limit int, cursor string) (Page[Conversation], error)
-	// Messages returns the conversation's messages, oldest first, each reply
-	// with its tool calls. A turn cut short by a crash is finished first
-	// (see TurnStore), so the thread shows what it did.
-	Messages(ctx context.Context, userID string, conversationID int64) ([]Message, error)
+	// Messages returns a page of the conversation's messages, oldest first,
+	// each reply with its tool calls: at most limit of them, after cursor
+	// (the Next of the previous page; "" for the first). A turn cut short by
+	// a crash is finished first (see TurnStore), so the thread shows what
+	// it did.
+	Messages(ctx context.Context, userID string, conversationID int64, limit int, cursor string) (Page[Message], error)
 	DeleteConversation(ctx context.Context, userID string, conversationID int64) error
 }
 

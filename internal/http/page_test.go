@@ -1,0 +1,111 @@
+package http
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/web"
+)
+
+func TestPageServed(t *testing.T) {
+	s := mustServer(t, offline.New())
+	get := func(t *testing.T, path string, header http.Header) reply {
+		t.Helper()
+		r := s.do(t, call{method: "GET", path: path, header: header})
+		route := path
+		if strings.HasPrefix(path, "/app/") {
+			route = "/app/{file}"
+		}
+		mustMatchSpec(t, "GET", route, r.status, r.header, r.body)
+		return r
+	}
+	page := get(t, "/", nil)
+
+	t.Run("the page comes with a strict policy and is revalidated on every load", func(t *testing.T) {
+		if page.status != 200 || page.header.Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Fatalf("GET / = %d %q", page.status, page.header.Get("Content-Type"))
+		}
+		for name, want := range map[string]string{
+			"Content-Security-Policy": pageCSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache",
+		} {
+			if got := page.header.Get(name); got != want {
+				t.Errorf("%s = %q, want %q", name, got, want)
+			}
+		}
+		if r := get(t, "/", http.Header{"If-None-Match": {page.header.Get("ETag")}}); r.status != 304 || len(r.body) != 0 {
+			t.Errorf("GET / with its ETag = %d with %d bytes, want 304 and none", r.status, len(r.body))
+		}
+	})
+
+	t.Run("the page holds no inline script or style and loads nothing from elsewhere", func(t *testing.T) {
+		html := string(page.body)
+		for _, bad := range []*regexp.Regexp{
+			regexp.MustCompile(`(?i)<script(?:\s[^>]*)?>\s*[^<\s]`), // a script with a body
+			regexp.MustCompile(`(?i)<style`),
+			regexp.MustCompile(`(?i)\sstyle=`),
+			regexp.MustCompile(`(?i)\son[a-z]+=`),
+			regexp.MustCompile(`(?i)(src|href)="(https?:)?//`),
+		} {
+			if m := bad.FindString(html); m != "" {
+				t.Errorf("the page holds %q", m)
+			}
+		}
+		for _, f := range []string{"app.js", "app.css", "icon.svg"} {
+			if !regexp.MustCompile(`"/app/` + regexp.QuoteMeta(f) + `\?v=[A-Za-z0-9_-]+"`).MatchString(html) {
+				t.Errorf("the page does not link %s with its version", f)
+			}
+		}
+	})
+
+	t.Run("assets have their type and are cached for good only under their version", func(t *testing.T) {
+		version := regexp.MustCompile(`"/app/app\.js\?v=([A-Za-z0-9_-]+)"`).FindStringSubmatch(string(page.body))[1]
+		for _, c := range []struct{ path, contentType, cache string }{
+			{"/app/app.js?v=" + version, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable"},
+			{"/app/app.js", "text/javascript; charset=utf-8", "no-cache"},
+			{"/app/app.js?v=old", "text/javascript; charset=utf-8", "no-cache"},
+			{"/app/api.js", "text/javascript; charset=utf-8", "no-cache"},
+			{"/app/app.css", "text/css; charset=utf-8", "no-cache"},
+			{"/app/icon.svg", "image/svg+xml", "no-cache"},
+		} {
+			r := get(t, c.path, nil)
+			if r.status != 200 || r.header.Get("Content-Type") != c.contentType || r.header.Get("Cache-Control") != c.cache ||
+				r.header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("GET %s = %d, %q, %q", c.path, r.status, r.header.Get("Content-Type"), r.header.Get("Cache-Control"))
+			}
+		}
+		for _, path := range []string{"/app/index.html", "/app/nothing.js", "/app/"} {
+			if r := s.do(t, call{method: "GET", path: path}); r.status != 404 {
+				t.Errorf("GET %s = %d, want 404", path, r.status)
+			}
+		}
+		mustMatchSpec(t, "GET", "/app/{file}", 404, s.do(t, call{method: "GET", path: "/app/nothing.js"}).header,
+			s.do(t, call{method: "GET", path: "/app/nothing.js"}).body)
+	})
+
+	t.Run("every module the page imports is served", func(t *testing.T) {
+		for _, name := range []string{"app.js", "api.js", "thread.js", "tools.js"} {
+			body := get(t, "/app/"+name, nil).body
+			for _, m := range regexp.MustCompile(`from "\./([a-z]+\.js)"`).FindAllStringSubmatch(string(body), -1) {
+				if r := s.do(t, call{method: "GET", path: "/app/" + m[1]}); r.status != 200 {
+					t.Errorf("%s imports %s, which answers %d", name, m[1], r.status)
+				}
+			}
+		}
+	})
+}
+
+func TestNewPageRefusesUnknownFiles(t *testing.T) {
+	if _, err := newPage(fstest.MapFS{"index.html": {Data: []byte("<p>")}, "notes.txt": {}}, "index.html"); err == nil {
+		t.Error("a page with a .txt file was accepted")
+	}
+	if _, err := newPage(fstest.MapFS{"app.js": {}}, "index.html"); err == nil {
+		t.Error("a page without its index was accepted")
+	}
+	if _, err := newPage(web.Files, web.Index); err != nil {
+		t.Errorf("the embedded page: %v", err)
+	}
+}

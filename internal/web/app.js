@@ -1,0 +1,488 @@
+// app.js is the page's behaviour: signing in and out, the conversation
+// list, the open thread and its turns, and the task panel.
+
+import {
+  ApiError, Client, clearSession, devLoginEnabled, devSignIn, explain, loadSession, retryable, saveSession, sessionFrom,
+} from "./api.js";
+import { Reply, describeChange, el, messageItem, userItem } from "./thread.js";
+
+const $ = (id) => document.getElementById(id);
+
+// state is everything the page knows; the server keeps the rest.
+const state = {
+  session: null,
+  client: null,
+  conversationId: null, // the open conversation; null for a new chat
+  view: 0, // changes whenever another thread is shown
+  titles: new Map(), // conversation id → title
+  cursor: null, // next_cursor of the conversation list
+  listGen: 0,
+  taskGen: 0,
+  filter: "all",
+  turn: null, // { controller } while a turn runs
+  pending: null, // a failed send that Retry sends again: { message, key, conversationId, nodes }
+  deleting: null, // the conversation the confirmation dialog is about
+};
+
+wire();
+const saved = loadSession();
+if (saved) enter(saved);
+else showSignIn();
+
+function wire() {
+  $("dev-form").addEventListener("submit", onDevSignIn);
+  $("token-form").addEventListener("submit", onTokenSignIn);
+  $("sign-out").addEventListener("click", () => signOut(""));
+  $("new-chat").addEventListener("click", () => {
+    newChat();
+    showView("messages");
+  });
+  $("more-conversations").addEventListener("click", () => loadConversations(state.listGen));
+  $("composer").addEventListener("submit", onSend);
+  $("message").addEventListener("keydown", onMessageKey);
+  $("stop").addEventListener("click", stopTurn);
+  $("retry").addEventListener("click", retry);
+  $("dismiss-error").addEventListener("click", hideError);
+  $("confirm-cancel").addEventListener("click", () => $("confirm-delete").close());
+  $("confirm-ok").addEventListener("click", deleteConfirmed);
+  for (const radio of document.querySelectorAll("input[name=task-filter]")) {
+    radio.addEventListener("change", () => {
+      state.filter = radio.value;
+      loadTasks();
+    });
+  }
+  for (const button of document.querySelectorAll(".suggestion")) {
+    button.addEventListener("click", () => {
+      $("message").value = button.textContent;
+      $("message").focus();
+    });
+  }
+  $("show-conversations").addEventListener("click", () => toggleView("conversations"));
+  $("show-tasks").addEventListener("click", () => toggleView("tasks"));
+  window.addEventListener("hashchange", () => {
+    const id = conversationInHash();
+    if (state.session && id && id !== state.conversationId) openConversation(id);
+  });
+}
+
+// Signing in and out.
+
+async function showSignIn(message) {
+  for (const id of ["app", "who", "views", "dev-form", "token-details"]) $(id).hidden = true;
+  $("signin").hidden = false;
+  $("signin-checking").hidden = false;
+  $("signin-error").textContent = message || "";
+  const dev = await devLoginEnabled();
+  if (state.session) return;
+  $("signin-checking").hidden = true;
+  $("dev-form").hidden = !dev;
+  const details = $("token-details");
+  details.hidden = false;
+  details.open = !dev;
+  details.classList.toggle("plain", !dev);
+  (dev ? $("user-name") : $("token")).focus();
+}
+
+async function onDevSignIn(event) {
+  event.preventDefault();
+  const name = $("user-name").value.trim();
+  if (!name) {
+    $("signin-error").textContent = "Enter a user name.";
+    return;
+  }
+  await signingIn(event.submitter, () => devSignIn(name));
+}
+
+async function onTokenSignIn(event) {
+  event.preventDefault();
+  await signingIn(event.submitter, async () => {
+    const session = sessionFrom($("token").value.trim());
+    // Ask the server now, so that a token it refuses is said at once.
+    await new Client(session, () => {}).tasks("pending");
+    return session;
+  });
+}
+
+async function signingIn(button, getSession) {
+  $("signin-error").textContent = "";
+  if (button) button.disabled = true;
+  try {
+    const session = await getSession();
+    $("token").value = "";
+    enter(session);
+  } catch (err) {
+    $("signin-error").textContent = signInTrouble(err);
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+function signInTrouble(err) {
+  if (!(err instanceof ApiError)) return err.message;
+  if (err.status === 401) return "The server did not accept this token: it may have expired, or been signed with another secret.";
+  if (err.status === 400 && err.problem) return err.problem.detail;
+  return explain(err);
+}
+
+function enter(session) {
+  saveSession(session);
+  state.session = session;
+  state.client = new Client(session, () => signOut("Your sign-in is no longer valid. Sign in again."));
+  $("signin").hidden = true;
+  for (const id of ["app", "who", "views"]) $(id).hidden = false;
+  $("who-name").textContent = session.user;
+  showView("messages");
+  resetConversations();
+  loadTasks();
+  const id = conversationInHash();
+  if (id) openConversation(id);
+  else newChat();
+}
+
+function signOut(message) {
+  if (!state.session) return;
+  if (state.turn) state.turn.controller.abort();
+  clearSession();
+  Object.assign(state, { session: null, client: null, conversationId: null, cursor: null, pending: null, turn: null });
+  state.view++;
+  state.listGen++;
+  state.taskGen++;
+  state.titles.clear();
+  for (const id of ["conversation-list", "thread", "task-list"]) $(id).replaceChildren();
+  $("task-count").textContent = "";
+  hideError();
+  setBusy(false);
+  setHash(null);
+  showSignIn(message);
+}
+
+// The conversation list.
+
+function resetConversations() {
+  state.cursor = null;
+  $("conversation-list").replaceChildren();
+  return loadConversations(++state.listGen);
+}
+
+async function loadConversations(gen) {
+  const more = $("more-conversations");
+  more.disabled = true;
+  try {
+    const page = await state.client.conversations(state.cursor);
+    if (gen !== state.listGen) return;
+    for (const c of page.conversations) {
+      state.titles.set(c.id, c.title);
+      $("conversation-list").append(conversationItem(c));
+    }
+    state.cursor = page.next_cursor;
+    more.hidden = !state.cursor;
+    $("conversations-empty").hidden = $("conversation-list").children.length > 0;
+    $("conversations-error").textContent = "";
+    if (state.conversationId) $("thread-title").textContent = state.titles.get(state.conversationId) || "Chat";
+  } catch (err) {
+    if (gen === state.listGen) $("conversations-error").textContent = `Your conversations could not be loaded. ${explain(err)}`;
+  } finally {
+    more.disabled = false;
+  }
+}
+
+function conversationItem(c) {
+  const li = el("li", "conversation");
+  li.dataset.id = String(c.id);
+  const open = el("button", "conversation-open");
+  open.type = "button";
+  const time = el("time", "conversation-time", when(c.updated_at));
+  time.dateTime = c.updated_at;
+  time.id = `conversation-time-${c.id}`;
+  open.append(el("span", "conversation-title", c.title), time);
+  // The button is named by the title alone; the time describes it.
+  open.setAttribute("aria-labelledby", `conversation-title-${c.id}`);
+  open.setAttribute("aria-describedby", time.id);
+  open.firstChild.id = `conversation-title-${c.id}`;
+  if (c.id === state.conversationId) open.setAttribute("aria-current", "true");
+  open.addEventListener("click", () => {
+    openConversation(c.id);
+    showView("messages");
+  });
+  const del = el("button", "conversation-delete", "×");
+  del.type = "button";
+  del.title = "Delete";
+  del.setAttribute("aria-label", `Delete “${c.title}”`);
+  del.addEventListener("click", () => confirmDelete(c));
+  li.append(open, del);
+  return li;
+}
+
+function markCurrent() {
+  for (const li of $("conversation-list").children) {
+    const open = li.querySelector(".conversation-open");
+    if (Number(li.dataset.id) === state.conversationId) open.setAttribute("aria-current", "true");
+    else open.removeAttribute("aria-current");
+  }
+}
+
+function confirmDelete(c) {
+  state.deleting = c;
+  $("confirm-title").textContent = c.title;
+  $("confirm-delete").showModal();
+  $("confirm-cancel").focus();
+}
+
+async function deleteConfirmed() {
+  const c = state.deleting;
+  $("confirm-delete").close();
+  if (!c) return;
+  try {
+    await state.client.deleteConversation(c.id);
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 404)) {
+      $("conversations-error").textContent = `The conversation could not be deleted. ${explain(err)}`;
+      return;
+    }
+  }
+  if (state.conversationId === c.id) newChat();
+  resetConversations();
+}
+
+// The thread.
+
+function newChat() {
+  state.view++;
+  state.conversationId = null;
+  state.pending = null;
+  hideError();
+  $("thread").replaceChildren();
+  $("welcome").hidden = false;
+  $("thread-title").textContent = "New chat";
+  setHash(null);
+  markCurrent();
+  $("message").focus();
+}
+
+async function openConversation(id) {
+  const view = ++state.view;
+  state.conversationId = id;
+  state.pending = null;
+  hideError();
+  setHash(id);
+  markCurrent();
+  $("welcome").hidden = true;
+  $("thread-title").textContent = state.titles.get(id) || "Chat";
+  const thread = $("thread");
+  thread.replaceChildren();
+  thread.setAttribute("aria-busy", "true");
+  try {
+    const messages = await state.client.messages(id);
+    if (view !== state.view) return;
+    thread.replaceChildren(...messages.map(messageItem));
+    scrollDown(true);
+  } catch (err) {
+    if (view !== state.view) return;
+    if (err instanceof ApiError && err.status === 404) {
+      newChat();
+      resetConversations();
+    }
+    showError(`This conversation could not be opened. ${explain(err)}`, false);
+  } finally {
+    if (view === state.view) thread.removeAttribute("aria-busy");
+  }
+}
+
+function onMessageKey(event) {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    $("composer").requestSubmit();
+  } else if (event.key === "Escape" && state.turn) {
+    stopTurn();
+  }
+}
+
+function onSend(event) {
+  event.preventDefault();
+  const message = $("message").value.trim();
+  if (!message || state.turn || !state.session) return;
+  // The same message sent again after a failure is a retry: same key.
+  const p = state.pending;
+  const again = p && p.message === message && p.conversationId === state.conversationId;
+  if (again) p.nodes.forEach((n) => n.remove());
+  $("message").value = "";
+  runTurn({ message, conversationId: state.conversationId, key: again ? p.key : newKey() });
+}
+
+function retry() {
+  const p = state.pending;
+  if (!p || state.turn) return;
+  p.nodes.forEach((n) => n.remove());
+  runTurn(p);
+}
+
+function stopTurn() {
+  if (state.turn) state.turn.controller.abort();
+}
+
+async function runTurn(req) {
+  hideError();
+  const view = state.view;
+  const here = () => view === state.view;
+  $("welcome").hidden = true;
+  const asked = userItem(req.message);
+  const reply = new Reply();
+  reply.waiting();
+  $("thread").append(asked, reply.li);
+  scrollDown(true);
+  const controller = new AbortController();
+  state.turn = { controller };
+  setBusy(true);
+  try {
+    await state.client.chat({ ...req, signal: controller.signal }, (name, data) => {
+      if (name === "start" && here() && state.conversationId === null) started(data.conversation_id);
+      else if (name === "delta") reply.append(data.text);
+      else if (name === "tool_call") reply.call(data.id, data.tool, data.arguments);
+      else if (name === "tool_result") reply.result(data.id, data.tool, data.result, data.is_error);
+      else if (name === "done") reply.finish(data);
+      if (here()) scrollDown(false);
+    });
+    state.pending = null;
+  } catch (err) {
+    failed(err, req, asked, reply, here());
+  } finally {
+    state.turn = null;
+    setBusy(false);
+    if (state.session) {
+      loadTasks();
+      resetConversations();
+    }
+  }
+}
+
+// started is a new conversation's first event: it is open from now on.
+function started(id) {
+  state.conversationId = id;
+  setHash(id);
+  resetConversations();
+}
+
+function failed(err, req, asked, reply, here) {
+  if (err.name === "AbortError") {
+    state.pending = null;
+    reply.interrupt("Interrupted: you stopped this reply. What was done before is saved.");
+    return;
+  }
+  for (const call of (err.problem && err.problem.tool_calls) || []) reply.record(call);
+  if (reply.empty()) reply.li.remove();
+  else reply.interrupt("Interrupted: this reply stopped because of the error below.");
+  state.pending = retryable(err) ? { ...req, nodes: [asked, reply.li] } : null;
+  if (here) showError(err, retryable(err));
+}
+
+function setBusy(busy) {
+  const stopHadFocus = document.activeElement === $("stop");
+  $("send").hidden = busy;
+  $("stop").hidden = !busy;
+  if (stopHadFocus && !busy) $("message").focus();
+}
+
+function showError(err, canRetry) {
+  $("chat-error-text").textContent = typeof err === "string" ? err : explain(err);
+  const changes = $("chat-error-changes");
+  changes.replaceChildren();
+  const calls = (err instanceof ApiError && err.problem && err.problem.tool_calls) || [];
+  if (calls.length > 0) {
+    changes.append(el("li", "changes-intro", "Before that, these changes were made and saved:"));
+    for (const call of calls) changes.append(el("li", call.is_error ? "tool error" : "tool ok", describeChange(call)));
+  }
+  const button = $("retry");
+  button.hidden = !canRetry;
+  button.disabled = false;
+  if (canRetry && err.status === 429 && err.retryAfter > 0) {
+    // Retrying before the wait is over would only be refused again.
+    button.disabled = true;
+    setTimeout(() => {
+      button.disabled = false;
+    }, err.retryAfter * 1000);
+  }
+  $("chat-error").hidden = false;
+}
+
+function hideError() {
+  $("chat-error").hidden = true;
+}
+
+function scrollDown(always) {
+  const box = $("thread-scroll");
+  if (always || box.scrollHeight - box.scrollTop - box.clientHeight < 120) box.scrollTop = box.scrollHeight;
+}
+
+// The task panel.
+
+async function loadTasks() {
+  const gen = ++state.taskGen;
+  const filter = state.filter;
+  try {
+    const tasks = await state.client.tasks(filter);
+    if (gen !== state.taskGen) return;
+    $("task-list").replaceChildren(...tasks.map(taskItem));
+    const done = tasks.filter((t) => t.completed).length;
+    $("task-count").textContent = filter === "all" && tasks.length > 0 ? `${done} of ${tasks.length} done` : "";
+    const empty = $("tasks-empty");
+    empty.hidden = tasks.length > 0;
+    empty.textContent = { all: "No tasks yet. Ask the assistant to add one.", pending: "Nothing pending.", completed: "Nothing completed yet." }[filter];
+    $("tasks-error").textContent = "";
+  } catch (err) {
+    if (gen === state.taskGen) $("tasks-error").textContent = `Your tasks could not be loaded. ${explain(err)}`;
+  }
+}
+
+function taskItem(t) {
+  const li = el("li", t.completed ? "task done" : "task");
+  li.dataset.id = String(t.id);
+  const mark = el("span", "task-mark");
+  mark.setAttribute("aria-hidden", "true");
+  const body = el("span", "task-body");
+  body.append(el("span", "task-title", t.title));
+  if (t.description) body.append(el("span", "task-description", t.description));
+  li.append(mark, el("span", "task-id", `#${t.id}`), body, el("span", "visually-hidden", t.completed ? ", done" : ", pending"));
+  return li;
+}
+
+// Views on a phone-sized screen, where one panel shows at a time.
+
+function showView(view) {
+  $("app").dataset.view = view;
+  $("show-conversations").setAttribute("aria-pressed", String(view === "conversations"));
+  $("show-tasks").setAttribute("aria-pressed", String(view === "tasks"));
+}
+
+function toggleView(view) {
+  showView($("app").dataset.view === view ? "messages" : view);
+}
+
+// Small things.
+
+function conversationInHash() {
+  const m = /^#c=([1-9][0-9]{0,15})$/.exec(location.hash);
+  return m ? Number(m[1]) : null;
+}
+
+function setHash(id) {
+  history.replaceState(null, "", id ? `#c=${id}` : location.pathname + location.search);
+}
+
+// newKey is a fresh Idempotency-Key; crypto.randomUUID exists only on
+// https and localhost, so other origins get one from getRandomValues.
+function newKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const dateFormat = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric" });
+
+function when(iso) {
+  const d = new Date(iso);
+  return d.toDateString() === new Date().toDateString() ? timeFormat.format(d) : dateFormat.format(d);
+}

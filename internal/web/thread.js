@@ -1,0 +1,117 @@
+// thread.js renders a conversation's messages. Every text from a person or
+// a model goes into the page through textContent or a Text node, never as
+// HTML.
+
+import { finished, running } from "./tools.js";
+
+// el makes an element with a class and, optionally, its text.
+export function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// userItem is one message of the person.
+export function userItem(content) {
+  const li = el("li", "msg user");
+  li.append(el("span", "visually-hidden", "You: "), el("div", "text", content));
+  return li;
+}
+
+// Reply is one answer of the assistant: the tool calls it made, its text
+// and, when it did not finish, a note saying so. A streamed reply is built
+// event by event; a stored one all at once.
+export class Reply {
+  constructor() {
+    this.li = el("li", "msg assistant");
+    this.tools = el("ul", "tools");
+    this.tools.hidden = true;
+    this.text = el("div", "text");
+    this.note = el("p", "note");
+    this.note.hidden = true;
+    this.calls = new Map();
+    this.li.append(el("span", "visually-hidden", "taskchat: "), this.tools, this.text, this.note);
+  }
+
+  // waiting shows that the assistant is working, until something arrives.
+  waiting() {
+    this.typing = el("span", "typing");
+    this.typing.setAttribute("aria-label", "taskchat is answering");
+    this.typing.append(el("span"), el("span"), el("span"));
+    this.text.append(this.typing);
+  }
+
+  arrived() {
+    if (this.typing) {
+      this.typing.remove();
+      this.typing = null;
+    }
+  }
+
+  // call shows a tool call that has started.
+  call(id, tool, args) {
+    this.arrived();
+    const row = el("li", "tool running");
+    const what = el("span", "tool-what", running(tool, args));
+    row.append(el("span", "tool-name", tool), what);
+    this.tools.append(row);
+    this.tools.hidden = false;
+    this.calls.set(id, { row, what, tool, args });
+  }
+
+  // result shows what a tool call did.
+  result(id, tool, result, isError) {
+    if (!this.calls.has(id)) this.call(id, tool, {});
+    const c = this.calls.get(id);
+    c.row.className = isError ? "tool error" : "tool ok";
+    c.what.textContent = finished(c.tool, c.args, result, isError);
+  }
+
+  // record shows a finished call, unless it is shown already.
+  record(call) {
+    if (this.calls.has(call.id) && !this.calls.get(call.id).row.classList.contains("running")) return;
+    if (!this.calls.has(call.id)) this.call(call.id, call.tool, call.arguments);
+    this.result(call.id, call.tool, call.result, call.is_error);
+  }
+
+  append(text) {
+    this.arrived();
+    this.text.append(text);
+  }
+
+  // finish shows the turn's result as the server stored it.
+  finish(response) {
+    this.arrived();
+    for (const call of response.tool_calls || []) this.record(call);
+    this.text.textContent = response.response;
+    if (response.interrupted) this.interrupt("Interrupted: this reply was cut short before it finished. What it did is saved.");
+  }
+
+  interrupt(why) {
+    this.arrived();
+    this.li.classList.add("interrupted");
+    this.note.textContent = why;
+    this.note.hidden = false;
+  }
+
+  // empty reports whether nothing of the reply has arrived.
+  empty() {
+    return this.calls.size === 0 && (this.text.textContent || "") === "";
+  }
+}
+
+// messageItem is a stored message.
+export function messageItem(m) {
+  if (m.role === "user") return userItem(m.content);
+  const reply = new Reply();
+  for (const call of m.tool_calls || []) reply.record(call);
+  reply.text.textContent = m.content;
+  if (m.interrupted) reply.interrupt("Interrupted: this reply was cut short before it finished. What it did is saved.");
+  return reply.li;
+}
+
+// describeChange is a tool call told as one line, for a list of changes.
+export function describeChange(call) {
+  return finished(call.tool, call.arguments, call.result, call.is_error);
+}

@@ -1,0 +1,52 @@
+// tools.js says in a few words what a tool call is doing or did, from its
+// arguments while it runs and from its result once it answered.
+
+const done = {
+  created: "Added",
+  completed: "Completed",
+  deleted: "Deleted",
+  updated: "Updated",
+};
+
+// running describes a call whose result has not come yet.
+export function running(tool, args) {
+  const a = args && typeof args === "object" ? args : {};
+  switch (tool) {
+    case "add_task":
+      return a.title ? `Adding “${a.title}”…` : "Adding a task…";
+    case "list_tasks":
+      return `Looking at ${statusWord(a.status)}tasks…`;
+    case "complete_task":
+      return `Completing task ${a.task_id ?? ""}…`;
+    case "delete_task":
+      return `Deleting task ${a.task_id ?? ""}…`;
+    case "update_task":
+      return `Updating task ${a.task_id ?? ""}…`;
+    default:
+      return "Working…";
+  }
+}
+
+// finished describes a call from its tool, arguments, result and error
+// state, as a sentence such as "Added task 3: Buy groceries".
+export function finished(tool, args, result, isError) {
+  if (isError) {
+    const why = result && typeof result === "object" && result.error ? result.error : "the tool gave no reason";
+    return `Failed: ${why}`;
+  }
+  if (result && typeof result === "object") {
+    if (Array.isArray(result.tasks)) {
+      const n = result.tasks.length;
+      const status = args && typeof args === "object" ? args.status : "";
+      return `Found ${n} ${statusWord(status)}task${n === 1 ? "" : "s"}`;
+    }
+    if (done[result.status] && result.task_id !== undefined) {
+      return `${done[result.status]} task ${result.task_id}: ${result.title ?? ""}`.trim();
+    }
+  }
+  return "Done";
+}
+
+function statusWord(status) {
+  return status === "pending" || status === "completed" ? `${status} ` : "";
+}
