@@ -549,7 +549,7 @@ func TestPageInBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("the model fails: the message is saved, and Retry sends it again with the same key", func(t *testing.T) {
+	t.Run("the model fails: the message is saved, and Retry continues the same conversation", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
 		flaky := modelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
@@ -567,8 +567,14 @@ func TestPageInBrowser(t *testing.T) {
 		b.click("button", "Retry")
 		b.waitJS("the reply", lastReplyTxt+` === 'Here I am again.'`)
 		b.waitJS("the error gone", errorText+` === ''`)
-		if keys := b.keys(); len(keys) != 2 || keys[0] != keys[1] || keys[0] == "" {
-			t.Errorf("the send and its retry carried the keys %q, want the same one twice", keys)
+		// The server said nothing was changed, and the turn had opened a
+		// conversation: the retry goes on in it, under a fresh key.
+		if keys := b.keys(); len(keys) != 2 || keys[0] == keys[1] || keys[0] == "" || keys[1] == "" {
+			t.Errorf("the send and its retry carried the keys %q, want two keys", keys)
+		}
+		convs := s.do(t, call{method: "GET", path: "/api/page-fay/conversations", token: mustToken(t, "page-fay")}).json(t)["conversations"].([]any)
+		if len(convs) != 1 {
+			t.Errorf("the retry left %d conversations, want the one the send opened", len(convs))
 		}
 	})
 

@@ -371,8 +371,22 @@ function failed(err, req, asked, reply, here) {
   for (const call of (err.problem && err.problem.tool_calls) || []) reply.record(call);
   if (reply.empty()) reply.li.remove();
   else reply.interrupt("Interrupted: this reply stopped because of the error below.");
-  state.pending = retryable(err) ? { ...req, nodes: [asked, reply.li] } : null;
+  state.pending = retryable(err) ? { ...retryOf(req, err), nodes: [asked, reply.li] } : null;
   if (here) showError(err, retryable(err));
+}
+
+// retryOf is what Retry sends after err. Where the failed turn had started a
+// conversation and the server says it changed nothing (a problem with no
+// tool_calls), the retry continues that conversation under a new key, so
+// it does not open a second one; in any other case — changes were made, or
+// nothing was heard — it is the same request with the same key, which the
+// server answers without doing anything twice.
+function retryOf(req, err) {
+  const changedNothing = err instanceof ApiError && err.problem && !(err.problem.tool_calls || []).length;
+  if (req.conversationId === null && state.conversationId !== null && changedNothing) {
+    return { ...req, conversationId: state.conversationId, key: newKey() };
+  }
+  return req;
 }
 
 function setBusy(busy) {
