@@ -36,7 +36,10 @@ func allowedMethods(routes chi.Routes, r *http.Request) string {
 	}
 	var allow []string
 	for _, m := range allowCandidates {
-		if routes.Match(chi.NewRouteContext(), m, path) {
+		switch {
+		case m == http.MethodHead && len(allow) > 0 && allow[0] == http.MethodGet:
+			allow = append(allow, m) // served by middleware.GetHead
+		case routes.Match(chi.NewRouteContext(), m, path):
 			allow = append(allow, m)
 		}
 	}

@@ -331,18 +331,35 @@ func TestMethodNotAllowedSaysWhatIsAllowed(t *testing.T) {
 	tok := mustToken(t, user)
 	api := "/api/" + url.PathEscape(user)
 	for _, tc := range []struct{ method, path, allow string }{
-		{"POST", "/healthz", "GET"},
-		{"BREW", "/readyz", "GET"},
+		{"POST", "/healthz", "GET, HEAD"},
+		{"BREW", "/readyz", "GET, HEAD"},
 		{"GET", api + "/chat", "POST"},
-		{"PUT", api + "/tasks", "GET"},
+		{"PUT", api + "/tasks", "GET, HEAD"},
 		{"GET", api + "/conversations/1", "DELETE"},
-		{"DELETE", api + "/conversations/1/messages", "GET"},
+		{"DELETE", api + "/conversations/1/messages", "GET, HEAD"},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			r := s.do(t, call{method: tc.method, path: tc.path, token: tok})
 			mustProblem(t, r, 405, "method_not_allowed")
 			if got := r.header.Values("Allow"); strings.Join(got, ", ") != tc.allow {
 				t.Fatalf("Allow = %q, want %q", got, tc.allow)
+			}
+		})
+	}
+}
+
+// HEAD is answered wherever GET is, with GET's status and headers and no
+// body (RFC 9110 §9.3.2).
+func TestHeadIsAnsweredWhereverGetIs(t *testing.T) {
+	s := mustServer(t, offline.New())
+	user := storetest.UserID(t)
+	for _, path := range []string{"/", "/healthz", "/api/" + user + "/tasks"} {
+		t.Run(path, func(t *testing.T) {
+			get := s.do(t, call{method: "GET", path: path, token: mustToken(t, user)})
+			head := s.do(t, call{method: "HEAD", path: path, token: mustToken(t, user)})
+			if head.status != get.status || head.status != 200 || len(head.body) != 0 ||
+				head.header.Get("Content-Type") != get.header.Get("Content-Type") {
+				t.Fatalf("HEAD %s = %d %q (%d bytes), GET = %d %q", path, head.status, head.header.Get("Content-Type"), len(head.body), get.status, get.header.Get("Content-Type"))
 			}
 		})
 	}

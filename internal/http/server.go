@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -60,7 +61,8 @@ func NewServer(log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Serv
 		panic(err)
 	}
 	r := chi.NewRouter()
-	r.Use(writeDeadline(cfg.WriteTimeout), requestID, accessLog(log), recoverer(log))
+	// HEAD is answered wherever GET is (RFC 9110 §9.3.2), by the GET handler.
+	r.Use(writeDeadline(cfg.WriteTimeout), requestID, accessLog(log), recoverer(log), middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeProblem(w, apiErr(codeNotFound, "There is no such route."))
 	})
