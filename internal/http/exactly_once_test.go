@@ -390,7 +390,7 @@ func mustAuditedTasks(t *testing.T, user string) int {
 	mustQuery(t, `
 		SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (
 			SELECT 1 FROM tool_calls c
-			WHERE c.user_id = t.user_id AND c.tool = 'add_task' AND NOT c.is_error AND (c.result->>'task_id')::bigint = t.id))
+			WHERE c.user_id = t.user_id AND c.tool = 'add_task' AND NOT c.is_error AND (c.result->>'task_id')::bigint = t.number))
 		FROM tasks t WHERE user_id = $1`, []any{user}, &n, &unaudited)
 	if unaudited != 0 {
 		t.Fatalf("%d of %d tasks have no audit row", unaudited, n)

@@ -24,12 +24,12 @@ type ListTasksArgs struct {
 
 // TaskIDArgs are the arguments of the tools that act on one task.
 type TaskIDArgs struct {
-	TaskID int64 `json:"task_id" jsonschema:"The task's numeric id, as shown by list_tasks."`
+	TaskID int64 `json:"task_id" jsonschema:"The task's number (1, 2, 3…), as shown by list_tasks."`
 }
 
 // UpdateTaskArgs are update_task's arguments; title or description is required.
 type UpdateTaskArgs struct {
-	TaskID      int64   `json:"task_id" jsonschema:"The task's numeric id, as shown by list_tasks."`
+	TaskID      int64   `json:"task_id" jsonschema:"The task's number (1, 2, 3…), as shown by list_tasks."`
 	Title       *string `json:"title,omitempty" jsonschema:"The new title, 1 to 200 characters."`
 	Description *string `json:"description,omitempty" jsonschema:"The new description, at most 1000 characters."`
 }

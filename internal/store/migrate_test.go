@@ -28,7 +28,7 @@ func TestMigrationsUpDownUp(t *testing.T) {
 	if err := store.Migrate(ctx, u); err != nil {
 		t.Fatalf("up: %v", err)
 	}
-	want := []string{"conversations", "idempotency_keys", "messages", "schema_migrations", "tasks", "tool_calls"}
+	want := []string{"conversations", "idempotency_keys", "messages", "schema_migrations", "task_counters", "tasks", "tool_calls"}
 	if got := mustTables(t, u); !equal(got, want) {
 		t.Fatalf("tables after up = %v, want %v", got, want)
 	}
@@ -62,7 +62,7 @@ func TestMigrateConcurrently(t *testing.T) {
 			t.Errorf("migrator %d: %v", i, err)
 		}
 	}
-	if got := mustTables(t, u); len(got) != 6 {
+	if got := mustTables(t, u); len(got) != 7 {
 		t.Fatalf("tables = %v", got)
 	}
 }
@@ -234,5 +234,66 @@ func mustMigrateTo(tb testing.TB, u string, version uint) {
 	defer m.Close()
 	if err := m.Migrate(version); err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		tb.Fatalf("migrate to %d: %v", version, err)
+	}
+}
+
+// Tasks stored before per-user numbers are numbered per user in id order,
+// and each user's next task follows their last one.
+func TestMigrationNumbersOldTasksPerUser(t *testing.T) {
+	ctx := context.Background()
+	u := storetest.EmptyDatabase(t)
+	mustMigrateTo(t, u, 5)
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	alice, bob, carol := storetest.UserID(t), storetest.UserID(t), storetest.UserID(t)
+	for _, user := range []string{alice, bob, alice, alice, bob} {
+		if _, err := conn.Exec(ctx, `INSERT INTO tasks (user_id, title) VALUES ($1, 'old')`, user); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Alice's second task was deleted before the migration: her numbers
+	// follow the tasks that are left.
+	if _, err := conn.Exec(ctx, `DELETE FROM tasks WHERE id = (SELECT id FROM tasks WHERE user_id = $1 ORDER BY id OFFSET 1 LIMIT 1)`, alice); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := store.Migrate(ctx, u); err != nil {
+		t.Fatalf("up from 5: %v", err)
+	}
+	pool, err := store.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ts := store.NewTasks(pool)
+	rows, _ := conn.Query(ctx, `SELECT user_id, number FROM tasks ORDER BY id`)
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
+		User   string
+		Number int64
+	}])
+	if err != nil || len(got) != 4 {
+		t.Fatalf("tasks after up = %+v, %v", got, err)
+	}
+	want := []struct {
+		user   string
+		number int64
+	}{{alice, 1}, {bob, 1}, {alice, 2}, {bob, 2}}
+	for i, w := range want {
+		if got[i].User != w.user || got[i].Number != w.number {
+			t.Errorf("old task %d is %+v, want number %d of %s", i, got[i], w.number, w.user)
+		}
+	}
+	for user, next := range map[string]int64{alice: 3, bob: 3, carol: 1} {
+		if task := mustCreate(t, ts, user, "new", nil); task.ID != next {
+			t.Errorf("%s's first task after the migration is number %d, want %d", user, task.ID, next)
+		}
+	}
+
+	mustMigrateTo(t, u, 5)
+	if err := store.Migrate(ctx, u); err != nil {
+		t.Fatalf("up again: %v", err)
 	}
 }

@@ -26,30 +26,43 @@ func NewTasks(pool *pgxpool.Pool) *Tasks {
 
 var _ tasks.Store = (*Tasks)(nil)
 
-const taskColumns = `id, user_id, title, description, completed, created_at, updated_at`
+// taskColumns are a task as the domain sees it: its id is its number on its
+// user's list (tasks.number); the table's own key, tasks.id, stays inside.
+const taskColumns = `number, user_id, title, description, completed, created_at, updated_at`
 
 // The statements that change one task. Each is the body of a change (see
-// newChange): $1 is the user, %s the condition under which the change may
-// happen at all.
+// newChange), some after common table expressions of their own: $1 is the
+// user, $2 (but for a new task) the task's number, and %s the condition
+// under which the change may happen at all.
 var (
+	// A new task takes the next number from its user's counter in the same
+	// statement. The counter's row is locked until the statement's
+	// transaction ends, so tasks created at once by one user never share a
+	// number; the guard sits on the bump, so a refused change spends none.
 	createTask = newChange(3, tasks.StatusCreated, `
-		INSERT INTO tasks (user_id, title, description)
-		SELECT $1, $2, $3 WHERE %s
+		n AS (
+			INSERT INTO task_counters (user_id, last_number)
+			SELECT $1, 1 WHERE %s
+			ON CONFLICT (user_id) DO UPDATE SET last_number = task_counters.last_number + 1
+			RETURNING last_number
+		)`, `
+		INSERT INTO tasks (user_id, number, title, description)
+		SELECT $1, n.last_number, $2, $3 FROM n
 		RETURNING `+taskColumns)
-	completeTask = newChange(2, tasks.StatusDone, `
+	completeTask = newChange(2, tasks.StatusDone, "", `
 		UPDATE tasks SET completed = true, updated_at = now()
-		WHERE user_id = $1 AND id = $2 AND %s
+		WHERE user_id = $1 AND number = $2 AND %s
 		RETURNING `+taskColumns)
-	deleteTask = newChange(2, tasks.StatusDeleted, `
+	deleteTask = newChange(2, tasks.StatusDeleted, "", `
 		DELETE FROM tasks
-		WHERE user_id = $1 AND id = $2 AND %s
+		WHERE user_id = $1 AND number = $2 AND %s
 		RETURNING `+taskColumns)
-	updateTask = newChange(4, tasks.StatusUpdated, `
+	updateTask = newChange(4, tasks.StatusUpdated, "", `
 		UPDATE tasks
 		SET title = COALESCE($3, title),
 		    description = COALESCE($4, description),
 		    updated_at = now()
-		WHERE user_id = $1 AND id = $2 AND %s
+		WHERE user_id = $1 AND number = $2 AND %s
 		RETURNING `+taskColumns)
 )
 
@@ -58,13 +71,13 @@ func (s *Tasks) CreateTask(ctx context.Context, userID, title, description strin
 	return s.change(ctx, createTask, userID, 0, rec, title, description)
 }
 
-// ListTasks returns userID's tasks matching status, in id order.
+// ListTasks returns userID's tasks matching status, in number order.
 func (s *Tasks) ListTasks(ctx context.Context, userID string, status tasks.Status) ([]tasks.Task, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+taskColumns+`
 		FROM tasks
 		WHERE user_id = $1 AND ($2 = 'all' OR completed = ($2 = 'completed'))
-		ORDER BY id`, userID, string(status))
+		ORDER BY number`, userID, string(status))
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -105,19 +118,26 @@ type change struct {
 	status          string
 }
 
-func newChange(n int, status, body string) change {
+// newChange builds both forms of a change from its statement, body, and
+// the common table expressions the statement needs first, with (may be
+// empty). The guard (%s) appears once, in with or in body.
+func newChange(n int, status, with, body string) change {
+	plain, ctes := body, ""
+	if with != "" {
+		plain, ctes = "WITH "+with+body, with+","
+	}
 	return change{
-		plain: fmt.Sprintf(body, "true"),
+		plain: fmt.Sprintf(plain, "true"),
 		recorded: fmt.Sprintf(`
 			WITH held AS (
 				SELECT 1 FROM conversations
 				WHERE id = $%[1]d AND user_id = $1 AND claim_token = $%[2]d::uuid AND claimed_until > now()
 				FOR SHARE
-			), t AS (`+strings.Replace(body, "%s", "%[3]s", 1)+`
+			), `+strings.Replace(ctes+` t AS (`+body, "%s", "%[3]s", 1)+`
 			), a AS (
 				INSERT INTO tool_calls (conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
 				SELECT $%[1]d, $%[4]d, $1, $%[5]d, $%[6]d, $%[7]d::jsonb,
-				       jsonb_build_object('task_id', t.id, 'status', $%[8]d::text, 'title', t.title),
+				       jsonb_build_object('task_id', t.number, 'status', $%[8]d::text, 'title', t.title),
 				       false, $%[9]d, $%[10]d, $%[11]d
 				FROM t
 			)
@@ -128,8 +148,8 @@ func newChange(n int, status, body string) change {
 	}
 }
 
-// change runs c for userID ($1) with args ($2 on); id is the task's, 0 for
-// a new one.
+// change runs c for userID ($1) with args ($2 on); id is the task's
+// number, 0 for a new one.
 func (s *Tasks) change(ctx context.Context, c change, userID string, id int64, rec *tasks.CallRecord, args ...any) (tasks.Task, error) {
 	args = append([]any{userID}, args...)
 	if rec == nil {

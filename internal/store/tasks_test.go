@@ -298,6 +298,8 @@ func TestRecordedChangeOfATaskNotFound(t *testing.T) {
 	for _, c := range changes[1:] {
 		t.Run(c.tool, func(t *testing.T) {
 			alice, bob := storetest.UserID(t), storetest.UserID(t)
+			// Alice's task 2 is a number bob never had; his task 1 is gone.
+			first := mustCreate(t, s, alice, "Alice's first", nil)
 			secret := mustCreate(t, s, alice, "Alice's secret", nil)
 			gone := mustCreate(t, s, bob, "Gone", nil)
 			if _, err := s.DeleteTask(context.Background(), bob, gone.ID, nil); err != nil {
@@ -314,8 +316,8 @@ func TestRecordedChangeOfATaskNotFound(t *testing.T) {
 			if rows := mustAuditRows(t, bob, turn.ID()); len(rows) != 0 {
 				t.Errorf("audit rows = %+v, want none", rows)
 			}
-			if list := mustList(t, s, alice); len(list) != 1 || list[0] != secret {
-				t.Errorf("alice's tasks = %+v, want %+v untouched", list, secret)
+			if list := mustList(t, s, alice); len(list) != 2 || list[0] != first || list[1] != secret {
+				t.Errorf("alice's tasks = %+v, want %+v and %+v untouched", list, first, secret)
 			}
 		})
 	}
@@ -338,5 +340,9 @@ func TestRecordedChangeAfterTheClaimLapsed(t *testing.T) {
 		msgs := mustMessages(t, convs, user, turn.Conversation.ID)
 		t.Fatalf("a change by the turn after it was finished for it: %v, want ErrTurnEnded; "+
 			"the tasks are now %d, and the thread reads %s", err, len(mustList(t, s, user)), roles(msgs))
+	}
+	// The refused change spent no number.
+	if eggs := mustCreate(t, s, user, "Buy eggs", nil); eggs.ID != 2 {
+		t.Errorf("the next task after a refused add is number %d, want 2", eggs.ID)
 	}
 }

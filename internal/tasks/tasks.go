@@ -20,6 +20,9 @@ const (
 
 // Task is one item on a user's todo list.
 type Task struct {
+	// ID is the task's number on its user's list: 1, 2, 3… for each user,
+	// never reused for that user, so "task 3" means the same task to the
+	// person, the model and the store, and says nothing about other users.
 	ID          int64
 	UserID      string
 	Title       string
