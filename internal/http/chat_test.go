@@ -126,8 +126,16 @@ func TestChatReplaysToolCallsToTheModel(t *testing.T) {
 		result["tool_call_id"] != "call_a" || !strings.Contains(result["content"].(string), `"status": "created"`) && !strings.Contains(result["content"].(string), `"status":"created"`) {
 		t.Fatalf("replayed call %v, result %v", call, result)
 	}
-	if sys := msgs[0].(map[string]any)["content"].(string); strings.Contains(sys, user) {
+	sys := msgs[0].(map[string]any)["content"].(string)
+	if strings.Contains(sys, user) {
 		t.Fatal("the system prompt shows the model the user id")
+	}
+	// What a real model needs to resolve "task 3" and "delete it" from the
+	// history above: per-user numbers, follow-ups, several intents, bulk.
+	for _, want := range []string{"numbered 1, 2, 3", "Follow-ups refer to the conversation", "in the order asked", "bulk request"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("the system prompt does not say %q", want)
+		}
 	}
 }
 

@@ -23,7 +23,7 @@ func NewServer(userID string, svc *tasks.Service) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "taskchat-tasks", Version: "1.0.0"}, &mcp.ServerOptions{
 		SchemaCache:  schemas,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-		Instructions: "Tools to manage the current user's todo list. Refer to tasks by their numeric id.",
+		Instructions: "Tools to manage the current user's todo list. Refer to tasks by their number, as list_tasks shows it: each user's tasks are numbered 1, 2, 3…",
 	})
 	t := &tools{userID: userID, svc: svc}
 	mcp.AddTool(s, addTaskTool, t.addTask)
