@@ -55,17 +55,14 @@ func ListTools(ctx context.Context, cs *mcp.ClientSession) ([]ToolDef, error) {
 type LazyTools struct {
 	defs    []ToolDef
 	connect func(context.Context) (*mcp.ClientSession, error)
-	meta    func(Call) mcp.Meta
 
 	mu sync.Mutex
 	cs *mcp.ClientSession
 }
 
-// NewLazyTools returns a LazyTools over defs and connect. meta, when not
-// nil, gives the _meta of each call's request: what the tool's server
-// should know about the call besides its arguments.
-func NewLazyTools(defs []ToolDef, connect func(context.Context) (*mcp.ClientSession, error), meta func(Call) mcp.Meta) *LazyTools {
-	return &LazyTools{defs: defs, connect: connect, meta: meta}
+// NewLazyTools returns a LazyTools over defs and connect.
+func NewLazyTools(defs []ToolDef, connect func(context.Context) (*mcp.ClientSession, error)) *LazyTools {
+	return &LazyTools{defs: defs, connect: connect}
 }
 
 // Definitions returns the known definitions.
@@ -73,13 +70,15 @@ func (l *LazyTools) Definitions(context.Context) ([]ToolDef, error) { return l.d
 
 // Call runs one call on the session, opening it first if need be.
 func (l *LazyTools) Call(ctx context.Context, call Call, args map[string]any) (*mcp.CallToolResult, error) {
+	return l.Send(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: args})
+}
+
+// Send sends params, which a source may have given a _meta, on the
+// session, opening it first if need be.
+func (l *LazyTools) Send(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	cs, err := l.session(ctx)
 	if err != nil {
 		return nil, err
-	}
-	params := &mcp.CallToolParams{Name: call.Tool, Arguments: args}
-	if l.meta != nil {
-		params.Meta = l.meta(call)
 	}
 	return cs.CallTool(ctx, params)
 }

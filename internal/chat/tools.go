@@ -71,7 +71,7 @@ func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn
 	t := &turnTools{turn: turn, grace: toolTimeout + persistTimeout}
 	t.LazyTools = agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, error) {
 		return servers.Connect(ctx, userID)
-	}, t.meta)
+	})
 	return t
 }
 
@@ -84,19 +84,15 @@ func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn
 // the model might make it again). It runs to its outcome, within grace, and
 // the agent takes that outcome even when it comes late.
 func (t *turnTools) Call(ctx context.Context, call agent.Call, args map[string]any) (*mcp.CallToolResult, error) {
-	if _, ok := tasks.StorableJSON(call.Arguments); !ok {
+	stored, ok := tasks.StorableJSON(call.Arguments)
+	if !ok {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
 			"The arguments for %s hold a value that cannot be stored (an unpaired \\u surrogate, or a number out of range); nothing was run. Send them again with plain text and ordinary numbers.", call.Tool)}}}, nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.grace)
 	defer cancel()
-	return t.LazyTools.Call(ctx, call, args)
-}
-
-func (t *turnTools) meta(call agent.Call) mcp.Meta {
-	args, _ := tasks.StorableJSON(call.Arguments)
-	return mcptools.CallMeta(tasks.CallRecord{
+	return t.Send(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: args, Meta: mcptools.CallMeta(tasks.CallRecord{
 		ConversationID: t.turn.Conversation.ID, TurnID: t.turn.ID(), ClaimToken: t.turn.ClaimToken,
-		CallID: call.ID, Tool: call.Tool, Arguments: args, Round: call.Round, Seq: call.Seq, Started: time.Now(),
-	})
+		CallID: call.ID, Tool: call.Tool, Arguments: stored, Round: call.Round, Seq: call.Seq, Started: time.Now(),
+	})})
 }

@@ -50,7 +50,13 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, limits *userLimits,
 			out = newSSEOutput(w, r, log, cfg, cancel)
 		}
 		defer out.close()
-		outcome, err := engine.Run(ctx, req, out.event)
+		info := infoFrom(r.Context())
+		outcome, err := engine.Run(ctx, req, func(e chat.Event) {
+			if e.Kind == chat.EventStarted {
+				info.conversationID = e.ConversationID // for the access log
+			}
+			out.event(e)
+		})
 		switch {
 		case err != nil:
 			out.fail(err)

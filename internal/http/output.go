@@ -34,11 +34,7 @@ type jsonOutput struct {
 	log *slog.Logger
 }
 
-func (o *jsonOutput) event(e chat.Event) {
-	if e.Kind == chat.EventStarted {
-		infoFrom(o.r.Context()).conversationID = e.ConversationID
-	}
-}
+func (o *jsonOutput) event(chat.Event)      {}
 func (o *jsonOutput) done(out chat.Outcome) { writeJSON(o.w, http.StatusOK, chatResponseOf(out)) }
 func (o *jsonOutput) fail(err error)        { writeError(o.w, o.r, o.log, err) }
 func (o *jsonOutput) close()                {}
@@ -103,7 +99,6 @@ func (o *sseOutput) ping() {
 
 func (o *sseOutput) event(e chat.Event) {
 	if e.Kind == chat.EventStarted {
-		infoFrom(o.r.Context()).conversationID = e.ConversationID
 		o.start(e.ConversationID)
 		return
 	}

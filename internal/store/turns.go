@@ -110,7 +110,7 @@ func queueClaim(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn
 	b.Queue(`
 		UPDATE conversations
 		SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
-		WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now())
+		WHERE id = $1 AND user_id = $2 AND `+unheld+`
 		RETURNING id, user_id, title, created_at, updated_at`,
 		in.ConversationID, in.UserID, token, in.ClaimFor).QueryRow(func(row pgx.Row) error {
 		err := scanConversation(row, &turn.Conversation)
