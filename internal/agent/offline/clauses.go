@@ -1,0 +1,270 @@
+package offline
+
+import (
+	"strings"
+)
+
+// This file cuts a message into the steps it asks for, in order: first
+// into sentences, then at "and", "then" and commas where what follows is a
+// request of its own ("add milk and mark task 2 done"), but not where it
+// is not ("buy bread and butter"). Each clause loses its politeness and
+// filler before the grammar reads it.
+
+// maxSteps caps the requests one message can make.
+const maxSteps = 12
+
+// Words around a request that never change what it asks.
+var (
+	leadIns = phrases("please|pls|plz|kindly|can_you|could_you|would_you|will_you|can_u|could_u|would_you_mind|" +
+		"would_you_please|could_you_please|can_you_please|i'd_like_you_to|i_want_you_to|i_need_you_to|go_ahead_and|" +
+		"let's|lets|just|quickly|now|ok|okay|so|oh|um|uh|hmm|well|actually|also|and|then|alright|right|hey|yo|" +
+		"btw|by_the_way|oops|sorry|oh_wait|after_that|afterwards|i_think|,|:|-|hi|hello|but|plus|ah|ooh|" +
+		"finally|lastly|firstly|secondly|anyway|anyways|ps|thanks|thank_you|great|perfect|cool|nice|awesome|good|" +
+		"hey_there|hi_there|assistant|bot|buddy|mate|dude|and_also|and_then|oh_and|oh_also|one_more_thing|also_please|" +
+		"can_i_ask_you_to|i'd_appreciate_it_if_you|i_would_like_you_to")
+	trailers = phrases("please|pls|plz|thanks|thank_you|thanks_a_lot|thank_you_so_much|thx|ty|for_me|for_me_please|" +
+		"if_you_can|if_you_could|if_possible|ok|okay|right_away|asap_please|would_you|could_you|will_you|,|:|-|" +
+		"cheers|mate|buddy|too|as_well|then|then_please")
+	// modals may introduce a command ("I need to delete task 3") or a task
+	// ("I need to call the bank"); see splitModal.
+	modals = phrases("i_need_to|i_have_to|i_want_to|i'd_like_to|i_would_like_to|i_wanna|i'd_love_to|i_must|" +
+		"i_should|i_gotta|i've_got_to|i_got_to|i'll|i_will|i_am_going_to|i'm_going_to|i'm_gonna|we_need_to|" +
+		"help_me|i_want|i'd_like|i_would_like|let_me|can_i|could_i|may_i|i_need|we_should|we_have_to")
+	// connectors join requests: "and", "then", ",", "also", "after that".
+	connectors = wordSet(", ; and then also but plus afterwards & next")
+)
+
+// parseMessage reads a message into its steps.
+func parseMessage(text string) []step {
+	var steps []step
+	for _, sentence := range splitSentences(text) {
+		for _, c := range splitClauses(sentence) {
+			if len(steps) == maxSteps {
+				return steps
+			}
+			s := readClause(sentence, c.ws, c.whole)
+			s.continues = len(c.ws) > 0 && continuing[c.ws[0].low]
+			steps = append(steps, s)
+		}
+	}
+	return withoutChatter(steps)
+}
+
+var continuing = wordSet("and also plus")
+
+// withoutChatter drops "thanks" and "hi" from a message that asks for more.
+func withoutChatter(steps []step) []step {
+	var out []step
+	for _, s := range steps {
+		if !s.chatter {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return steps
+	}
+	return out
+}
+
+// clauseWords are the words of one clause, and whether they are its whole
+// sentence.
+type clauseWords struct {
+	ws    []word
+	whole bool
+}
+
+// splitClauses cuts a sentence where a connector is followed by a request
+// of its own; what follows a connector but is no request ("bread and
+// butter", "2 and 3") stays with the clause before.
+func splitClauses(sentence string) []clauseWords {
+	ws := trimPunctuation(splitWords(sentence))
+	if len(ws) == 0 {
+		return nil
+	}
+	if asksYesOrNo(trimClause(ws)) {
+		return []clauseWords{{ws: ws, whole: true}}
+	}
+	var out []clauseWords
+	start := 0
+	for i := 1; i < len(ws); i++ {
+		if !connectors[ws[i].low] || connectors[ws[i-1].low] {
+			continue
+		}
+		next := i
+		for next < len(ws) && connectors[ws[next].low] {
+			next++
+		}
+		if next < len(ws) && !fillerOnly(ws[start:i]) && startsRequest(sentence, ws[next:]) {
+			out = append(out, clauseWords{ws: ws[start:i]})
+			start = next
+			i = next
+		}
+	}
+	out = append(out, clauseWords{ws: ws[start:]})
+	if len(out) == 1 {
+		out[0].whole = true
+	}
+	return out
+}
+
+// startsRequest reports whether ws, up to its next connector, is a request
+// of its own; or, when short enough to be one request, all of it ("tasks 2
+// and 3 are done"). The bound keeps a long message from being read again
+// at every comma.
+func startsRequest(sentence string, ws []word) bool {
+	end := len(ws)
+	for i := 1; i < len(ws); i++ {
+		if connectors[ws[i].low] {
+			end = i
+			break
+		}
+	}
+	if _, ok := parseWords(sentence, ws[:end], false); ok {
+		return true
+	}
+	if end == len(ws) || len(ws) > maxClauseWords {
+		return false
+	}
+	_, ok := parseWords(sentence, ws, false)
+	return ok
+}
+
+// maxClauseWords is the longest rest of a sentence read as one request
+// when deciding where to cut it.
+const maxClauseWords = 40
+
+// readClause reads one clause into a step; a clause the grammar does not
+// know becomes a question back.
+func readClause(sentence string, ws []word, whole bool) step {
+	if s, ok := parseWords(sentence, ws, whole); ok {
+		return s
+	}
+	ws = trimClause(ws)
+	return unknownStep(span(sentence, ws, 0, len(ws)), ws)
+}
+
+// parseWords reads a clause with the grammar: first without a modal lead-in
+// when what follows it is a command ("I need to delete task 3", "I'd like
+// to see my list"), then as said ("I need to call the bank" is a task).
+func parseWords(sentence string, ws []word, whole bool) (step, bool) {
+	ws = trimClause(ws)
+	if len(ws) == 0 {
+		return step{}, false
+	}
+	if rest := stripLeading(ws, modals); len(rest) < len(ws) {
+		if s, ok := parseClause(sentence, rest, whole); ok && isCommand(s) {
+			return s, true
+		}
+	}
+	return parseClause(sentence, ws, whole)
+}
+
+// isCommand reports whether a step after "I need to" is a request to the
+// assistant rather than the task itself: "delete task 3" is one, "delete
+// old emails" (a name, not a reference) is a task.
+func isCommand(s step) bool {
+	switch s.act {
+	case actList, actAdd, actReply:
+		return true
+	case actComplete, actDelete, actQuery, actUpdate, actNote:
+		return s.ref.kind != refName
+	}
+	return false
+}
+
+// trimClause takes politeness and filler off both ends of a clause.
+func trimClause(ws []word) []word {
+	ws = trimPunctuation(ws)
+	for {
+		n := len(ws)
+		ws = trimPunctuation(stripTrailing(stripLeading(ws, leadIns), trailers))
+		if len(ws) == n {
+			return ws
+		}
+	}
+}
+
+// trimPunctuation drops words that are only punctuation at either end.
+func trimPunctuation(ws []word) []word {
+	for len(ws) > 0 && ws[0].low == "" || len(ws) > 0 && (ws[0].low == "," || ws[0].low == ":") {
+		ws = ws[1:]
+	}
+	for len(ws) > 0 && (ws[len(ws)-1].low == "" || ws[len(ws)-1].low == "," || ws[len(ws)-1].low == ":") {
+		ws = ws[:len(ws)-1]
+	}
+	return ws
+}
+
+// unknownStep answers a clause the grammar does not read: a question
+// outside the list is told what the assistant does; words that may be a
+// task ("buy milk") are offered as one.
+func unknownStep(text string, ws []word) step {
+	switch {
+	case len(ws) == 0:
+		return step{act: actReply, text: helpText}
+	case isQuestion(text, ws):
+		return step{act: actReply, text: outOfScopeText}
+	case len(ws) <= 8 && mayBeTask(ws):
+		return step{act: actSuggest, text: capitalizeFirst(cleanText(text))}
+	}
+	return step{act: actReply, text: "Sorry, I'm not sure what you mean. " + helpText}
+}
+
+// mayBeTask reports words that could be a task's title: "buy stamps", not
+// "lol" or "don't delete task 3".
+func mayBeTask(ws []word) bool {
+	return len(ws) > 0 && !notATaskStart[ws[0].low] && !hasNegation(ws)
+}
+
+// notATaskStart are first words of things people say that are no task.
+var notATaskStart = wordSet("i i'm im i've i'd you you're we we're it it's that that's this he she they there " +
+	"the my a an is are was were do does did can could would will should shall may might why how when where who " +
+	"whom whose what which yes no lol haha hmm wow ugh meh not never nothing oh uh um")
+
+// isQuestion reports a question: a question mark, or a first word that
+// asks.
+func isQuestion(text string, ws []word) bool {
+	if strings.HasSuffix(strings.TrimSpace(text), "?") {
+		return true
+	}
+	switch ws[0].low {
+	case "what", "why", "how", "when", "where", "who", "whom", "whose", "which", "is", "are", "do", "does",
+		"can", "could", "would", "will", "should", "tell":
+		return true
+	}
+	return false
+}
+
+// asksYesOrNo reports a question that starts with its verb: "are tasks 3
+// and 5 done?", "did I call mom and the bank?". Its "and" joins what it
+// asks about, so it is never cut into requests.
+func asksYesOrNo(ws []word) bool {
+	if len(ws) < 2 {
+		return false
+	}
+	switch ws[0].low {
+	case "is", "are", "was", "were", "has", "does", "am":
+		return true
+	case "did", "do", "have":
+		return ws[1].low == "i" || ws[1].low == "we" || ws[1].low == "you"
+	}
+	return false
+}
+
+// fillerOnly reports words that are only lead-ins: "actually," before
+// "rename it" is no clause of its own.
+func fillerOnly(ws []word) bool {
+	for len(ws) > 0 {
+		n := 0
+		for _, ph := range leadIns {
+			if k, ok := matchPhrase(ph, ws, 0); ok && k > n {
+				n = k
+			}
+		}
+		if n == 0 {
+			return false
+		}
+		ws = ws[n:]
+	}
+	return true
+}

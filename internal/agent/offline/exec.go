@@ -1,0 +1,270 @@
+package offline
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent"
+)
+
+// This file carries out a message's steps. The model keeps no state, so it
+// runs the steps from the start on every model call of a turn, reading the
+// tool rounds the turn already made instead of making them again: when it
+// reaches calls no round holds yet, it sends them and stops. Calls that
+// need no lookup are sent together; a step that needs the task list (a
+// task named by its title, "everything I've completed") adds a listing
+// after them, so the list it reads reflects every change said before it.
+
+// memory is what earlier turns left for this one: the tasks they were
+// about (what "it", "them" and "the second one" mean), and the question
+// they asked, if any.
+type memory struct {
+	focus    []listedTask
+	question *question
+	lastAct  action // what the last change was: an add, a delete...
+}
+
+// question is what the assistant asked and waits an answer to.
+type question struct {
+	act        action       // what the answer lets it do
+	title      string       // actUpdate: the new title
+	desc       string       // actUpdate: the new description; actNote: the note
+	candidates []listedTask // the tasks to choose among, or, when confirm, to act on
+	items      []item       // actAdd: the tasks it offered to add
+	confirm    bool         // a yes-or-no question
+	askTitle   bool         // actAdd: it asked what the task should say
+	askValue   bool         // actUpdate: it asked what the task should say instead
+}
+
+// executor runs one message's steps against the turn's tool rounds.
+type executor struct {
+	mem    memory
+	rounds []toolRound // the rounds this turn has made so far
+	next   int         // the first round not yet read
+	ids    *callIDs    // nil when replaying an earlier turn
+
+	batch      []queued // calls for the round being built
+	listing    []listedTask
+	fresh      bool // listing reflects every change queued so far
+	lines      []string
+	focus      []listedTask
+	focusStep  int // the step that set focus
+	question   *question
+	step       int
+	sent       *agent.Response // the round to send: the run stops there
+	broken     bool            // a round did not hold the calls expected
+	sawRefusal bool            // the person said no
+	lastAct    action          // the last change made
+	made       map[string]bool // the deletes and completions queued, by tool and task
+}
+
+// queued is a call waiting in the batch, and where its outcome goes.
+type queued struct {
+	call plannedCall
+	line int // the reply line it fills; -1 for a lookup listing
+	step int
+	act  action
+}
+
+// plannedCall is a tool call before it gets an id.
+type plannedCall struct {
+	tool string
+	args map[string]any
+}
+
+func newExecutor(mem memory, rounds []toolRound, ids *callIDs) *executor {
+	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1}
+}
+
+// run carries out steps until they are done or a round must be sent.
+func (e *executor) run(steps []step) {
+	for i, s := range steps {
+		e.step = i
+		e.do(s)
+		if e.stopped() {
+			return
+		}
+	}
+	e.flush()
+	// Rounds the steps did not ask for were made for another reading of
+	// the message; the reply then says what they did.
+	if !e.stopped() && e.next < len(e.rounds) {
+		e.broken = true
+	}
+}
+
+func (e *executor) stopped() bool { return e.sent != nil || e.broken }
+
+// reply is the text once every step is done.
+func (e *executor) reply() string {
+	var lines []string
+	for _, l := range e.lines {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return helpText
+	}
+	return strings.Join(lines, "\n")
+}
+
+// say adds a line to the reply.
+func (e *executor) say(format string, args ...any) {
+	e.lines = append(e.lines, fmt.Sprintf(format, args...))
+}
+
+// ask adds a question to the reply and remembers it for the next message.
+func (e *executor) ask(q question, text string) {
+	e.question = &q
+	e.lines = append(e.lines, text)
+}
+
+// queue adds a call to the batch; its outcome will fill a reply line. A
+// call the message already made ("delete task 3 and remove it") is not
+// made again.
+func (e *executor) queue(a action, tool string, args map[string]any) {
+	if id, ok := args["task_id"].(int64); ok && (tool == toolDeleteTask || tool == toolCompleteTask) {
+		key := fmt.Sprintf("%s %d", tool, id)
+		if e.made[key] {
+			return
+		}
+		if e.made == nil {
+			e.made = map[string]bool{}
+		}
+		e.made[key] = true
+	}
+	e.lines = append(e.lines, "")
+	if tool != toolListTasks {
+		e.fresh = false
+	}
+	e.batch = append(e.batch, queued{call: plannedCall{tool: tool, args: args}, line: len(e.lines) - 1, step: e.step, act: a})
+}
+
+// flush ends the batch: it reads the round that holds it, or sends it.
+func (e *executor) flush() {
+	if len(e.batch) == 0 {
+		return
+	}
+	if e.next >= len(e.rounds) {
+		e.send()
+		return
+	}
+	round := e.rounds[e.next]
+	e.next++
+	if !round.holds(e.batch) {
+		e.broken = true
+		return
+	}
+	for i, q := range e.batch {
+		e.record(q, round.outcome(round.calls[i]), round.calls[i])
+	}
+	e.batch = nil
+}
+
+func (e *executor) send() {
+	if e.ids == nil { // replaying an earlier turn that was cut short
+		e.sent = &agent.Response{}
+		return
+	}
+	resp := agent.Response{}
+	for _, q := range e.batch {
+		resp.ToolCalls = append(resp.ToolCalls, e.ids.call(q.call))
+	}
+	e.sent = &resp
+}
+
+// record reads one call's outcome into the reply and the focus.
+func (e *executor) record(q queued, out toolOutcome, call agent.ToolCall) {
+	if q.line < 0 {
+		e.listing, e.fresh = out.Tasks, out.Error == ""
+		if out.Error != "" {
+			e.say("%s", sentence(out.Error))
+		}
+		return
+	}
+	e.lines[q.line] = confirmCall(call, out)
+	if out.Error != "" {
+		return
+	}
+	switch q.act {
+	case actList:
+		e.setFocus(q.step, out.Tasks...)
+	case actComplete, actDelete, actAdd, actUpdate, actNote:
+		e.lastAct = q.act
+		e.setFocus(q.step, listedTask{ID: out.TaskID, Title: out.Title, Completed: q.act == actComplete})
+	}
+}
+
+// setFocus makes tasks what the conversation is about; a step's tasks add
+// up, a later step's replace them.
+func (e *executor) setFocus(step int, tasks ...listedTask) {
+	if step != e.focusStep {
+		e.focus, e.focusStep = nil, step
+	}
+	e.focus = append(e.focus, tasks...)
+}
+
+// holds reports whether the round made exactly the calls in batch.
+func (r toolRound) holds(batch []queued) bool {
+	if len(r.calls) != len(batch) {
+		return false
+	}
+	for i, q := range batch {
+		var got map[string]any
+		want, _ := json.Marshal(q.call.args)
+		var wantArgs map[string]any
+		_ = json.Unmarshal(want, &wantArgs)
+		if r.calls[i].Name != q.call.tool || json.Unmarshal([]byte(r.calls[i].Arguments), &got) != nil || !reflect.DeepEqual(got, wantArgs) {
+			return false
+		}
+	}
+	return true
+}
+
+// tasks returns the task list as it is after every change said so far,
+// listing it first when needed. ok is false when the run must stop here
+// or the list could not be read.
+func (e *executor) tasks() ([]listedTask, bool) {
+	if !e.fresh {
+		e.batch = append(e.batch, queued{call: plannedCall{tool: toolListTasks, args: map[string]any{"status": "all"}}, line: -1, step: e.step})
+		e.flush()
+		if e.stopped() || !e.fresh {
+			return nil, false
+		}
+	}
+	return e.listing, true
+}
+
+// currentFocus returns what "it" and "them" mean now: what this message
+// did before this step, else what earlier turns left.
+func (e *executor) currentFocus() ([]listedTask, bool) {
+	if e.focusStepPending() {
+		e.flush()
+		if e.stopped() {
+			return nil, false
+		}
+	}
+	return e.heldFocus(), true
+}
+
+// heldFocus is what "it" means without waiting for queued calls: what this
+// message did so far, else what earlier turns left.
+func (e *executor) heldFocus() []listedTask {
+	if e.focusStep >= 0 {
+		return e.focus
+	}
+	return e.mem.focus
+}
+
+// focusStepPending reports whether a queued call will set the focus.
+func (e *executor) focusStepPending() bool {
+	for _, q := range e.batch {
+		if q.line >= 0 {
+			return true
+		}
+	}
+	return false
+}

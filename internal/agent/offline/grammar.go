@@ -1,0 +1,498 @@
+package offline
+
+import (
+	"strings"
+)
+
+// This file is what the offline model understands: an ordered table of
+// patterns (see pattern.go for their notation), each with what a match
+// means. The first pattern that matches a whole clause decides. To teach
+// the model a new way of saying something, add a line here and a case to
+// the evaluation in evaluation_cases_test.go.
+
+// action is what a step of a message asks for.
+type action int
+
+const (
+	actAdd      action = iota + 1
+	actList            // show tasks in a state
+	actComplete        // mark tasks as complete
+	actDelete          // delete tasks
+	actUpdate          // give a task a new title or description
+	actNote            // add a note to a task's description
+	actQuery           // ask whether a task is done
+	actReply           // say something; no tool
+	actAnswer          // a bare reference ("the second one") answering the open question
+	actYes             // "yes" to the open question
+	actNo              // "no" to the open question
+	actSuggest         // words that might be a task: ask whether to add them
+)
+
+// step is one thing a message asks for, in the order it was said.
+type step struct {
+	act    action
+	items  []item // actAdd; none when the person did not say what
+	status string // actList: "all", "pending" or "completed"
+	ref    ref    // the tasks it acts on
+	title  string // actUpdate: the new title, if any
+	desc   string // actUpdate: the new description; actNote: the note
+	text   string // actReply: the reply; actSuggest: the title it would add
+	// parts are the references a reference joined by "and" is made of:
+	// "the report and the dentist", tried when the whole names no task.
+	parts []ref
+	// chatter is a greeting or thanks, left out when the message asks for
+	// something else too.
+	chatter bool
+	// continues marks a clause that begins "and" or "also": after an add,
+	// words that may be a task are one more to add.
+	continues bool
+}
+
+// item is a task to add.
+type item struct{ title, description string }
+
+// rule is one line of the grammar.
+type rule struct {
+	pattern string
+	// alone marks a rule that only reads a whole message: after "and" or
+	// "then" its words are part of the clause before, not a new request.
+	alone bool
+	build func(c clause) (step, bool)
+	p     pattern
+}
+
+// clause is a matched clause: its text, its words, and its slots' spans.
+type clause struct {
+	text string
+	ws   []word
+	caps captures
+}
+
+func (c clause) words(slot string) []word {
+	s, ok := c.caps[slot]
+	if !ok {
+		return nil
+	}
+	return c.ws[s[0]:s[1]]
+}
+
+func (c clause) raw(slot string) string {
+	s, ok := c.caps[slot]
+	if !ok {
+		return ""
+	}
+	return span(c.text, c.ws, s[0], s[1])
+}
+
+// phraseSets are the named sets patterns refer to as @name.
+var phraseSets = map[string]string{
+	"done": "done|complete|completed|finished|checked_off|ticked_off|crossed_off|sorted|sorted_out|handled|" +
+		"taken_care_of|dealt_with|over|through",
+	"finish": "complete|finish|check_off|tick_off|cross_off|check|tick|close|mark_off|knock_out|knock_off",
+	"finished": "finished|completed|did|done|checked_off|ticked_off|crossed_off|took_care_of|handled|sorted|" +
+		"sorted_out|dealt_with|knocked_out|wrapped_up|got_through",
+	"delete": "delete|remove|cancel|erase|drop|trash|scrap|scratch|ditch|bin|nuke|axe|kill|get_rid_of|" +
+		"take_out|cross_out|throw_away|throw_out|toss|forget_about|forget",
+	"clear":  "clear|clear_out|clear_up|clean_up|clean_out|empty|purge|wipe|tidy_up|prune",
+	"update": "change|update|rename|edit|modify|retitle|reword",
+	"show":   "show|list|see|view|display|give|read|print|get_me|tell|pull_up|bring_up|open|recap|review|repeat|check_on|look_at|look_over|go_over",
+	"ask": "what|what's|whats|which|anything|any|how_many|how_much|do_i_have|have_i_got|is_there|are_there|" +
+		"got_anything|whatcha",
+	"add": "add|create|insert|include|log|jot_down|jot|write_down|note_down|put_down|enter|save|record|" +
+		"add_in|pop|stick|throw_in|chuck",
+	"me":   "i|i've|i_have|we|we've|we_have|i'd|ive",
+	"must": "need|have|must|should|gotta|got_to|have_got_to|ought_to|want|wanna|'ll_need|will_need|'ve_got_to|better|mean",
+	"note": "note|notes|comment|comments|description|details|detail",
+	"list": "list|tasks|todo_list|to-do_list|to_do_list|todos|to-dos|todo|to-do|task_list|agenda|reminders|checklist",
+	"yes": "yes|yeah|yep|yup|sure|ok|okay|do_it|go_ahead|please_do|confirm|correct|right|absolutely|" +
+		"of_course|definitely|y|affirmative|sounds_good|go_for_it|yes_please|please|that's_right|exactly",
+	"no": "no|nope|nah|don't|do_not|stop|never_mind|nevermind|forget_it|forget_that|leave_it|not_now|" +
+		"no_thanks|no_thank_you|n|wait|hold_on|cancel|abort",
+}
+
+// grammar is the ordered table of what people say.
+var grammar = compileGrammar([]rule{
+	// What the assistant is, and small talk.
+	{pattern: "what can|do you do", alone: true, build: reply(helpText)},
+	{pattern: "what can i say|ask|do|type", alone: true, build: reply(helpText)},
+	{pattern: "how does this|it work", alone: true, build: reply(helpText)},
+	{pattern: "how do i use this|you|it", alone: true, build: reply(helpText)},
+	{pattern: "who|what are you", alone: true, build: reply(helpText)},
+	{pattern: "help me?|us?", alone: true, build: reply(helpText)},
+	{pattern: "hi|hello|hey|hiya|howdy|yo|greetings|morning|evening|afternoon|good_morning|good_evening|good_afternoon there?", alone: true,
+		build: chatter("Hi! " + helpText)},
+	{pattern: "thanks|thank_you|thx|ty|cheers|great|perfect|awesome|cool|nice|got_it|great_thanks|thanks_a_lot|" +
+		"thank_you_so_much|much_appreciated|appreciate_it|lovely|brilliant|excellent|good", alone: true,
+		build: chatter("You're welcome! Anything else for your list?")},
+	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, build: reply(noUndoText)},
+	{pattern: "@yes", alone: true, build: only(actYes)},
+	{pattern: "@no", alone: true, build: only(actNo)},
+
+	// Notes on a task, before "add", which they start with.
+	{pattern: "add|put|attach|append|write|leave a|an|the|another? @note to|on|for|onto {task} :|saying|that_says|reading|- {note}", build: note},
+	{pattern: "add|put|attach|append|write {note} as a|the? @note to|on|for {task}", build: note},
+	{pattern: "add|put|attach|append|write {note} to|on the? @note of|for|on {task}", build: note},
+	{pattern: "@note for|on {task} : {note}", build: note},
+	{pattern: "set|change|update|edit|make|replace the? @note of|for|on {task} to|with|: :? {desc}", build: describe},
+	{pattern: "@update|set {task} @note to|: :? {desc}", build: describe},
+	{pattern: "give {task} the? @note :? {desc}", build: describe},
+
+	// Changing a title.
+	{pattern: "@update|set|make the? title|name of {task} to|into|: :? {title}", build: retitle},
+	{pattern: "@update|make {task} to|into|: :? say|read? {title}", build: retitle},
+	{pattern: "rename {task} as|: {title}", build: retitle},
+	{pattern: "make {task} say|read {title}", build: retitle},
+	{pattern: "call {task} {title} instead", build: retitle},
+	{pattern: "@update {task}", build: onTask(actUpdate)},
+	{pattern: "@update", alone: true, build: only(actUpdate)},
+
+	// Listing.
+	{pattern: "@show me|us? {what}?", build: list},
+	{pattern: "@ask {what}", build: list},
+	{pattern: "check my|the {what}", build: list},
+	{pattern: "how|where am|are i|we|things {what}?", build: list},
+	{pattern: "am i done|finished {what}?", build: list},
+	{pattern: "{what}", alone: true, build: listShorthand},
+
+	// Asking whether a task is done.
+	{pattern: "did|have i|we @finish|finish|do|done|finished|completed {task} yet|already?", build: onTask(actQuery)},
+	{pattern: "is|are|was|were {task} done|finished|complete|completed|still_open|still_pending|pending|open|ticked_off|checked_off yet|already?", build: onTask(actQuery)},
+	{pattern: "have i|we already? @finished {task} yet|already?", build: onTask(actQuery)},
+	{pattern: "did|have|has i|we|you already? {deed} yet|already?", build: queryDeed},
+
+	// Completing.
+	{pattern: "mark|set|put|move {task} as|to? @done|done_already|off|as_done|as_complete", build: onTask(actComplete)},
+	{pattern: "mark|set {task} as|to? complete|completed|finished|done", build: onTask(actComplete)},
+	{pattern: "mark|set as|to? @done", alone: true, build: only(actComplete)},
+	{pattern: "mark off|down? {task}", build: onTask(actComplete)},
+	{pattern: "tick|check|cross|strike|knock {task} off", build: onTask(actComplete)},
+	{pattern: "@finish|finish_up|finish_off {task}", build: onTask(actComplete)},
+	{pattern: "@finish|mark", alone: true, build: only(actComplete)},
+	{pattern: "@me already|just|finally|now? @finished {task}", build: onTask(actComplete)},
+	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: onTask(actComplete)},
+	{pattern: "done|finished|through with {task}", build: onTask(actComplete)},
+	{pattern: "@me already|just|finally|now? {deed}", build: deed},
+	{pattern: "i|we already|just|finally {deed}", build: deed},
+	{pattern: "@finished {task}", build: onTask(actComplete)},
+
+	// Deleting.
+	{pattern: "@delete {task}", build: onTask(actDelete)},
+	{pattern: "@delete|@clear", alone: true, build: only(actDelete)},
+	{pattern: "@clear {task}", build: onTask(actDelete)},
+	{pattern: "take {task} off|out_of|from my|the? @list", build: onTask(actDelete)},
+	{pattern: "i|we don't|dont|do_not|no_longer|won't|wont|will_not need|want|have to? {thing} anymore|any_more|now|after_all?", build: dropByName},
+	{pattern: "no_need|there's_no_need|no_more_need to|for {thing} anymore|any_more|now|after_all?", build: dropByName},
+	{pattern: "i|we can|can_now skip {thing}", build: dropByName},
+
+	// Adding.
+	{pattern: "@add {items}", build: add},
+	{pattern: "put {items} on|in|onto|to my|the? @list", build: add},
+	{pattern: "put on|onto|in my|the? @list :? {items}", build: add},
+	{pattern: "make|set_up|start|open a|an|another? new? task|todo|to-do|reminder|item|entry {items}", build: add},
+	{pattern: "new|another task|todo|to-do|reminder|item|entry :? {items}", build: add},
+	{pattern: "task|todo|to-do|reminder|note_to_self|note|reminder_to_self :|- {items}", build: add},
+	{pattern: "todo|to-do|to_do {items}", build: add},
+	{pattern: "remind me|us to|about|that|of? {items}", build: add},
+	{pattern: "remember to|that|about? {items}", build: add},
+	{pattern: "i|we need|have|ought|got|want to remember|remind_myself to|that|about? {items}", build: add},
+	{pattern: "don't|dont|do_not let me|us forget to|about|that? {items}", build: add},
+	{pattern: "don't|dont|do_not forget to|about|that? {items}", build: add},
+	{pattern: "make_sure|ensure i|we? {items}", build: add},
+	{pattern: "i|we @must to? {items}", build: add},
+	{pattern: "i've|ive|we've|i_have|we_have got_to|gotta|to {items}", build: add},
+	{pattern: "i'll|i_will|we'll need|have to {items}", build: add},
+	{pattern: "i'm|im|i_am going_to|gonna|supposed_to|meant_to|planning_to {items}", build: add},
+	{pattern: "i|we should|must|gotta {items}", build: add},
+	{pattern: "i|we forgot to {items}", build: add},
+
+	// Sentences that start with the task ("task 3 is done"), or with what
+	// was done ("called mom").
+	{pattern: "{deed}", build: bareDeed},
+	{pattern: "{task} should say|read|be_called|be_named|be {title}", build: retitle},
+	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: onTask(actComplete)},
+	{pattern: "{task} is|are|was|were|got|has_been|have_been no_longer|not? needed|cancelled|canceled|called_off|off|obsolete|irrelevant anymore|now?", build: onTask(actDelete)},
+	{pattern: "{task} is|are|was|were|got|has_been|have_been|'s now|already|finally|all? {state} now|already|too|today?", build: stateReached},
+	{pattern: "{task} can_go|can_be_deleted|can_be_removed", build: onTask(actDelete)},
+
+	// A reference alone answers the open question ("the second one", "4").
+	{pattern: "{task}", alone: true, build: answer},
+})
+
+func compileGrammar(rules []rule) []rule {
+	for i := range rules {
+		rules[i].p = compilePattern(rules[i].pattern)
+	}
+	return rules
+}
+
+func reply(text string) func(clause) (step, bool) {
+	return func(clause) (step, bool) { return step{act: actReply, text: text}, true }
+}
+
+func chatter(text string) func(clause) (step, bool) {
+	return func(clause) (step, bool) { return step{act: actReply, text: text, chatter: true}, true }
+}
+
+func only(a action) func(clause) (step, bool) {
+	return func(clause) (step, bool) { return step{act: a}, true }
+}
+
+// onTask reads a request about the tasks in the {task} slot.
+func onTask(a action) func(clause) (step, bool) {
+	return func(c clause) (step, bool) {
+		ws := c.words("task")
+		r := parseRef(ws)
+		return step{act: a, ref: r, parts: refParts(ws)}, r.kind != refNone
+	}
+}
+
+// refParts reads "the report and the dentist" as two references; nil
+// when the words hold one.
+func refParts(ws []word) []ref {
+	var parts []ref
+	from := 0
+	for i := 0; i <= len(ws); i++ {
+		if i < len(ws) && !partSeparators[ws[i].low] {
+			continue
+		}
+		if i > from {
+			if r := parseRef(ws[from:i]); r.kind != refNone {
+				parts = append(parts, r)
+			}
+		}
+		from = i + 1
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+var partSeparators = wordSet("and , & plus or ;")
+
+// answer reads a reference alone: the answer to a question ("the second
+// one", "4", "all of them", "the dentist one"), or, when none was asked,
+// words that may be a task.
+func answer(c clause) (step, bool) {
+	r := parseRef(c.words("task"))
+	text := cleanText(c.raw("task"))
+	switch {
+	case r.kind == refNone, r.kind == refAll && r.status != "all":
+		return step{}, false
+	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws)):
+		return step{}, false
+	}
+	return step{act: actAnswer, ref: r, text: capitalizeFirst(text)}, true
+}
+
+// deed reads "I called mom": completing a task by saying it was done.
+func deed(c clause) (step, bool) {
+	ws := c.words("deed")
+	switch {
+	case len(ws) < 2 || !isPastTense(ws[0].low) || isQuestion(c.text, c.ws):
+		return step{}, false
+	case ws[1].low == "to" && (ws[0].low == "got" || ws[0].low == "had"),
+		ws[1].low == "i" || ws[1].low == "we" || ws[1].low == "you":
+		return step{}, false
+	}
+	r := nameRef(ws[1:])
+	r.words, r.deed = append([]string{ws[0].low}, r.words...), true
+	return step{act: actComplete, ref: r}, true
+}
+
+// queryDeed reads "did I email the landlord?" and "have I returned the
+// books?": a question about a task said by what would have been done.
+func queryDeed(c clause) (step, bool) {
+	r := nameRef(c.words("deed"))
+	r.deed = true
+	return step{act: actQuery, ref: r}, r.kind == refName
+}
+
+// bareDeed reads "called mom" and "wrote the report": a past tense that
+// is not also the present ("put", "read").
+func bareDeed(c clause) (step, bool) {
+	ws := c.words("deed")
+	if base, ok := irregularPast[ws[0].low]; ok && base == ws[0].low {
+		return step{}, false
+	}
+	return deed(c)
+}
+
+// stateReached reads "the bathroom is clean now", "the car is washed":
+// the state a task's verb brings about, said of its object.
+func stateReached(c clause) (step, bool) {
+	state := c.words("state")
+	if len(state) != 1 || !(isPastTense(state[0].low) || stateWords[state[0].low]) {
+		return step{}, false
+	}
+	r := nameRef(c.words("task"))
+	if r.kind != refName {
+		return step{}, false
+	}
+	r.words, r.deed = append([]string{state[0].low}, r.words...), true
+	return step{act: actComplete, ref: r}, true
+}
+
+// stateWords are states a task brings about that are no past tense.
+var stateWords = wordSet("clean tidy ready sorted paid fixed empty full")
+
+// dropByName reads "I don't need to buy milk anymore".
+func dropByName(c clause) (step, bool) {
+	r := parseRef(c.words("thing"))
+	return step{act: actDelete, ref: r}, r.kind != refNone
+}
+
+func note(c clause) (step, bool) {
+	r := parseRef(c.words("task"))
+	text := cleanText(c.raw("note"))
+	return step{act: actNote, ref: r, desc: text}, r.kind != refNone && text != ""
+}
+
+func describe(c clause) (step, bool) {
+	r := parseRef(c.words("task"))
+	text := cleanText(c.raw("desc"))
+	return step{act: actUpdate, ref: r, desc: text}, r.kind != refNone && text != ""
+}
+
+// retitle reads a new title, with a new description if it says one.
+func retitle(c clause) (step, bool) {
+	r := parseRef(withoutFieldWords(c.words("task")))
+	title, desc := splitDescription(c.raw("title"))
+	title = capitalizeFirst(cleanText(title))
+	return step{act: actUpdate, ref: r, title: title, desc: cleanText(desc)}, r.kind != refNone && title != ""
+}
+
+// withoutFieldWords drops "title" and "name" from "task 1 title".
+func withoutFieldWords(ws []word) []word {
+	var out []word
+	for _, w := range ws {
+		if w.low != "title" && w.low != "name" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// list reads a request to see tasks. Its words must be about the list:
+// "what's the weather?" is not a listing.
+func list(c clause) (step, bool) {
+	ws := c.words("what")
+	if len(ws) > 0 && !aboutTheList(ws) {
+		return step{}, false
+	}
+	return step{act: actList, status: statusOf(c.ws)}, true
+}
+
+// listShorthand reads a message made only of listing words: "my tasks",
+// "pending?", "todo list".
+func listShorthand(c clause) (step, bool) {
+	named := false
+	for _, w := range c.ws {
+		switch {
+		case w.low == "complete":
+			return step{}, false
+		case listNouns[w.low] || statusWord(w.low) == "pending":
+			named = true
+		case listFiller[w.low] || statusWord(w.low) != "":
+		default:
+			return step{}, false
+		}
+	}
+	return step{act: actList, status: statusOf(c.ws)}, named
+}
+
+var (
+	listNouns  = wordSet("tasks task todos todo to-dos to-do list agenda reminders checklist items")
+	listFiller = wordSet("my the all current whole entire full list show me everything")
+	// listTopics make a question one about the list; vagueTopics do so
+	// only in a short one ("what do I have?", not "what is the meaning of
+	// everything").
+	listTopics = wordSet("tasks task todos todo to-dos to-do list agenda reminders items checklist " +
+		"left plate due next finish accomplish accomplished still")
+	vagueTopics = wordSet("everything all anything nothing things stuff do have got")
+)
+
+func aboutTheList(ws []word) bool {
+	vague := false
+	for _, w := range ws {
+		if listTopics[w.low] || statusWord(w.low) != "" {
+			return true
+		}
+		vague = vague || vagueTopics[w.low]
+	}
+	return vague && len(ws) <= 5
+}
+
+// statusOf picks the state a listing asks for: "pending", "still to do"
+// and "not done" mean pending; "completed", "done" and "finished" mean
+// completed; anything else means all.
+func statusOf(ws []word) string {
+	negated := false
+	for i, w := range ws {
+		switch w.low {
+		case "still", "yet", "left", "next", "plate", "today", "due":
+			return "pending"
+		case "finish", "accomplish", "accomplished":
+			if !negated {
+				return "completed"
+			}
+		case "not", "haven't", "havent", "didn't", "didnt", "isn't", "aren't", "un":
+			negated = true
+		case "do":
+			if i >= 2 && ws[i-1].low == "to" && (ws[i-2].low == "have" || ws[i-2].low == "need" || ws[i-2].low == "got") {
+				return "pending"
+			}
+		}
+		switch statusWord(w.low) {
+		case "pending":
+			return "pending"
+		case "completed":
+			if negated {
+				return "pending"
+			}
+			return "completed"
+		}
+	}
+	return "all"
+}
+
+// cleanText trims a value: space, wrapping quotes, a leading colon, and
+// the punctuation that ends a sentence.
+func cleanText(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.TrimLeft(s, ":-– ")
+	s = strings.TrimRight(s, " .!?…,;")
+	return unquote(s)
+}
+
+// parseClause reads one clause with the first rule that matches it whole.
+func parseClause(text string, ws []word, whole bool) (step, bool) {
+	for _, r := range grammar {
+		if r.alone && !whole {
+			continue
+		}
+		caps, ok := r.p.match(ws)
+		if !ok {
+			continue
+		}
+		s, ok := r.build(clause{text: text, ws: ws, caps: caps})
+		if ok && !(s.act == actComplete && hasNegation(ws)) {
+			return s, true
+		}
+	}
+	return step{}, false
+}
+
+// hasNegation reports a clause that denies what it says: "the report
+// isn't done" and "mark task 3 as not done" complete nothing.
+func hasNegation(ws []word) bool {
+	for _, w := range ws {
+		if negations[w.low] {
+			return true
+		}
+	}
+	return false
+}
+
+var negations = wordSet("not isn't isnt aren't arent wasn't wasnt weren't werent hasn't hasnt haven't havent " +
+	"didn't didnt don't dont never")

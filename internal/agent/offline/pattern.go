@@ -1,0 +1,164 @@
+package offline
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// This file is the small pattern language the grammar is written in. A
+// pattern is a line of elements separated by spaces, matched against all
+// the words of a clause:
+//
+//	mark          the word "mark"
+//	as|to         either word
+//	get_rid_of    several words in a row ("_" stands for a space)
+//	the?          an optional element
+//	@done         any phrase of the named set phraseSets["done"]
+//	@done|over    either, and sets and words mix
+//	{task}        a slot: one or more words, captured as written
+//
+// Slots take as few words as they can, so in "rename {task} to {title}" the
+// task ends at the first "to" after which the rest still matches. Matching
+// is anchored at both ends and backtracks; clauses are short.
+
+type element struct {
+	phrases  [][]string // alternatives, each a sequence of words; nil for a slot
+	slot     string
+	optional bool
+}
+
+type pattern struct {
+	source string
+	elems  []element
+}
+
+// captures are the spans a match gave its slots: words [i, j) of the clause.
+type captures map[string][2]int
+
+func compilePattern(src string) pattern {
+	p := pattern{source: src}
+	for _, field := range strings.Fields(src) {
+		var e element
+		if strings.HasSuffix(field, "?") && len(field) > 1 {
+			e.optional, field = true, strings.TrimSuffix(field, "?")
+		}
+		switch {
+		case strings.HasPrefix(field, "{") && strings.HasSuffix(field, "}"):
+			e.slot = field[1 : len(field)-1]
+		default:
+			e.phrases = expandPhrases(src, field)
+		}
+		p.elems = append(p.elems, e)
+	}
+	return p
+}
+
+// expandPhrases reads alternatives that may name sets: "@delete|clear".
+func expandPhrases(src, alts string) [][]string {
+	var out [][]string
+	for _, alt := range strings.Split(alts, "|") {
+		if !strings.HasPrefix(alt, "@") {
+			out = append(out, phrases(alt)...)
+			continue
+		}
+		set, ok := phraseSets[alt[1:]]
+		if !ok {
+			panic(fmt.Sprintf("offline grammar: pattern %q names the unknown set %s", src, alt))
+		}
+		out = append(out, phrases(set)...)
+	}
+	// The longest phrase is tried first: "clear out" before "clear".
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// phrases reads "a|b_c" as the alternatives ["a"] and ["b", "c"].
+func phrases(alts string) [][]string {
+	var out [][]string
+	for _, alt := range strings.Split(alts, "|") {
+		out = append(out, strings.Split(alt, "_"))
+	}
+	return out
+}
+
+// match matches all of ws, returning the slots' spans.
+func (p pattern) match(ws []word) (captures, bool) {
+	caps := captures{}
+	if matchFrom(p.elems, ws, 0, caps) {
+		return caps, true
+	}
+	return nil, false
+}
+
+func matchFrom(elems []element, ws []word, at int, caps captures) bool {
+	if len(elems) == 0 {
+		return at == len(ws)
+	}
+	e, rest := elems[0], elems[1:]
+	if e.slot != "" {
+		for end := at + 1; end <= len(ws); end++ {
+			if matchFrom(rest, ws, end, caps) {
+				caps[e.slot] = [2]int{at, end}
+				return true
+			}
+		}
+	} else {
+		for _, ph := range e.phrases {
+			if n, ok := matchPhrase(ph, ws, at); ok && matchFrom(rest, ws, at+n, caps) {
+				return true
+			}
+		}
+	}
+	// An optional element is skipped only when it cannot match.
+	return e.optional && matchFrom(rest, ws, at, caps)
+}
+
+func matchPhrase(ph []string, ws []word, at int) (int, bool) {
+	if at+len(ph) > len(ws) {
+		return 0, false
+	}
+	for i, w := range ph {
+		if ws[at+i].low != w {
+			return 0, false
+		}
+	}
+	return len(ph), true
+}
+
+// stripLeading removes any of the phrases from the start of ws, as often
+// as they follow one another, never leaving it empty.
+func stripLeading(ws []word, set [][]string) []word {
+	for {
+		n := 0
+		for _, ph := range set {
+			if k, ok := matchPhrase(ph, ws, 0); ok && k > n && k < len(ws) {
+				n = k
+			}
+		}
+		if n == 0 {
+			return ws
+		}
+		ws = ws[n:]
+	}
+}
+
+// stripTrailing removes any of the phrases from the end of ws, as often as
+// they follow one another, never leaving it empty.
+func stripTrailing(ws []word, set [][]string) []word {
+	for {
+		n := 0
+		for _, ph := range set {
+			if len(ph) >= len(ws) {
+				continue
+			}
+			if k, ok := matchPhrase(ph, ws, len(ws)-len(ph)); ok && k > n {
+				n = k
+			}
+		}
+		if n == 0 {
+			return ws
+		}
+		ws = ws[:len(ws)-n]
+	}
+}

@@ -1,0 +1,353 @@
+package offline
+
+import (
+	"strconv"
+	"strings"
+)
+
+// This file reads how a person points at tasks — "task 3", "#2 and #5",
+// "it", "the second one", "both", "all of them", "everything I've
+// completed", "the dentist task" — and finds the tasks they point at.
+
+// refKind is how a reference points at tasks.
+type refKind int
+
+const (
+	refNone    refKind = iota
+	refIDs             // by number: "task 3", "#2 and #5"
+	refFocus           // at what the conversation just showed or did: "it", "them", "both"
+	refOrdinal         // at one of those by place: "the second one", "the last one"
+	refAll             // at every task, or every one in a state: "everything I've completed"
+	refName            // by words of its title: "the dentist task"
+)
+
+// ref is a reference to one or more tasks.
+type ref struct {
+	kind   refKind
+	ids    []int64
+	plural bool     // refFocus: "them", not "it"; refName: "all the meeting tasks"
+	count  int      // refFocus: "both" means 2; 0 when unsaid
+	index  int      // refOrdinal: 0 is the first, -1 the last
+	status string   // refAll: "all", "pending" or "completed"
+	words  []string // refName: the words that name it
+	// deed marks a name that starts with what was done ("called mom"):
+	// when no title holds the verb, the rest may still name the task.
+	deed bool
+}
+
+// maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
+const maxRefIDs = 20
+
+// Words that carry no meaning in a reference.
+var (
+	refFiller = wordSet("the a an my your our this that these those task tasks todo todos to-do to-dos item items " +
+		"one ones number numbers entry entries thing things reminder reminders please now too already also " +
+		"just and & , plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
+	refTails = phrases("from_my_list|off_my_list|from_the_list|off_the_list|on_my_list|from_my_tasks|from_my_todo_list|" +
+		"off_my_todo_list|from_my_to-do_list|too|as_well|now|already|please|for_me|right_now|for_good|then")
+	pronounsOne  = wordSet("it that this")
+	pronounsMany = wordSet("them those these they")
+	allWords     = wordSet("all everything every each whole entire")
+	bulkFiller   = wordSet("all everything every each whole entire my the of task tasks ones one items item " +
+		"i i've i'm have has had that that's which is are were been already list todo to-do todos on in stuff things else")
+	ordinalWords = map[string]int{
+		"first": 0, "1st": 0, "top": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
+		"fifth": 4, "5th": 4, "sixth": 5, "6th": 5, "seventh": 6, "7th": 6, "eighth": 7, "8th": 7,
+		"ninth": 8, "9th": 8, "tenth": 9, "10th": 9, "last": -1, "bottom": -1, "latter": -1, "former": 0,
+	}
+	// numberWords are the task numbers people spell out.
+	numberWords = map[string]int64{
+		"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+		"eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+		"eighteen": 18, "nineteen": 19, "twenty": 20,
+	}
+)
+
+// parseRef reads the words of a reference.
+func parseRef(ws []word) ref {
+	ws = stripTrailing(ws, refTails)
+	if r, ok := idsRef(ws); ok {
+		return r
+	}
+	if r, ok := focusRef(ws); ok {
+		return r
+	}
+	if r, ok := ordinalRef(ws); ok {
+		return r
+	}
+	if r, ok := bulkRef(ws); ok {
+		return r
+	}
+	return nameRef(ws)
+}
+
+// idsRef reads a reference made of task numbers and filler only: "task 3",
+// "#2 and #5", "tasks two and three". A number among other words ("the 2
+// reports") is part of a name.
+func idsRef(ws []word) (ref, bool) {
+	var ids []int64
+	seen := map[int64]bool{}
+	for i, w := range ws {
+		id, ok := numberWords[w.low]
+		ok = ok && i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || ws[i-1].low == "number" || ws[i-1].low == "and" || ws[i-1].low == ",")
+		if n, err := strconv.ParseInt(w.low, 10, 64); err == nil && n > 0 {
+			id, ok = n, true
+		}
+		switch {
+		case ok:
+			if !seen[id] && len(ids) < maxRefIDs {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		case !refFiller[w.low] && w.low != "both" && w.low != "":
+			return ref{}, false
+		}
+	}
+	return ref{kind: refIDs, ids: ids}, len(ids) > 0
+}
+
+// focusRef reads a pronoun: "it", "that one", "them", "both of them", "all
+// of those".
+func focusRef(ws []word) (ref, bool) {
+	r := ref{kind: refFocus}
+	pronoun := false
+	for _, w := range ws {
+		switch {
+		case pronounsOne[w.low]:
+			pronoun = true
+		case pronounsMany[w.low]:
+			pronoun, r.plural = true, true
+		case w.low == "both" || w.low == "two":
+			r.plural, r.count = true, 2
+		case allWords[w.low]:
+			r.plural = true
+		case w.low == "of" || w.low == "the" || w.low == "one" || w.low == "ones" || w.low == "task" || w.low == "tasks" || w.low == "too" || w.low == "as":
+		default:
+			return ref{}, false
+		}
+	}
+	// "both" and "the two" point at the focus without a pronoun.
+	return r, pronoun || r.count == 2
+}
+
+// ordinalRef reads "the second one", "the last task", "the first two",
+// "both of the last two". ("number 2" is a task number instead.)
+func ordinalRef(ws []word) (ref, bool) {
+	r := ref{kind: refOrdinal}
+	found := false
+	for _, w := range ws {
+		if i, ok := ordinalWords[w.low]; ok && !found {
+			r.index, found = i, true
+			continue
+		}
+		if n, ok := numberWords[w.low]; ok && found && n > 1 {
+			r.count, r.plural = int(n), true
+			continue
+		}
+		if !refFiller[w.low] && w.low != "" && w.low != "both" {
+			return ref{}, false
+		}
+	}
+	return r, found
+}
+
+// bulkRef reads "everything", "all my tasks", "the completed ones",
+// "everything I've completed", "all pending tasks".
+func bulkRef(ws []word) (ref, bool) {
+	r := ref{kind: refAll, status: "all"}
+	all, state := false, false
+	for _, w := range ws {
+		switch s := statusWord(w.low); {
+		case s != "":
+			r.status, state = s, true
+		case allWords[w.low]:
+			all = true
+		case w.low == "list" || w.low == "tasks" || w.low == "todos":
+			all = all || len(ws) <= 3 // "my list", "my tasks", "the whole list"
+		case !bulkFiller[w.low] && w.low != "":
+			return ref{}, false
+		}
+	}
+	return r, all || state
+}
+
+// statusWord maps a word to the state it names, or "".
+func statusWord(low string) string {
+	switch low {
+	case "completed", "complete", "done", "finished", "checked", "ticked":
+		return "completed"
+	case "pending", "open", "remaining", "left", "unfinished", "incomplete", "outstanding", "undone", "active", "uncompleted":
+		return "pending"
+	}
+	return ""
+}
+
+// nameRef reads the words that name a task by its title.
+func nameRef(ws []word) ref {
+	r := ref{kind: refName}
+	for _, w := range ws {
+		switch {
+		case allWords[w.low] || w.low == "both":
+			r.plural = true
+		case !refFiller[w.low] && w.low != "" && w.low != "," && w.low != ":":
+			r.words = append(r.words, w.low)
+		}
+	}
+	if len(r.words) == 0 {
+		return ref{}
+	}
+	return r
+}
+
+// matchTasks returns the tasks a name points at: those whose title holds
+// every word of the name; failing that, when loose, those whose title
+// words are all in the name ("I paid the electricity bill" names "Pay
+// bill"). Only what was done is matched loosely: "delete the gym bag"
+// must not find "Gym".
+func matchTasks(tasks []listedTask, words []string, loose bool) []listedTask {
+	query := stems(words)
+	if len(query) == 0 {
+		return nil
+	}
+	var out []listedTask
+	for _, t := range tasks {
+		if containsAll(stems(titleWords(t.Title)), query) {
+			out = append(out, t)
+		}
+	}
+	if len(out) > 0 || !loose {
+		return out
+	}
+	for _, t := range tasks {
+		if title := stems(titleWords(t.Title)); len(title) > 0 && containsAll(query, title) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// closestTasks returns the tasks that share the most words with the name,
+// when some share any.
+func closestTasks(tasks []listedTask, words []string) []listedTask {
+	query := stems(words)
+	best, out := 0, []listedTask(nil)
+	for _, t := range tasks {
+		title := stems(titleWords(t.Title))
+		n := 0
+		for _, q := range query {
+			if containsAll(title, []string{q}) {
+				n++
+			}
+		}
+		switch {
+		case n > best:
+			best, out = n, []listedTask{t}
+		case n == best && n > 0:
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// titleWords are the meaningful words of a title.
+func titleWords(title string) []string {
+	var out []string
+	for _, w := range splitWords(title) {
+		if w.low != "" && !refFiller[w.low] && !titleFiller[w.low] {
+			out = append(out, w.low)
+		}
+	}
+	return out
+}
+
+// titleFiller are short words that never tell two tasks apart.
+var titleFiller = wordSet("at by for to up out")
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			if h == w || (len(h) >= 4 && len(w) >= 4 && (strings.HasPrefix(h, w) || strings.HasPrefix(w, h))) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func stems(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if s := stem(w); s != "" && !refFiller[s] && !titleFiller[w] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stem reduces a word to a form its other forms share, for matching only:
+// "bought" and "buy", "called" and "call", "groceries" and "grocery",
+// "baking" and "bake" meet.
+func stem(w string) string {
+	w = strings.Trim(strings.ToLower(w), "'")
+	if base, ok := irregularPast[w]; ok {
+		w = base
+	}
+	switch {
+	case len(w) > 4 && strings.HasSuffix(w, "ies"), len(w) > 4 && strings.HasSuffix(w, "ied"):
+		w = w[:len(w)-3] + "y"
+	case len(w) > 5 && strings.HasSuffix(w, "ing"):
+		w = undouble(w[:len(w)-3])
+	case len(w) > 4 && strings.HasSuffix(w, "ed"):
+		w = undouble(w[:len(w)-2])
+	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us"):
+		w = strings.TrimSuffix(strings.TrimSuffix(w, "s"), "e")
+	}
+	if len(w) > 3 {
+		w = strings.TrimSuffix(w, "e")
+	}
+	return w
+}
+
+// undouble turns "stopp" into "stop" and "call" stays "call".
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+// isPastTense reports a verb in the past tense: what someone says when
+// they did a task ("I called mom", "I already bought milk").
+func isPastTense(low string) bool {
+	if _, ok := irregularPast[low]; ok {
+		return true
+	}
+	return len(low) > 3 && strings.HasSuffix(low, "ed") && !notPastTense[low]
+}
+
+// notPastTense end in "ed" but say nothing was done, or are not verbs.
+var notPastTense = wordSet("need needed want wanted used tried started forgot red bed shed seed feed speed bled bred " +
+	"planned scheduled supposed hoped meant decided wished")
+
+// irregularPast maps irregular past forms to the verb.
+var irregularPast = map[string]string{
+	"bought": "buy", "paid": "pay", "went": "go", "gone": "go", "took": "take", "taken": "take",
+	"wrote": "write", "written": "write", "sent": "send", "made": "make", "did": "do", "done": "do",
+	"got": "get", "gotten": "get", "gave": "give", "given": "give", "ate": "eat", "eaten": "eat",
+	"met": "meet", "ran": "run", "brought": "bring", "found": "find", "told": "tell", "sold": "sell",
+	"kept": "keep", "spent": "spend", "built": "build", "fed": "feed", "drove": "drive", "driven": "drive",
+	"rode": "ride", "swept": "sweep", "hung": "hang", "chose": "choose", "began": "begin", "drew": "draw",
+	"flew": "fly", "froze": "freeze", "knew": "know", "grew": "grow", "threw": "throw", "wore": "wear",
+	"woke": "wake", "taught": "teach", "caught": "catch", "sat": "sit", "stood": "stand", "won": "win",
+	"sang": "sing", "swam": "swim", "dug": "dig", "fought": "fight", "held": "hold", "lent": "lend",
+	"lost": "lose", "slept": "sleep", "spoke": "speak", "tore": "tear", "read": "read", "put": "put",
+	"set": "set", "cut": "cut", "shut": "shut", "hit": "hit", "left": "leave", "heard": "hear",
+	"said": "say", "saw": "see", "seen": "see", "came": "come", "became": "become", "felt": "feel",
+	"shook": "shake", "forgave": "forgive", "withdrew": "withdraw", "rang": "ring",
+}

@@ -1,0 +1,482 @@
+package offline
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file is what each kind of step does: the calls it makes, the
+// tasks it resolves its reference to, and the questions it asks when it
+// cannot tell what was meant.
+
+func (e *executor) do(s step) {
+	switch s.act {
+	case actAdd:
+		e.doAdd(s.items)
+	case actList:
+		e.queue(actList, toolListTasks, map[string]any{"status": s.status})
+	case actComplete, actDelete, actUpdate, actNote, actQuery:
+		if s.ref.kind == refNone {
+			e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, nil)
+			return
+		}
+		if targets, ok := e.resolve(s); ok {
+			e.act(s, targets)
+		}
+	case actAnswer:
+		e.doAnswer(s)
+	case actYes:
+		e.doYes()
+	case actNo:
+		e.sawRefusal = true
+		e.say("Okay, I left your list as it was.")
+	case actSuggest:
+		if s.continues && e.mem.lastAct == actAdd {
+			e.doAdd([]item{{title: s.text}})
+			return
+		}
+		e.doSuggest(s.text)
+	case actReply:
+		e.say("%s", s.text)
+	}
+}
+
+func (e *executor) doAdd(items []item) {
+	if len(items) == 0 {
+		e.ask(question{act: actAdd, askTitle: true}, `What should the task say? For example: "Add a task to buy groceries".`)
+		return
+	}
+	for _, it := range items {
+		args := map[string]any{"title": it.title}
+		if it.description != "" {
+			args["description"] = it.description
+		}
+		e.queue(actAdd, toolAddTask, args)
+	}
+}
+
+// act makes the step's calls on the tasks it resolved to.
+func (e *executor) act(s step, targets []listedTask) {
+	switch s.act {
+	case actComplete:
+		for _, t := range targets {
+			e.queue(actComplete, toolCompleteTask, map[string]any{"task_id": t.ID})
+		}
+	case actDelete:
+		if s.ref.kind == refAll && s.ref.status == "all" && len(targets) > 1 {
+			e.ask(question{act: actDelete, candidates: targets, confirm: true},
+				fmt.Sprintf("That would delete all %d of your tasks:\n%s\nShould I? Say \"yes\" to delete them.", len(targets), taskLines(targets)))
+			return
+		}
+		for _, t := range targets {
+			e.queue(actDelete, toolDeleteTask, map[string]any{"task_id": t.ID})
+		}
+	case actUpdate, actNote:
+		e.actOnOne(s, targets)
+	case actQuery:
+		e.answerQuery(targets)
+	}
+}
+
+// actOnOne changes one task: its title, its description, or a note added
+// to its description.
+func (e *executor) actOnOne(s step, targets []listedTask) {
+	if len(targets) > 1 {
+		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, targets)
+		return
+	}
+	t := targets[0]
+	if s.act == actUpdate && s.title == "" && s.desc == "" {
+		e.ask(question{act: actUpdate, candidates: targets, askValue: true},
+			fmt.Sprintf(`What should task %d say instead? For example: "Change task %d to 'Call mom tonight'".`, t.ID, t.ID))
+		return
+	}
+	args := map[string]any{"task_id": t.ID}
+	if s.title != "" {
+		args["title"] = s.title
+	}
+	desc := s.desc
+	if s.act == actNote {
+		listed, ok := e.tasks()
+		if !ok {
+			return
+		}
+		current, found := findTask(listed, t.ID)
+		if !found {
+			e.say("I couldn't find task %d — want to see your list?", t.ID)
+			return
+		}
+		if current.Description != "" {
+			desc = current.Description + "; " + desc
+		}
+	}
+	if desc != "" {
+		args["description"] = desc
+	}
+	e.queue(s.act, toolUpdateTask, args)
+}
+
+// answerQuery says whether each task is done, from the task list.
+func (e *executor) answerQuery(targets []listedTask) {
+	listed, ok := e.tasks()
+	if !ok {
+		return
+	}
+	for _, t := range targets {
+		current, found := findTask(listed, t.ID)
+		switch {
+		case !found:
+			e.say("I couldn't find task %d — want to see your list?", t.ID)
+		case current.Completed:
+			e.say("Yes — task %d, %s, is done.", current.ID, current.Title)
+		default:
+			e.say("Not yet — task %d, %s, is still open.", current.ID, current.Title)
+		}
+		if found {
+			e.setFocus(e.step, current)
+		}
+	}
+}
+
+// doAnswer reads a bare reference ("the second one", "4", "both") as the
+// answer to the question the last reply asked.
+func (e *executor) doAnswer(s step) {
+	q := e.mem.question
+	switch {
+	case q != nil && q.askTitle && s.ref.kind == refName:
+		e.doAdd([]item{{title: s.text}})
+		return
+	case q != nil && q.askValue && s.ref.kind == refName:
+		e.act(step{act: actUpdate, title: s.text}, q.candidates)
+		return
+	case q == nil || q.askTitle || q.askValue || (q.confirm && q.act == actAdd):
+		// No question takes tasks for an answer: words may be a task, and
+		// tasks pointed at are asked about, never acted on by a guess.
+		switch {
+		case s.ref.kind == refName && s.continues && e.mem.lastAct == actAdd:
+			e.doAdd([]item{{title: s.text}})
+		case s.ref.kind == refName:
+			e.doSuggest(s.text)
+		default:
+			e.askWhatToDo(s.ref)
+		}
+		return
+	}
+	// The answer names tasks among those the question listed.
+	follow := step{act: q.act, ref: s.ref, title: q.title, desc: q.desc}
+	if len(q.candidates) > 0 {
+		if targets, handled := e.amongCandidates(follow, q.candidates); handled {
+			if len(targets) > 0 {
+				e.act(follow, targets)
+			}
+			return
+		}
+	}
+	if targets, ok := e.resolve(follow); ok {
+		e.act(follow, targets)
+	}
+}
+
+// amongCandidates reads an answer naming tasks by words of their titles,
+// or "all", among those the question listed. handled is false when the
+// answer names none of them; targets is empty when it asked again.
+func (e *executor) amongCandidates(s step, candidates []listedTask) ([]listedTask, bool) {
+	switch {
+	case s.ref.kind == refAll && s.ref.status == "all":
+		return candidates, true
+	case s.ref.kind != refName:
+		return nil, false
+	}
+	matches := matchTasks(candidates, s.ref.words, true)
+	switch {
+	case len(matches) == 0:
+		return nil, false
+	case len(matches) > 1 && !s.ref.plural:
+		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, matches)
+		return nil, true
+	}
+	return matches, true
+}
+
+// doYes carries out what the last reply offered.
+func (e *executor) doYes() {
+	q := e.mem.question
+	switch {
+	case q == nil || q.askTitle || q.askValue:
+		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
+	case q.act == actAdd:
+		e.doAdd(q.items)
+	case len(q.candidates) == 1 || q.confirm:
+		e.act(step{act: q.act, title: q.title, desc: q.desc}, q.candidates)
+	default:
+		e.askWhich(*q, q.candidates)
+	}
+}
+
+// doSuggest offers words that may be a task: "buy milk" alone.
+func (e *executor) doSuggest(text string) {
+	q := e.mem.question
+	switch {
+	case q != nil && q.askTitle:
+		e.doAdd([]item{{title: text}})
+	case q != nil && q.askValue:
+		e.act(step{act: actUpdate, title: text}, q.candidates)
+	case !mayBeTask(splitWords(text)):
+		e.say("Sorry, I'm not sure what you mean. %s", helpText)
+	default:
+		e.ask(question{act: actAdd, items: []item{{title: text}}, confirm: true},
+			fmt.Sprintf("Should I add %q to your list? Say \"yes\" to add it.", text))
+	}
+}
+
+// askWhich asks which task an action is for, listing the candidates.
+func (e *executor) askWhich(q question, candidates []listedTask) {
+	verb := actionVerbs[q.act]
+	q.candidates = candidates
+	if len(candidates) == 0 {
+		e.ask(q, fmt.Sprintf("Which task should I %s? Tell me its number, like \"%s\", or a word from its title.", verb, fmt.Sprintf(actionExamples[q.act], 2)))
+		return
+	}
+	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, taskLines(candidates), fmt.Sprintf(actionExamples[q.act], candidates[0].ID)))
+}
+
+// actionVerbs and actionExamples word the questions about each action.
+var (
+	actionVerbs = map[action]string{
+		actComplete: "mark as complete", actDelete: "delete", actUpdate: "change", actNote: "add the note to", actQuery: "check",
+	}
+	actionExamples = map[action]string{
+		actComplete: "Complete task %d", actDelete: "Delete task %d", actUpdate: "Change task %d to 'Call mom tonight'",
+		actNote: "Task %d", actQuery: "Is task %d done?",
+	}
+)
+
+// resolve finds the tasks a step's reference points at. When it cannot
+// tell, it says so or asks, and returns false.
+func (e *executor) resolve(s step) ([]listedTask, bool) {
+	r := s.ref
+	switch r.kind {
+	case refIDs:
+		var out []listedTask
+		for _, id := range r.ids {
+			out = append(out, listedTask{ID: id})
+		}
+		return out, true
+	case refFocus, refOrdinal:
+		return e.resolveFocus(s)
+	case refAll:
+		return e.resolveAll(s)
+	case refName:
+		return e.resolveName(s)
+	}
+	return nil, false
+}
+
+func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
+	focus, ok := e.currentFocus()
+	if !ok {
+		return nil, false
+	}
+	if targets, ok := pickFromFocus(focus, s.ref); ok {
+		return targets, true
+	}
+	e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, focus)
+	return nil, false
+}
+
+// pickFromFocus returns the tasks of focus a pronoun or an ordinal points
+// at; ok is false when the reference does not fit the focus ("it" among
+// three, "the fourth one" among two).
+func pickFromFocus(focus []listedTask, r ref) ([]listedTask, bool) {
+	switch {
+	case len(focus) == 0:
+		return nil, false
+	case r.kind == refOrdinal:
+		n := max(r.count, 1)
+		i := r.index
+		if i < 0 {
+			i = len(focus) - n
+		}
+		if i < 0 || i+n > len(focus) {
+			return nil, false
+		}
+		return focus[i : i+n], true
+	case r.count == 2 && len(focus) != 2, !r.plural && len(focus) > 1:
+		return nil, false
+	}
+	return focus, true
+}
+
+// askWhatToDo answers a reference said alone when no question is open
+// ("the second one", "all of them", "3"): it says which tasks those are
+// and asks what to do, so that "delete them" next acts on them.
+func (e *executor) askWhatToDo(r ref) {
+	var targets []listedTask
+	switch r.kind {
+	case refIDs:
+		for _, id := range r.ids {
+			targets = append(targets, listedTask{ID: id})
+		}
+	case refFocus, refOrdinal:
+		focus, ok := e.currentFocus()
+		if !ok {
+			return
+		}
+		targets, _ = pickFromFocus(focus, r)
+	}
+	e.say("%s", whatToDoText(targets))
+	if len(targets) > 0 {
+		e.setFocus(e.step, targets...)
+	}
+}
+
+func whatToDoText(targets []listedTask) string {
+	switch {
+	case len(targets) == 0:
+		return `What should I do? For example: "Mark task 3 as complete", "Delete task 3" or "What's pending?"`
+	case targets[0].Title == "": // known by number only
+		ids := make([]int64, len(targets))
+		for i, t := range targets {
+			ids[i] = t.ID
+		}
+		return fmt.Sprintf("What should I do with %s? For example: \"Mark task %d as complete\" or \"Delete task %d\".", taskNumbers(ids), ids[0], ids[0])
+	case len(targets) == 1:
+		return fmt.Sprintf("What should I do with task %d, %s? For example: \"Mark it as complete\" or \"Delete it\".", targets[0].ID, targets[0].Title)
+	}
+	return fmt.Sprintf("What should I do with these %d tasks?\n%s\nFor example: \"Mark them as complete\" or \"Delete them\".", len(targets), taskLines(targets))
+}
+
+// resolveAll reads "everything", "all my completed tasks": completing
+// everything means every open task.
+func (e *executor) resolveAll(s step) ([]listedTask, bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, false
+	}
+	status := s.ref.status
+	if s.act == actComplete && status == "all" {
+		status = "pending"
+	}
+	var out []listedTask
+	for _, t := range listed {
+		if status == "all" || (status == "completed") == t.Completed {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		e.say("%s", nothingToDo(s.act, status))
+		return nil, false
+	}
+	return out, true
+}
+
+func nothingToDo(a action, status string) string {
+	what := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
+	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, actionVerbs[a])
+}
+
+// resolveName finds the task whose title holds the words said. Several
+// matches are asked about, unless the person said "all"; completing
+// prefers the one that is still open.
+func (e *executor) resolveName(s step) ([]listedTask, bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, false
+	}
+	r := s.ref
+	matches := matchTasks(listed, r.words, r.deed)
+	if len(matches) == 0 && r.deed && len(r.words) > 1 {
+		matches = matchTasks(listed, r.words[1:], true)
+	}
+	if len(matches) > 1 && s.act == actComplete {
+		if open := openTasks(matches); len(open) == 1 {
+			matches = open
+		}
+	}
+	switch {
+	case len(matches) == 0 && len(s.parts) > 1:
+		return e.resolveParts(s)
+	case len(matches) == 0:
+		e.notFound(s, listed)
+		return nil, false
+	case len(matches) > 1 && !r.plural:
+		q := question{act: s.act, title: s.title, desc: s.desc, candidates: matches}
+		e.ask(q, fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
+			len(matches), strings.Join(r.words, " "), taskLines(matches), actionVerbs[s.act], fmt.Sprintf(actionExamples[s.act], matches[0].ID)))
+		return nil, false
+	}
+	return matches, true
+}
+
+func openTasks(ts []listedTask) []listedTask {
+	var out []listedTask
+	for _, t := range ts {
+		if !t.Completed {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func findTask(ts []listedTask, id int64) (listedTask, bool) {
+	for _, t := range ts {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return listedTask{}, false
+}
+
+func taskLines(ts []listedTask) string {
+	lines := make([]string, len(ts))
+	for i, t := range ts {
+		lines[i] = taskLine(t)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func taskNumbers(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("task %d", ids[0])
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return "tasks " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// resolveParts resolves "the report and the dentist" part by part.
+func (e *executor) resolveParts(s step) ([]listedTask, bool) {
+	var out []listedTask
+	seen := map[int64]bool{}
+	for _, p := range s.parts {
+		part := s
+		part.ref, part.parts = p, nil
+		targets, ok := e.resolve(part)
+		if e.stopped() {
+			return nil, false
+		}
+		for _, t := range targets {
+			if ok && !seen[t.ID] {
+				seen[t.ID] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out, len(out) > 0
+}
+
+// notFound says no task matches the words; when one task shares some of
+// them, it asks whether that one was meant.
+func (e *executor) notFound(s step, listed []listedTask) {
+	phrase := strings.Join(s.ref.words, " ")
+	close := closestTasks(listed, s.ref.words)
+	if len(close) != 1 {
+		e.say("I couldn't find a task matching %q — want to see your list?", phrase)
+		return
+	}
+	t := close[0]
+	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
+		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" if so.", phrase, t.ID, t.Title))
+}

@@ -1,0 +1,168 @@
+package offline
+
+import (
+	"regexp"
+	"strings"
+)
+
+// This file reads the tasks an add request names. A title is a span of
+// what the person wrote, with only its frame taken off: lead-ins such as
+// "a task to" and "me to", tails such as "to my list", politeness, quotes.
+// Words are never taken out of its middle.
+
+// addLeadIns are taken off the start of what follows an add word, at most
+// one phrase from each group, in this order: "a new task called", "three
+// tasks:", "a reminder to", "me to", "that I need to".
+var addLeadIns = [][][]string{
+	phrases("need_to|have_to|got_to|remember_to|make_sure_to|make_sure_i|try_to"),
+	phrases("a_new|a|an|the|another|one_more|some|these|the_following|following|two|three|four|five|six|seven|eight|nine|ten|2|3|4|5|6|7|8|9|10"),
+	phrases("new|more|quick|few|separate|different"),
+	phrases("task|tasks|todo|todos|to-do|to-dos|reminder|reminders|item|items|things|entry|entries|note"),
+	phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my_to-do_list|on_my_list|to_my_task_list|for_me|to_the_todo_list"),
+	phrases("called|named|titled|saying|that_says|reading|about|for|:|-"),
+	phrases("me|us"),
+	phrases("that_i_need_to|that_i_have_to|that_i_must|i_need_to|i_have_to|to|that|about|of"),
+}
+
+// pluralLeadIns say that several tasks follow: "three tasks: a, b and c".
+var pluralLeadIns = wordSet("these following two three four five six seven eight nine ten 2 3 4 5 6 7 8 9 10 " +
+	"tasks todos to-dos reminders items things entries")
+
+// addTails are taken off the end of a title.
+var addTails = phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my_to-do_list|on_my_list|on_the_list|" +
+	"onto_my_list|in_my_list|to_my_task_list|on_my_todo_list|on_my_to-do_list|to_the_todo_list|to_my_todos|" +
+	"to_my_to_do_list|on_my_to_do_list|to_the_to_do_list|to_my_to_dos|onto_my_to_do_list|" +
+	"as_a_task|as_a_todo|as_a_to-do|as_a_reminder|as_a_new_task|as_well|too|please|for_me|for_me_please|" +
+	"thanks|thank_you|thx|if_you_can|if_you_could|if_possible|real_quick|quickly|ok|okay|,")
+
+// add reads the {items} slot of an add request: one task, or several when
+// the lead-in says so ("add three tasks: a, b and c") or the infinitive
+// repeats ("remind me to call mom and to pay rent").
+func add(c clause) (step, bool) {
+	ws, plural := stripAddLeadIns(c.words("items"))
+	ws = stripTrailing(ws, addTails)
+	if len(ws) == 0 || (len(ws) == 1 && (ws[0].low == "" || addFrameOnly[ws[0].low])) {
+		return step{act: actAdd}, true // nothing said: the executor asks what
+	}
+	text := span(c.text, ws, 0, len(ws))
+	var items []item
+	for _, part := range splitItems(text, plural) {
+		title, desc := splitDescription(part)
+		if t := capitalizeFirst(cleanText(stripInfinitive(title))); t != "" {
+			items = append(items, item{title: t, description: cleanText(desc)})
+		}
+	}
+	return step{act: actAdd, items: items}, true
+}
+
+// addFrameOnly are words that, alone after an add word, name no task.
+var addFrameOnly = wordSet("task tasks todo to-do item reminder something one it this that")
+
+func stripAddLeadIns(ws []word) ([]word, bool) {
+	plural := false
+	for _, group := range addLeadIns {
+		for _, ph := range group {
+			if n, ok := matchPhrase(ph, ws, 0); ok && n < len(ws) && !countsThings(ws) {
+				plural = plural || pluralLeadIns[ws[0].low]
+				ws = ws[n:]
+				break
+			}
+		}
+	}
+	for len(ws) > 1 && (ws[0].low == ":" || ws[0].low == ",") {
+		ws = ws[1:]
+	}
+	return ws, plural
+}
+
+// countsThings reports a title that starts with a count of things, not of
+// tasks: "3 eggs" keeps its number, "3 tasks: a, b, c" does not.
+func countsThings(ws []word) bool {
+	if !taskCounts[ws[0].low] {
+		return false
+	}
+	for _, w := range ws[1:min(3, len(ws))] {
+		if taskNouns[w.low] {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	taskCounts = wordSet("two three four five six seven eight nine ten 2 3 4 5 6 7 8 9 10")
+	taskNouns  = wordSet("task tasks todo todos to-do to-dos reminder reminders item items things entry entries")
+)
+
+// splitItems cuts a list of titles at commas, semicolons and "and", when
+// the request said it holds several; and always where an infinitive
+// repeats: "call mom and to pay rent".
+func splitItems(text string, plural bool) []string {
+	if plural {
+		return cutAt(text, itemSeparator)
+	}
+	return cutAt(text, repeatedInfinitive)
+}
+
+var (
+	itemSeparator      = regexp.MustCompile(`(?i)\s*(?:[,;]\s*(?:and\s+|then\s+)?|\s+and\s+(?:also\s+)?|\s+&\s+|\s+plus\s+)(?:to\s+)?`)
+	repeatedInfinitive = regexp.MustCompile(`(?i)\s*(?:,\s*and|,|\s+and|\s+and\s+also|;)\s+to\s+`)
+)
+
+// cutAt splits s at every match of sep outside quotes.
+func cutAt(s string, sep *regexp.Regexp) []string {
+	var out []string
+	from := 0
+	quoted := quotedSpans(s)
+	for _, loc := range sep.FindAllStringIndex(s, -1) {
+		if inside(quoted, loc[0]) {
+			continue
+		}
+		out = append(out, s[from:loc[0]])
+		from = loc[1]
+	}
+	return append(out, s[from:])
+}
+
+// quotedSpans returns where s has quoted spans, as byte ranges.
+func quotedSpans(s string) [][2]int {
+	var out [][2]int
+	for _, w := range splitWords(s) {
+		if isQuoted(w.text) {
+			out = append(out, [2]int{w.start, w.end})
+		}
+	}
+	return out
+}
+
+// inside reports whether byte i is inside one of the spans.
+func inside(spans [][2]int, i int) bool {
+	for _, sp := range spans {
+		if sp[0] < i && i < sp[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// stripInfinitive takes a leading "to" off an item: "to pay rent".
+func stripInfinitive(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 3 && strings.EqualFold(s[:3], "to ") {
+		return s[3:]
+	}
+	return s
+}
+
+// descriptionMarker separates a title from its description: "X with
+// description Y", "X, notes: Y", "X: description Y", "X description: Y".
+var descriptionMarker = regexp.MustCompile(`(?i)(?:\s*[,;:]\s*|\s+-\s+|\s+with\s+(?:a\s+|the\s+)?)(?:description|details|notes?)\b\s*:?\s*` +
+	`|\s+(?:description|details|notes?)\s*:\s*`)
+
+func splitDescription(s string) (title, description string) {
+	loc := descriptionMarker.FindStringIndex(s)
+	if loc == nil || inside(quotedSpans(s), loc[0]) {
+		return s, ""
+	}
+	return s[:loc[0]], s[loc[1]:]
+}

@@ -1,0 +1,186 @@
+package offline
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file cuts a message into sentences and words. Words keep where they
+// were written, so a title is always a span of the message as the person
+// wrote it: words are never cut out of its middle.
+
+// word is one word or one punctuation mark (",", ":" and ";" stand alone).
+// low is what the grammar compares: lower case, straight apostrophes, no
+// surrounding punctuation, no trailing "'s".
+type word struct {
+	text       string
+	low        string
+	start, end int // byte offsets in the text it was cut from
+}
+
+// quotePairs are the quotes people wrap a title in, opening to closing.
+var quotePairs = map[rune]rune{'"': '"', '“': '”', '‘': '’', '`': '`', '«': '»', '\'': '\''}
+
+// splitWords cuts s into words. Inside quotes nothing is cut off as
+// punctuation, so "Pick up: keys" stays one title.
+func splitWords(s string) []word {
+	var ws []word
+	start, closing := -1, rune(0)
+	flush := func(end int) {
+		if start >= 0 {
+			ws = appendWord(ws, s, start, end, closing == 0)
+			start = -1
+		}
+	}
+	for i, r := range s {
+		switch {
+		case closing != 0 && r == closing && endsQuote(s, i+utf8.RuneLen(r)):
+			closing = 0
+		case closing == 0 && isQuoteOpening(s, i, r):
+			closing = quotePairs[r]
+			if start < 0 {
+				start = i
+			}
+		case closing == 0 && unicode.IsSpace(r):
+			flush(i)
+		case start < 0:
+			start = i
+		}
+	}
+	flush(len(s))
+	return ws
+}
+
+// isQuoteOpening reports whether r at i opens a quote: a quote character
+// at the start of a word (an apostrophe inside "don't" is not one) that is
+// closed later in s.
+func isQuoteOpening(s string, i int, r rune) bool {
+	closing, ok := quotePairs[r]
+	if !ok {
+		return false
+	}
+	if i > 0 {
+		prev, _ := utf8.DecodeLastRuneInString(s[:i])
+		if !unicode.IsSpace(prev) && !strings.ContainsRune("(:", prev) {
+			return false
+		}
+	}
+	rest := s[i+utf8.RuneLen(r):]
+	for j, c := range rest {
+		if c == closing && endsQuote(rest, j+utf8.RuneLen(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// endsQuote reports whether the quote ending at end is followed by the end
+// of the text, a space or punctuation.
+func endsQuote(s string, end int) bool {
+	if end >= len(s) {
+		return true
+	}
+	next, _ := utf8.DecodeRuneInString(s[end:])
+	return unicode.IsSpace(next) || strings.ContainsRune(",.;:!?)", next)
+}
+
+// appendWord appends s[start:end], with a trailing ",", ":" or ";" as a word
+// of its own when split is set.
+func appendWord(ws []word, s string, start, end int, split bool) []word {
+	var punct []word
+	for split && end > start {
+		r, n := utf8.DecodeLastRuneInString(s[start:end])
+		if !strings.ContainsRune(",:;", r) {
+			break
+		}
+		punct = append([]word{{text: string(r), low: string(r), start: end - n, end: end}}, punct...)
+		end -= n
+	}
+	if end > start {
+		ws = append(ws, newWord(s, start, end))
+	}
+	return append(ws, punct...)
+}
+
+func newWord(s string, start, end int) word {
+	text := s[start:end]
+	low := strings.ReplaceAll(strings.ToLower(text), "’", "'")
+	low = strings.TrimFunc(low, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	low = strings.TrimSuffix(low, "'s")
+	return word{text: text, low: low, start: start, end: end}
+}
+
+// splitSentences cuts a message at sentence ends (".", "!", "?" before a
+// space) and line breaks, outside quotes.
+func splitSentences(s string) []string {
+	var out []string
+	ws := splitWords(s)
+	from := 0
+	for i, w := range ws {
+		last := i == len(ws)-1
+		cut := !last && strings.Contains(s[w.end:ws[i+1].start], "\n")
+		if r, _ := utf8.DecodeLastRuneInString(w.text); strings.ContainsRune(".!?…", r) && !isQuoted(w.text) && !isAbbreviation(w.low) {
+			cut = true
+		}
+		if cut || last {
+			out = append(out, s[from:w.end])
+			if !last {
+				from = ws[i+1].start
+			}
+		}
+	}
+	return out
+}
+
+// isQuoted reports whether a word is one quoted span: its inner
+// punctuation ends no sentence.
+func isQuoted(text string) bool {
+	r, _ := utf8.DecodeRuneInString(text)
+	_, ok := quotePairs[r]
+	return ok && r != '\'' && len(text) > 1
+}
+
+// isAbbreviation reports a word whose full stop ends no sentence.
+func isAbbreviation(low string) bool {
+	switch low {
+	case "e.g", "i.e", "dr", "mr", "mrs", "ms", "st", "vs", "etc", "approx", "appt":
+		return true
+	}
+	return false
+}
+
+// span returns the text the words ws[i:j] cover in s, as it was written.
+func span(s string, ws []word, i, j int) string {
+	if i >= j {
+		return ""
+	}
+	return s[ws[i].start:ws[j-1].end]
+}
+
+// unquote trims s and removes quotes that wrap all of it.
+func unquote(s string) string {
+	s = strings.TrimSpace(s)
+	first, n := utf8.DecodeRuneInString(s)
+	last, m := utf8.DecodeLastRuneInString(s)
+	if closing, ok := quotePairs[first]; ok && closing == last && len(s) >= n+m {
+		return strings.TrimSpace(s[n : len(s)-m])
+	}
+	return s
+}
+
+func capitalizeFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+func wordSet(words string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		set[w] = true
+	}
+	return set
+}
