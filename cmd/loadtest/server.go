@@ -218,6 +218,8 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 		TurnsPerMinute: 1e9, TurnBurst: 1 << 30, MaxStreams: 1 << 20,
 		Stream:       taskhttp.StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second},
 		WriteTimeout: 30 * time.Second,
+
+		MCP: taskhttp.MCPConfig{RequestsPerMinute: 1e9, Burst: 1 << 30, CachedServers: 1024},
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/", rec.measure(h))

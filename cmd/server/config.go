@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openai"
+	taskhttp "github.com/taskchat/taskchat/internal/http"
 )
 
 // config is the server's whole configuration, read from the environment once.
@@ -35,6 +37,25 @@ type config struct {
 	MaxConnections  int           // open client connections per replica
 	LogLevel        slog.Level
 	DevLogin        bool // POST /auth/dev/token: development only
+	// MCP over HTTP (/mcp): each user's budget of requests, the server's
+	// URL as clients reach it ("" for each request's Host), and the
+	// issuers its RFC 9728 metadata names.
+	MCPRequestsPerMinute    float64
+	MCPBurst                int
+	PublicURL               string
+	MCPAuthorizationServers []string
+	// MetricsAddr serves /metrics on a listener of its own; "" for none.
+	MetricsAddr string
+	// TracesURL is the OTLP/HTTP endpoint spans are exported to, from the
+	// standard OTEL_EXPORTER_OTLP_* variables; "" for no spans.
+	TracesURL string
+	// DailyTokenBudget is the tokens a user's turns may use a UTC day; 0
+	// for no budget.
+	DailyTokenBudget int64
+	// JWKS is an identity provider's key set: JWT_JWKS_URL, fetched again
+	// every JWT_JWKS_REFRESH; the rest of it is fixed (see
+	// defaultJWKSRefresh).
+	JWKS taskhttp.JWKSConfig
 
 	// Not read from the environment; here so that every default has one home.
 	IdempotencyTTL     time.Duration
@@ -72,6 +93,26 @@ const (
 	defaultMaxConnections = 1024
 	defaultMaxHeaderBytes = 16 << 10 // bearer tokens are at most 8 KiB
 	defaultTokenTTL       = 24 * time.Hour
+	// A provider's key set is fetched again every 10 minutes (as Auth0's
+	// jwks-rsa caches it), so a withdrawn key stops working within that;
+	// a token naming an unknown kid fetches it at once, but at most once a
+	// minute, so a rotated-in key works within a minute and a flood of
+	// made-up kids costs the provider one request a minute. One fetch may
+	// take 5 s, and so may the request whose kid caused it.
+	defaultJWKSRefresh    = 10 * time.Minute
+	minJWKSRefresh        = time.Minute
+	jwksUnknownKeyRefresh = time.Minute
+	jwksTimeout           = 5 * time.Second
+	maxDailyTokenBudget   = 1_000_000_000_000
+)
+
+// An MCP client spends three requests to connect (initialize, its notice,
+// tools/list) and one per call: 120 a minute is two calls a second for an
+// agent working through a list, and a burst of 30 a connect and a run of
+// calls at once.
+const (
+	defaultMCPRequestsPerMinute = 120
+	defaultMCPBurst             = 30
 )
 
 // devDatabaseURL is a local PostgreSQL as Debian's package or the
@@ -169,6 +210,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 		JWTSecret:   getenv("JWT_SECRET"),
 		JWTIssuer:   e.str("JWT_ISSUER", ""),
 		JWTAudience: e.str("JWT_AUDIENCE", ""),
+		JWKS: taskhttp.JWKSConfig{
+			URL:               e.str("JWT_JWKS_URL", ""),
+			Refresh:           e.duration("JWT_JWKS_REFRESH", defaultJWKSRefresh),
+			UnknownKeyRefresh: jwksUnknownKeyRefresh,
+			Timeout:           jwksTimeout,
+		},
 		OpenAI: openai.Config{
 			APIKey:  e.str("OPENAI_API_KEY", ""),
 			BaseURL: e.str("OPENAI_BASE_URL", ""),
@@ -191,6 +238,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		WriteTimeout:    e.duration("WRITE_TIMEOUT", defaultWriteTimeout),
 		MaxConnections:  e.int("MAX_CONNECTIONS", defaultMaxConnections, 1, 1_000_000),
 		DevLogin:        e.bool("DEV_LOGIN", false),
+		MetricsAddr:     e.str("METRICS_ADDR", ""),
+
+		DailyTokenBudget: int64(e.int("USER_DAILY_TOKEN_BUDGET", 0, 0, maxDailyTokenBudget)),
+
+		MCPRequestsPerMinute: e.float("RATE_LIMIT_MCP_REQUESTS_PER_MINUTE", defaultMCPRequestsPerMinute),
+		MCPBurst:             e.int("RATE_LIMIT_MCP_BURST", defaultMCPBurst, 1, 10_000),
+		PublicURL:            strings.TrimRight(e.str("PUBLIC_URL", ""), "/"),
 
 		IdempotencyTTL:     defaultIdempotencyTTL,
 		PingInterval:       defaultPingInterval,
@@ -200,14 +254,26 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	c.Provider = provider(e, c.OpenAI)
 	c.LogLevel = logLevel(e)
+	c.MCPAuthorizationServers = authorizationServers(e, c.JWTIssuer)
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || !isHTTPURL(c.PublicURL) || u.RawQuery != "" || u.Fragment != "" {
+			e.fail("PUBLIC_URL must be the http(s) URL clients reach the server at, such as https://tasks.example.com, got %q", c.PublicURL)
+		}
+	}
+	c.TracesURL = tracesURL(e)
+	if c.MetricsAddr != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			e.fail("METRICS_ADDR must be host:port, such as :9090 or 127.0.0.1:9090, got %q", c.MetricsAddr)
+		} else if c.MetricsAddr == c.Addr && port != "0" {
+			e.fail("METRICS_ADDR must differ from ADDR: the metrics are never served on the public port")
+		}
+	}
 	if c.DatabaseURL == "" {
 		e.fail("DATABASE_URL is required, for example %s", devDatabaseURL)
 	} else if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		e.fail("DATABASE_URL must be a postgres:// URL")
 	}
-	if err := checkJWTSecret(c.JWTSecret); err != nil {
-		e.errs = append(e.errs, err)
-	}
+	checkAuth(e, c)
 	if c.OpenAI.BaseURL != "" {
 		if u, err := url.Parse(c.OpenAI.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			e.fail("OPENAI_BASE_URL must be an http(s) URL such as http://localhost:11434/v1, got %q", c.OpenAI.BaseURL)
@@ -238,6 +304,63 @@ func provider(e *envReader, oc openai.Config) string {
 	}
 }
 
+// tracesURL is where spans go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it
+// is, or OTEL_EXPORTER_OTLP_ENDPOINT with the signal's path, as the
+// OpenTelemetry specification says; "" when neither is set, or when
+// OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none turn tracing off.
+func tracesURL(e *envReader) string {
+	if e.bool("OTEL_SDK_DISABLED", false) || strings.EqualFold(e.str("OTEL_TRACES_EXPORTER", ""), "none") {
+		return ""
+	}
+	u := e.str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	if base := e.str("OTEL_EXPORTER_OTLP_ENDPOINT", ""); u == "" && base != "" {
+		u = strings.TrimRight(base, "/") + "/v1/traces"
+	}
+	if u == "" {
+		return ""
+	}
+	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		e.fail("OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) must be an http(s) URL such as http://collector:4318, got %q", u)
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
+		if p := e.str(name, "http/protobuf"); p != "http/protobuf" {
+			e.fail("%s must be http/protobuf, the protocol taskchat exports spans with (port 4318), got %q", name, p)
+		}
+	}
+	return u
+}
+
+// authorizationServers are the issuers /mcp's metadata names:
+// MCP_AUTHORIZATION_SERVERS, URLs separated by commas, or else JWT_ISSUER
+// when it is a URL, as an OAuth issuer is (RFC 8414 §2).
+func authorizationServers(e *envReader, issuer string) []string {
+	v := e.str("MCP_AUTHORIZATION_SERVERS", "")
+	if v == "" {
+		if isHTTPURL(issuer) {
+			return []string{issuer}
+		}
+		return nil
+	}
+	var servers []string
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if !isHTTPURL(s) {
+			e.fail("MCP_AUTHORIZATION_SERVERS must be http(s) URLs separated by commas, got %q", s)
+			continue
+		}
+		servers = append(servers, s)
+	}
+	return servers
+}
+
+// isHTTPURL reports whether s is an absolute http(s) URL.
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
 func logLevel(e *envReader) slog.Level {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(e.str("LOG_LEVEL", "info"))); err != nil {
@@ -245,6 +368,36 @@ func logLevel(e *envReader) slog.Level {
 		return slog.LevelInfo
 	}
 	return l
+}
+
+// checkAuth says what is wrong with the tokens c would trust: a secret
+// too weak to sign with, neither a secret nor a JWKS, a JWKS without the
+// issuer and audience that say a token is for us, or a development login
+// with no secret to sign its tokens with.
+func checkAuth(e *envReader, c config) {
+	switch {
+	case c.JWKS.URL == "" || c.JWTSecret != "":
+		if err := checkJWTSecret(c.JWTSecret); err != nil {
+			if c.JWKS.URL == "" && c.JWTSecret == "" {
+				err = fmt.Errorf("%w; or set JWT_JWKS_URL to an identity provider's key set", err)
+			}
+			e.errs = append(e.errs, err)
+		}
+	case c.DevLogin:
+		e.fail("DEV_LOGIN signs HS256 tokens and needs JWT_SECRET (at least 32 bytes; generate one with: openssl rand -hex 32)")
+	}
+	if c.JWKS.URL == "" {
+		return
+	}
+	if err := taskhttp.CheckJWKSURL(c.JWKS.URL); err != nil {
+		e.errs = append(e.errs, err)
+	}
+	if c.JWTIssuer == "" || c.JWTAudience == "" {
+		e.fail("JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE, the iss and aud of the provider's tokens (Better Auth's base URL, such as https://app.example.com, for both by default)")
+	}
+	if c.JWKS.Refresh < minJWKSRefresh {
+		e.fail("JWT_JWKS_REFRESH must be at least %s, got %s", minJWKSRefresh, c.JWKS.Refresh)
+	}
 }
 
 // checkJWTSecret says what is wrong with a signing secret, in the words

@@ -19,6 +19,7 @@ import (
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/tasks"
+	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
 const usage = `usage:
@@ -62,11 +63,23 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 	if cfg.DevLogin {
 		log.Warn("DEV_LOGIN is on: POST /auth/dev/token gives anyone who reaches this server a token for any user; for development only")
 	}
-	handler, closeDB, err := build(ctx, cfg, log)
+	tel, stopTracing, err := newTelemetry(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	handler, closeDB, err := build(ctx, cfg, log, tel)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
+	if cfg.MetricsAddr != "" {
+		metrics, err := serveMetrics(cfg.MetricsAddr, tel, log)
+		if err != nil {
+			return err
+		}
+		defer metrics.Close()
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -129,8 +142,9 @@ func shutdown(srv *http.Server, cancelTurns context.CancelFunc, timeout time.Dur
 // (a few kilobytes each); see mcptools.Servers.
 const maxCachedServers = 1024
 
-// build wires the service: migrations, the pool, the model, the handler.
-func build(ctx context.Context, cfg config, log *slog.Logger) (http.Handler, func(), error) {
+// build wires the service: migrations, the pool, the model, the handler,
+// each observed by tel (which may be nil).
+func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Telemetry) (http.Handler, func(), error) {
 	if cfg.Migrate {
 		if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
 			return nil, nil, err
@@ -140,11 +154,19 @@ func build(ctx context.Context, cfg config, log *slog.Logger) (http.Handler, fun
 	if err != nil {
 		return nil, nil, err
 	}
-	auth, err := taskhttp.NewAuthenticator(taskhttp.AuthConfig{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience})
+	auth, err := taskhttp.NewAuthenticator(taskhttp.AuthConfig{
+		Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, JWKS: cfg.JWKS, Log: log,
+	})
 	if err != nil {
 		pool.Close()
 		return nil, nil, err
 	}
+	built := false
+	defer func() {
+		if !built {
+			auth.Close() // stops the JWKS refreshes
+		}
+	}()
 	prompt := agent.DefaultPrompt()
 	if cfg.SystemPrompt != "" {
 		if prompt, err = agent.LoadPrompt(cfg.SystemPrompt); err != nil {
@@ -156,10 +178,13 @@ func build(ctx context.Context, cfg config, log *slog.Logger) (http.Handler, fun
 	if cfg.Provider == "openai" {
 		model = openai.New(cfg.OpenAI, openai.NewHTTPClient())
 	}
+	model = tel.Model(model, cfg.Provider)
+	tel.ObservePool(pool)
 	svc := tasks.NewService(store.NewTasks(pool))
 	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, maxCachedServers), chat.Config{
 		Model: model, Prompt: prompt, Limits: cfg.Limits,
 		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
+		DailyTokenBudget: cfg.DailyTokenBudget, Telemetry: tel,
 	})
 	if err != nil {
 		pool.Close()
@@ -170,8 +195,15 @@ func build(ctx context.Context, cfg config, log *slog.Logger) (http.Handler, fun
 		Stream:       taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
 		WriteTimeout: cfg.WriteTimeout,
 		DevLogin:     taskhttp.DevLogin{Enabled: cfg.DevLogin, TTL: cfg.TokenTTL},
+		Telemetry:    tel,
+
+		MCP: taskhttp.MCPConfig{
+			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst, CachedServers: maxCachedServers,
+			PublicURL: cfg.PublicURL, AuthorizationServers: cfg.MCPAuthorizationServers,
+		},
 	})
-	return h, pool.Close, nil
+	built = true
+	return h, func() { auth.Close(); pool.Close() }, nil
 }
 
 // mintToken prints a development token, so a person with curl can start.

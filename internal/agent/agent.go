@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // Limits bound one turn. Every field must be positive; the service's
@@ -73,9 +75,16 @@ type Result struct {
 
 // Input is what one turn works on.
 type Input struct {
-	System   string    // the system prompt
-	History  []Message // earlier messages, oldest first
-	Message  string    // the user's new message
+	System  string    // the system prompt
+	History []Message // earlier messages, oldest first
+	Message string    // the user's new message
+	// Resumed are the calls of an earlier run of this turn, when the turn
+	// runs again to write its reply anew. The model sees them after the
+	// message, with their results, as if it had just made them, so that it
+	// goes on from their effects instead of making them again. They begin
+	// the Result's Calls and count towards MaxToolCalls; new calls come in
+	// rounds and positions after theirs.
+	Resumed  []tasks.ToolCall
 	Model    Model
 	Tools    ToolSource // the user's task tools
 	Limits   Limits
@@ -113,6 +122,7 @@ type run struct {
 	res   Result
 	reply strings.Builder // the reply so far; res.Reply is set from it at the end
 	msgs  []Message
+	seq0  int // the Seq of the turn's first call made in this run, minus the resumed calls
 }
 
 func (r *run) loop(ctx context.Context) (Result, error) {
@@ -121,6 +131,7 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 		return r.res, err
 	}
 	r.msgs = append(append(make([]Message, 0, len(r.in.History)+8), r.in.History...), Message{Role: RoleUser, Content: r.in.Message})
+	first := r.resume()
 	for round := 0; ; round++ {
 		if round == r.lim.MaxModelCalls {
 			return r.stop(StopMaxModelCalls, "I stopped because this request needed more steps than I'm allowed in one message."), nil
@@ -139,16 +150,35 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 		}
 		r.msgs = append(r.msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 		for _, call := range resp.ToolCalls {
-			if len(r.res.Calls) == r.lim.MaxToolCalls {
+			if len(r.res.Calls) >= r.lim.MaxToolCalls {
 				return r.stop(StopMaxToolCalls, "I stopped because this request needed more tool calls than I'm allowed in one message."), nil
 			}
-			c := r.runTool(ctx, call, round)
+			c := r.runTool(ctx, call, first+round)
 			if ctx.Err() != nil {
 				return r.fail(ctx, ctx.Err())
 			}
 			r.msgs = append(r.msgs, Message{Role: RoleTool, ToolCallID: call.ID, Content: string(c.Result)})
 		}
 	}
+}
+
+// resume puts the calls of the turn's earlier run before the model, and
+// into the result, and returns the round this run begins with. New calls
+// are numbered after the highest position of theirs: a run cut short may
+// have recorded only some of its calls.
+func (r *run) resume() int {
+	if len(r.in.Resumed) == 0 {
+		return 0
+	}
+	r.msgs = appendStored(r.msgs, tasks.Message{Role: tasks.RoleAssistant, ToolCalls: r.in.Resumed})
+	next, seq := 0, 0
+	for _, c := range r.in.Resumed {
+		r.res.Calls = append(r.res.Calls, Call{ID: c.CallID, Tool: c.Tool, Arguments: json.RawMessage(argumentsText(c.Arguments)),
+			Result: c.Result, IsError: c.IsError, Round: c.Round, Seq: c.Seq, Duration: c.Duration})
+		next, seq = max(next, c.Round+1), max(seq, c.Seq+1)
+	}
+	r.seq0 = seq - len(r.in.Resumed)
+	return next
 }
 
 // callModel makes one model call, streaming its text to the observer. Text
@@ -220,7 +250,7 @@ func (r *run) listTools(ctx context.Context) error {
 // runTool runs one call through the MCP session and records it. Whatever
 // goes wrong becomes a compact error result the model can act on.
 func (r *run) runTool(ctx context.Context, tc ToolCall, round int) Call {
-	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: json.RawMessage(tc.Arguments), Round: round, Seq: len(r.res.Calls)}
+	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: json.RawMessage(tc.Arguments), Round: round, Seq: r.seq0 + len(r.res.Calls)}
 	if strings.TrimSpace(tc.Arguments) == "" {
 		c.Arguments = json.RawMessage(`{}`)
 	}

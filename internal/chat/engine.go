@@ -20,6 +20,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/tasks"
+	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
 // persistTimeout bounds the writes that begin and end a turn. They run on
@@ -36,6 +37,14 @@ type Config struct {
 	HistoryLimit   int           // stored messages replayed to the model
 	HistoryTokens  int           // their estimated token budget
 	IdempotencyTTL time.Duration // how long an Idempotency-Key is kept
+	// DailyTokenBudget, when positive, is the tokens a user's turns may use
+	// in a UTC day: past it, turns are refused with a *tasks.BudgetError.
+	// 0 is no budget.
+	DailyTokenBudget int64
+	// Telemetry counts turns by outcome and observes each tool execution;
+	// nil observes nothing. (The model is observed by wrapping it, see
+	// telemetry.Model.)
+	Telemetry *telemetry.Telemetry
 }
 
 func (c Config) validate() error {
@@ -49,6 +58,9 @@ func (c Config) validate() error {
 	errs = append(errs, c.Limits.Validate())
 	if c.HistoryLimit <= 0 || c.HistoryTokens <= 0 || c.IdempotencyTTL <= 0 {
 		errs = append(errs, errors.New("chat: HistoryLimit, HistoryTokens and IdempotencyTTL must be positive"))
+	}
+	if c.DailyTokenBudget < 0 {
+		errs = append(errs, errors.New("chat: DailyTokenBudget must not be negative (0 is none)"))
 	}
 	return errors.Join(errs...)
 }
@@ -68,6 +80,7 @@ func New(log *slog.Logger, turns tasks.TurnStore, servers ToolServers, cfg Confi
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg.Telemetry.DeclareTurnOutcomes(outcomes...)
 	return &Engine{log: log, turns: turns, servers: servers, cfg: cfg}, nil
 }
 
@@ -85,17 +98,19 @@ func (e *Engine) claimFor() time.Duration {
 // Run runs one turn and tells obs what happens as it happens. It returns
 // the outcome, or an error: a domain error (tasks.ErrNotFound,
 // ErrConversationBusy, ErrRequestInProgress, ErrKeyMismatch,
-// ErrUnavailable), an *agent.ModelError, the context's error, each wrapped
-// in a *PartialError when the turn had changed tasks before it failed.
+// ErrUnavailable, a *tasks.BudgetError), an *agent.ModelError, the
+// context's error, each wrapped in a *PartialError when the turn had
+// changed tasks before it failed.
 func (e *Engine) Run(ctx context.Context, req Request, obs Observer) (Outcome, error) {
 	if obs == nil {
 		obs = func(Event) {}
 	}
 	turn, replay, err := e.begin(ctx, req)
 	if err != nil || replay != nil {
+		e.cfg.Telemetry.CountTurn(unstarted(err))
 		return deref(replay), err
 	}
-	obs(Event{Kind: EventStarted, ConversationID: turn.Conversation.ID})
+	obs(startedEvent(turn))
 	// Run stays small, and the turn is passed by pointer: an idle stream
 	// waits on its model at the bottom of this call chain, and every byte of
 	// its frames is held by each of them (a few hundred more cost 16 KiB a
@@ -135,10 +150,7 @@ func (e *Engine) begin(ctx context.Context, req Request) (*tasks.Turn, *Outcome,
 			return nil, &o, err
 		}
 	}
-	turn, err := e.turns.StartTurn(ctx, tasks.TurnStart{
-		UserID: req.UserID, ConversationID: req.ConversationID, Message: req.Message,
-		HistoryLimit: e.cfg.HistoryLimit, ClaimFor: e.claimFor(), IdempotencyKey: req.IdempotencyKey,
-	})
+	turn, err := e.start(ctx, req)
 	if err != nil {
 		e.forgetKey(ctx, req)
 		return nil, nil, err
@@ -155,7 +167,7 @@ func (e *Engine) finishCutShort(ctx context.Context, req Request, ref tasks.Turn
 	if err != nil {
 		return Outcome{}, err
 	}
-	o := Outcome{ConversationID: ref.ConversationID, Interrupted: true, Replayed: true, ToolCalls: make([]ToolCall, len(calls))}
+	o := Outcome{ConversationID: ref.ConversationID, TurnID: ref.TurnID, Interrupted: true, Replayed: true, ToolCalls: make([]ToolCall, len(calls))}
 	for i, c := range calls {
 		o.ToolCalls[i] = ToolCall{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: c.Result, IsError: c.IsError}
 	}
@@ -172,12 +184,13 @@ func (e *Engine) runAgent(ctx context.Context, req Request, turn *tasks.Turn, ob
 	if err != nil {
 		return agent.Result{Stop: agent.StopCanceled}, err
 	}
-	tools := newTurnTools(defs, e.servers, req.UserID, turn, e.cfg.Limits.ToolTimeout)
+	tools := newTurnTools(defs, e.servers, req.UserID, turn, e.cfg.Limits.ToolTimeout, e.cfg.Telemetry)
 	defer tools.Close()
 	return agent.Run(ctx, agent.Input{
 		System:   e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), time.Now()),
 		History:  agent.History(turn.History, e.cfg.HistoryTokens),
 		Message:  req.Message,
+		Resumed:  turn.Earlier,
 		Model:    e.cfg.Model,
 		Tools:    tools,
 		Limits:   e.cfg.Limits,
@@ -194,10 +207,10 @@ func forward(obs Observer) agent.Observer {
 		case agent.EventToolCall:
 			c := toolCallOf(ev.Call)
 			c.Result = nil
-			obs(Event{Kind: EventToolCall, Call: &c})
+			obs(Event{Kind: EventToolCall, Call: &c, Round: ev.Call.Round})
 		case agent.EventToolResult:
 			c := toolCallOf(ev.Call)
-			obs(Event{Kind: EventToolResult, Call: &c})
+			obs(Event{Kind: EventToolResult, Call: &c, Round: ev.Call.Round})
 		}
 	}
 }

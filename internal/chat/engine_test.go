@@ -96,6 +96,7 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		{"zero history", func(c *chat.Config) { c.HistoryLimit = 0 }, "HistoryLimit"},
 		{"zero history tokens", func(c *chat.Config) { c.HistoryTokens = 0 }, "HistoryTokens"},
 		{"zero key lifetime", func(c *chat.Config) { c.IdempotencyTTL = 0 }, "IdempotencyTTL"},
+		{"negative token budget", func(c *chat.Config) { c.DailyTokenBudget = -1 }, "DailyTokenBudget"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

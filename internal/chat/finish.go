@@ -11,25 +11,35 @@ import (
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
-// finish stores what the turn did and returns how it ended. A turn that
-// produced anything — text or tool calls — is stored, marked interrupted
-// when it did not complete; one that produced nothing only releases its
-// claim. A failure after tools changed tasks is a *PartialError, so the
-// client hears what was done.
+// finish stores what the turn did and returns how it ended, and counts the
+// turn by its outcome.
 func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res agent.Result, runErr error) (Outcome, error) {
+	out, err := e.store(ctx, req, turn, res, runErr)
+	e.cfg.Telemetry.CountTurn(ended(res.Stop, err))
+	return out, err
+}
+
+// store stores what the turn did. A turn that produced anything — text or
+// tool calls — is stored, marked interrupted when it did not complete; one
+// that produced nothing only releases its claim. Either way the tokens its
+// model used count towards the user's day. A failure after tools changed
+// tasks is a *PartialError, so the client hears what was done.
+func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res agent.Result, runErr error) (Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	convID := turn.Conversation.ID
-	out := Outcome{ConversationID: convID, Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: make([]ToolCall, len(res.Calls))}
+	out := Outcome{ConversationID: convID, TurnID: turn.ID(), Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: make([]ToolCall, len(res.Calls))}
 	for i := range res.Calls {
 		out.ToolCalls[i] = toolCallOf(&res.Calls[i])
 	}
+	used := usageOf(res.Usage)
 	if runErr != nil && res.Reply == "" && len(res.Calls) == 0 {
-		return out, e.abandon(ctx, req, turn, runErr)
+		return out, e.abandon(ctx, req, turn, used, runErr)
 	}
 	end := tasks.TurnEnd{
 		UserID: req.UserID, ConversationID: convID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
 		Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: auditOf(out.ToolCalls, res.Calls),
+		Usage: used,
 	}
 	// A keyed request keeps its key, with what the turn did to replay, when
 	// the turn completed or ran a tool: a retry must not run the tools
@@ -39,9 +49,10 @@ func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res 
 	if keep {
 		end.IdempotencyKey, end.Response = req.IdempotencyKey, encodeOutcome(out)
 	}
-	done := e.changes(out.ToolCalls)
+	// A regenerated turn's earlier calls are not this run's changes.
+	done := e.changes(out.ToolCalls[min(len(turn.Earlier), len(out.ToolCalls)):])
 	if _, err := e.turns.FinishTurn(ctx, end); err != nil {
-		return out, e.storeFailed(ctx, req, turn, out, done, err)
+		return out, e.storeFailed(ctx, req, turn, out, done, used, err)
 	}
 	if !keep {
 		e.forgetKey(ctx, req)
@@ -57,12 +68,13 @@ func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res 
 // durable commit that StartTurn's lazy one waits for: until it succeeds
 // the message may not be on disk, and the client must not hear that it was
 // saved.
-func (e *Engine) abandon(ctx context.Context, req Request, turn *tasks.Turn, runErr error) error {
+func (e *Engine) abandon(ctx context.Context, req Request, turn *tasks.Turn, used tasks.Usage, runErr error) error {
 	e.forgetKey(ctx, req)
 	if err := e.turns.AbandonTurn(ctx, req.UserID, turn.Conversation.ID, turn.ClaimToken); err != nil {
 		e.log.ErrorContext(ctx, "release conversation", "conversation_id", turn.Conversation.ID, "err", err)
 		return storeFailure(err)
 	}
+	e.recordUsage(ctx, req.UserID, used)
 	e.logTurnError(ctx, turn.Conversation.ID, runErr)
 	return runErr
 }
@@ -71,8 +83,9 @@ func (e *Engine) abandon(ctx context.Context, req Request, turn *tasks.Turn, run
 // already saved with their records; the turn is finished later, by the
 // next turn of the conversation or a retry of a keyed request (its key
 // stays locked until its lock lapses: a quick retry must not run the tools
-// again). A conversation deleted while the turn ran ends it as not found.
-func (e *Engine) storeFailed(ctx context.Context, req Request, turn *tasks.Turn, out Outcome, done []ToolCall, err error) error {
+// again). A conversation deleted while the turn ran ends it as not found
+// (FinishTurn counted its usage); otherwise the usage is counted apart.
+func (e *Engine) storeFailed(ctx context.Context, req Request, turn *tasks.Turn, out Outcome, done []ToolCall, used tasks.Usage, err error) error {
 	convID := turn.Conversation.ID
 	if errors.Is(err, tasks.ErrNotFound) {
 		e.log.InfoContext(ctx, "conversation deleted while its turn ran", "conversation_id", convID, "changes", len(done))
@@ -89,6 +102,7 @@ func (e *Engine) storeFailed(ctx context.Context, req Request, turn *tasks.Turn,
 	// the claim lapses; the key is kept if the turn recorded a call.
 	_ = e.turns.AbandonTurn(ctx, req.UserID, convID, turn.ClaimToken)
 	e.forgetKey(ctx, req)
+	e.recordUsage(ctx, req.UserID, used)
 	return partial(storeFailure(err), convID, done)
 }
 
@@ -155,6 +169,14 @@ func fingerprint(req Request) []byte {
 	h := sha256.New()
 	_ = binary.Write(h, binary.BigEndian, req.ConversationID)
 	h.Write([]byte(req.Message))
+	// Added only when set, so that keys stored before they existed match.
+	if req.ChatID != "" {
+		h.Write([]byte("\x00chat\x00" + req.ChatID))
+	}
+	if req.Regenerate {
+		_ = binary.Write(h, binary.BigEndian, req.RegenerateTurn)
+		h.Write([]byte("\x00regenerate"))
+	}
 	return h.Sum(nil)
 }
 

@@ -18,13 +18,32 @@ type Request struct {
 	// IdempotencyKey makes a retry of the same request replay the first
 	// one's outcome instead of running again; "" when the client sent none.
 	IdempotencyKey string
+	// ChatID, when set, names the conversation instead of ConversationID:
+	// it is a client's own id for it (the AI SDK's chat id), 1 to 128
+	// letters, digits and "_.:-", already validated. It names the
+	// conversation first started under it, else the user's conversation
+	// whose id it spells; else the turn starts a new conversation,
+	// remembered under it.
+	ChatID string
+	// Regenerate runs the conversation's last turn again, to write its
+	// reply anew, instead of adding Message: Message must be that turn's
+	// message (else tasks.ErrNoReplyToRegenerate). The turn keeps its tool
+	// calls: the model sees them done, with their results, and the new
+	// reply holds them and any it makes. Nothing a tool did is run again.
+	Regenerate bool
+	// RegenerateTurn, when set with Regenerate, is the turn the client
+	// means (Outcome.TurnID): refused unless it is the last.
+	RegenerateTurn int64
 }
 
 // Outcome is how a turn ended, or, replayed, how it ended the first time.
 type Outcome struct {
 	ConversationID int64
-	Reply          string
-	ToolCalls      []ToolCall
+	// TurnID is the turn's id, its user message's; 0 on a replay of a key
+	// stored before turns were named in replays.
+	TurnID    int64
+	Reply     string
+	ToolCalls []ToolCall
 	// Interrupted is set on a replay of a keyed turn that did not complete
 	// (its client left, its model failed after a tool ran, or its replica
 	// stopped after its tools changed something).
@@ -50,7 +69,7 @@ type EventKind int
 // A turn's events, in order: EventStarted once, then text and tool calls
 // as they happen. How the turn ended is Run's return value, not an event.
 const (
-	EventStarted    EventKind = iota + 1 // ConversationID is set
+	EventStarted    EventKind = iota + 1 // ConversationID, TurnID and, for a regenerated reply, Earlier are set
 	EventDelta                           // Text holds the new text
 	EventToolCall                        // Call holds the call, without result
 	EventToolResult                      // Call holds the call with its result
@@ -60,8 +79,21 @@ const (
 type Event struct {
 	Kind           EventKind
 	ConversationID int64
+	TurnID         int64
 	Text           string
 	Call           *ToolCall
+	// Round is a tool call's model round in the turn, from 0: the calls
+	// of one round follow the round's text.
+	Round int
+	// Earlier are the calls a regenerated turn made before, which its new
+	// reply holds too, each with its Round.
+	Earlier []EarlierCall
+}
+
+// EarlierCall is a call of a regenerated turn's earlier run.
+type EarlierCall struct {
+	ToolCall
+	Round int
 }
 
 // Observer receives a turn's events, synchronously and in order. It must
@@ -121,6 +153,7 @@ func describe(c ToolCall) string {
 // versions replay too.
 type storedOutcome struct {
 	ConversationID int64            `json:"conversation_id"`
+	TurnID         int64            `json:"turn_id,omitempty"`
 	Response       string           `json:"response"`
 	ToolCalls      []storedToolCall `json:"tool_calls"`
 	Interrupted    bool             `json:"interrupted,omitempty"`
@@ -135,7 +168,7 @@ type storedToolCall struct {
 }
 
 func encodeOutcome(o Outcome) json.RawMessage {
-	s := storedOutcome{ConversationID: o.ConversationID, Response: o.Reply, Interrupted: o.Interrupted,
+	s := storedOutcome{ConversationID: o.ConversationID, TurnID: o.TurnID, Response: o.Reply, Interrupted: o.Interrupted,
 		ToolCalls: make([]storedToolCall, len(o.ToolCalls))}
 	for i, c := range o.ToolCalls {
 		s.ToolCalls[i] = storedToolCall(c)
@@ -149,7 +182,7 @@ func decodeOutcome(raw json.RawMessage) (Outcome, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return Outcome{}, fmt.Errorf("stored outcome: %w", err)
 	}
-	o := Outcome{ConversationID: s.ConversationID, Reply: s.Response, Interrupted: s.Interrupted, Replayed: true,
+	o := Outcome{ConversationID: s.ConversationID, TurnID: s.TurnID, Reply: s.Response, Interrupted: s.Interrupted, Replayed: true,
 		ToolCalls: make([]ToolCall, len(s.ToolCalls))}
 	for i, c := range s.ToolCalls {
 		o.ToolCalls[i] = ToolCall(c)

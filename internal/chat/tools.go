@@ -11,6 +11,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/tasks"
+	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
 // ToolServers opens an MCP session on a user's task tools, in process. The
@@ -65,17 +66,27 @@ type turnTools struct {
 	*agent.LazyTools
 	turn  *tasks.Turn
 	grace time.Duration // how long a call may run, once started, whatever its caller does
+	tel   *telemetry.Telemetry
 }
 
-func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn *tasks.Turn, toolTimeout time.Duration) *turnTools {
-	t := &turnTools{turn: turn, grace: toolTimeout + persistTimeout}
+func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn *tasks.Turn, toolTimeout time.Duration, tel *telemetry.Telemetry) *turnTools {
+	t := &turnTools{turn: turn, grace: toolTimeout + persistTimeout, tel: tel}
 	t.LazyTools = agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, error) {
 		return servers.Connect(ctx, userID)
 	})
 	return t
 }
 
-// Call refuses arguments PostgreSQL could not store, before anything runs:
+// Call runs one tool call, observed: its duration by tool, whether it
+// failed, and a span (never its arguments or result).
+func (t *turnTools) Call(ctx context.Context, call agent.Call, args map[string]any) (*mcp.CallToolResult, error) {
+	ctx, end := t.tel.StartTool(ctx, call.Tool, call.ID)
+	res, err := t.call(ctx, call, args)
+	end(toolErrorType(res, err))
+	return res, err
+}
+
+// call refuses arguments PostgreSQL could not store, before anything runs:
 // a call is never made that could not be recorded as it was asked.
 //
 // A call that has started is not cancelled with the turn or at the agent's
@@ -83,7 +94,7 @@ func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn
 // up, and the turn would then report as failed a change that was made (and
 // the model might make it again). It runs to its outcome, within grace, and
 // the agent takes that outcome even when it comes late.
-func (t *turnTools) Call(ctx context.Context, call agent.Call, args map[string]any) (*mcp.CallToolResult, error) {
+func (t *turnTools) call(ctx context.Context, call agent.Call, args map[string]any) (*mcp.CallToolResult, error) {
 	stored, ok := tasks.StorableJSON(call.Arguments)
 	if !ok {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(

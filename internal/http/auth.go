@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -39,51 +40,92 @@ var ErrWeakSecret = fmt.Errorf("JWT_SECRET must be at least %d bytes", minSecret
 // test for it with errors.Is while the cause stays available for logs.
 var ErrInvalidToken = errors.New("invalid bearer token")
 
-// AuthConfig says which tokens the API trusts. Issuer and Audience are only
-// checked when set; a zero Leeway means 30 seconds.
+// AuthConfig says which tokens the API trusts: HS256 tokens signed with
+// Secret, the EdDSA, RS256 and ES256 tokens of an identity provider whose
+// keys JWKS names, or both. Issuer and Audience are checked when set, and
+// must be set with a JWKS: a provider signs tokens for many services, and
+// only those two claims say a token is for this one. A zero Leeway means
+// 30 seconds.
 type AuthConfig struct {
-	Secret   []byte
+	Secret   []byte // nil when only the JWKS is trusted
 	Issuer   string
 	Audience string
 	Leeway   time.Duration
+	JWKS     JWKSConfig
+	// Log receives the JWKS's loads and failed fetches; nil for none.
+	Log *slog.Logger
 }
 
-// Authenticator verifies the HS256 bearer tokens that identify a user. It
-// holds no per-request state and is safe for concurrent use.
+// Authenticator verifies the bearer tokens that identify a user. It holds
+// no per-request state and is safe for concurrent use. Close stops its
+// JWKS refreshes.
 type Authenticator struct {
-	secret   []byte
+	secret   []byte // nil when HS256 is not accepted
 	issuer   string // for the tokens the development login mints
 	audience string
+	methods  []string  // the algorithms accepted, each pinned to one key source
+	jwks     *jwksKeys // nil without a JWKS
 	parser   *jwt.Parser
 }
 
 // NewAuthenticator checks cfg once, at start-up, so a weak secret or a
 // negative leeway stops the server instead of weakening every request.
+// With a JWKS it fetches the key set once, for at most JWKS.Timeout; a
+// provider that does not answer yet is no error (see newJWKSKeys).
 func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
-	if len(cfg.Secret) < minSecretBytes {
-		return nil, fmt.Errorf("%w (got %d)", ErrWeakSecret, len(cfg.Secret))
+	if err := checkAuthConfig(cfg); err != nil {
+		return nil, err
 	}
-	if cfg.Leeway < 0 {
-		return nil, fmt.Errorf("JWT leeway must not be negative (got %s)", cfg.Leeway)
+	a := &Authenticator{issuer: cfg.Issuer, audience: cfg.Audience}
+	if len(cfg.Secret) > 0 {
+		a.secret = append([]byte(nil), cfg.Secret...)
+		a.methods = append(a.methods, jwt.SigningMethodHS256.Alg())
 	}
-	return &Authenticator{
-		secret:   append([]byte(nil), cfg.Secret...),
-		issuer:   cfg.Issuer,
-		audience: cfg.Audience,
-		parser:   jwt.NewParser(parserOptions(cfg)...),
-	}, nil
+	if cfg.JWKS.URL != "" {
+		keys, err := newJWKSKeys(cfg.JWKS, cfg.Log)
+		if err != nil {
+			return nil, err
+		}
+		a.jwks = keys
+		a.methods = append(a.methods, jwksMethods...)
+	}
+	a.parser = jwt.NewParser(parserOptions(cfg, a.methods)...)
+	return a, nil
 }
 
-// parserOptions pins the algorithm and the claims we require. Issuer and
+// checkAuthConfig refuses a configuration that would accept forgeable
+// tokens, or tokens meant for another service.
+func checkAuthConfig(cfg AuthConfig) error {
+	if (cfg.JWKS.URL == "" || len(cfg.Secret) > 0) && len(cfg.Secret) < minSecretBytes {
+		return fmt.Errorf("%w (got %d)", ErrWeakSecret, len(cfg.Secret))
+	}
+	if cfg.Leeway < 0 {
+		return fmt.Errorf("JWT leeway must not be negative (got %s)", cfg.Leeway)
+	}
+	if cfg.JWKS.URL != "" && (cfg.Issuer == "" || cfg.Audience == "") {
+		return errors.New("JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE: an identity provider signs tokens for many services, and only iss and aud say a token is for this one")
+	}
+	return nil
+}
+
+// Close stops the JWKS's refreshes: the keys loaded still verify, and no
+// fetch happens any more. It is safe to call more than once.
+func (a *Authenticator) Close() {
+	if a.jwks != nil {
+		a.jwks.close()
+	}
+}
+
+// parserOptions pins the algorithms and the claims we require. Issuer and
 // audience are added only when set: jwt.WithAudience("") would demand an
 // empty audience rather than none.
-func parserOptions(cfg AuthConfig) []jwt.ParserOption {
+func parserOptions(cfg AuthConfig, methods []string) []jwt.ParserOption {
 	leeway := cfg.Leeway
 	if leeway == 0 {
 		leeway = defaultAuthLeeway
 	}
 	opts := []jwt.ParserOption{
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithValidMethods(methods),
 		jwt.WithExpirationRequired(),
 		jwt.WithLeeway(leeway),
 		jwt.WithStrictDecoding(),
@@ -116,14 +158,20 @@ func (a *Authenticator) Verify(token string) (userID string, err error) {
 	return claims.Subject, nil
 }
 
-// key hands the parser our secret, refusing any method but HS256 even
-// though the parser already pins it: a key function that trusts the
-// header's alg is how "alg confusion" attacks start.
+// key hands the parser the key of the token's algorithm, each algorithm
+// pinned to one source: HS256 to our secret and nothing else, EdDSA, RS256
+// and ES256 to the JWKS key the token's kid names and nothing else. The
+// parser pins the algorithms already, but a key function that trusts the
+// header's alg is how "alg confusion" attacks start: a public key must
+// never serve as an HMAC secret.
 func (a *Authenticator) key(t *jwt.Token) (any, error) {
-	if t.Method != jwt.SigningMethodHS256 {
-		return nil, fmt.Errorf("unexpected signing method %q", t.Method.Alg())
+	switch {
+	case t.Method == jwt.SigningMethodHS256 && a.secret != nil:
+		return a.secret, nil
+	case a.jwks != nil && isJWKSMethod(t.Method.Alg()):
+		return a.jwks.key(t)
 	}
-	return a.secret, nil
+	return nil, fmt.Errorf("unexpected signing method %q", t.Method.Alg())
 }
 
 // checkUserID enforces what the store and the logs can hold safely.
@@ -153,7 +201,7 @@ func (a *Authenticator) RequireUser(next http.Handler) http.Handler {
 		}
 		userID, err := a.Verify(token)
 		if err != nil {
-			rejectRequest(w, r, rejectionReason(err, token))
+			rejectRequest(w, r, a.rejectionReason(err, token))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withUser(r.Context(), userID)))

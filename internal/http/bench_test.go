@@ -7,14 +7,39 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
 // BenchmarkChatTurn measures the service's own work for one JSON chat turn
 // with one add_task call: the handler on real PostgreSQL, with an instant
 // in-process model, so no model time and no network are in the figure.
-func BenchmarkChatTurn(b *testing.B) {
+func BenchmarkChatTurn(b *testing.B) { benchmarkChatTurn(b) }
+
+// BenchmarkChatTurnObserved is BenchmarkChatTurn with what an operator may
+// turn on: the metrics (METRICS_ADDR), the metrics and spans (an OTLP
+// endpoint; here the spans are batched to an exporter that drops them),
+// or a daily token budget, checked as each turn starts.
+func BenchmarkChatTurnObserved(b *testing.B) {
+	b.Run("metrics", func(b *testing.B) {
+		benchmarkChatTurn(b, observedBy(telemetry.New(prometheus.NewRegistry(), nil)))
+	})
+	b.Run("metrics+spans", func(b *testing.B) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		benchmarkChatTurn(b, observedBy(telemetry.New(prometheus.NewRegistry(), tp)))
+	})
+	b.Run("budget", func(b *testing.B) {
+		benchmarkChatTurn(b, func(c *serverConfig) { c.chat.DailyTokenBudget = 1 << 50 })
+	})
+}
+
+func benchmarkChatTurn(b *testing.B, adjust ...func(*serverConfig)) {
 	model := modelFunc(func(_ context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
 			onText("Added the task.")
@@ -22,7 +47,7 @@ func BenchmarkChatTurn(b *testing.B) {
 		}
 		return agent.Response{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Benchmark"}`}}}, nil
 	})
-	s := mustServer(b, model)
+	s := mustServer(b, model, adjust...)
 	h := s.Config.Handler
 	user := storetest.UserID(b)
 	tok := mustToken(b, user)

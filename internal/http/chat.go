@@ -29,44 +29,54 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, limits *userLimits,
 			writeError(w, r, log, err)
 			return
 		}
-		if err := limits.allowTurn(req.UserID); err != nil {
+		newOutput := func(context.CancelCauseFunc) output { return &jsonOutput{w: w, r: r, log: log} }
+		if stream {
+			newOutput = func(cancel context.CancelCauseFunc) output { return newSSEOutput(w, r, log, cfg, cancel) }
+		}
+		serveTurn(w, r, engine, limits, req, stream, newOutput)
+	})
+}
+
+// serveTurn applies the user's limits, hands the turn to the engine and
+// tells the output what happens. Every front of the chat turn ends here,
+// whatever it speaks; newOutput gets what ends the turn early when a
+// stream finds that its client no longer reads.
+func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, limits *userLimits, req chat.Request,
+	stream bool, newOutput func(context.CancelCauseFunc) output) {
+	if err := limits.allowTurn(req.UserID); err != nil {
+		writeRateLimited(w, err)
+		return
+	}
+	if stream {
+		release, err := limits.openStream(req.UserID)
+		if err != nil {
 			writeRateLimited(w, err)
 			return
 		}
-		if stream {
-			release, err := limits.openStream(req.UserID)
-			if err != nil {
-				writeRateLimited(w, err)
-				return
-			}
-			defer release()
+		defer release()
+	}
+	// The turn ends early if the client leaves, or if the stream finds
+	// that the client no longer reads.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	out := newOutput(cancel)
+	defer out.close()
+	info := infoFrom(r.Context())
+	outcome, err := engine.Run(ctx, req, func(e chat.Event) {
+		if e.Kind == chat.EventStarted {
+			info.conversationID = e.ConversationID // for the access log
 		}
-		// The turn ends early if the client leaves, or if the stream finds
-		// that the client no longer reads.
-		ctx, cancel := context.WithCancelCause(r.Context())
-		defer cancel(nil)
-		var out output = &jsonOutput{w: w, r: r, log: log}
-		if stream {
-			out = newSSEOutput(w, r, log, cfg, cancel)
-		}
-		defer out.close()
-		info := infoFrom(r.Context())
-		outcome, err := engine.Run(ctx, req, func(e chat.Event) {
-			if e.Kind == chat.EventStarted {
-				info.conversationID = e.ConversationID // for the access log
-			}
-			out.event(e)
-		})
-		switch {
-		case err != nil:
-			out.fail(err)
-		case outcome.Replayed:
-			w.Header().Set("Idempotent-Replayed", "true")
-			out.done(outcome)
-		default:
-			out.done(outcome)
-		}
+		out.event(e)
 	})
+	switch {
+	case err != nil:
+		out.fail(err)
+	case outcome.Replayed:
+		w.Header().Set("Idempotent-Replayed", "true")
+		out.done(outcome)
+	default:
+		out.done(outcome)
+	}
 }
 
 // parseChat reads and validates the request; stream reports whether the
@@ -86,13 +96,22 @@ func parseChat(w http.ResponseWriter, r *http.Request) (req chat.Request, stream
 	if req.Message, err = tasks.ValidateMessage(body.Message); err != nil {
 		return chat.Request{}, false, err
 	}
-	if keys := r.Header.Values("Idempotency-Key"); len(keys) > 0 {
-		if len(keys) > 1 || !validKey(keys[0]) {
-			return chat.Request{}, false, tasks.Invalid("Idempotency-Key", "must be one header of 1 to 255 visible ASCII characters")
-		}
-		req.IdempotencyKey = strings.Trim(keys[0], `"`)
+	if req.IdempotencyKey, err = idempotencyKey(r); err != nil {
+		return chat.Request{}, false, err
 	}
 	return req, wantsStream(r), nil
+}
+
+// idempotencyKey reads the request's Idempotency-Key header: "" without one.
+func idempotencyKey(r *http.Request) (string, error) {
+	keys := r.Header.Values("Idempotency-Key")
+	if len(keys) == 0 {
+		return "", nil
+	}
+	if len(keys) > 1 || !validKey(keys[0]) {
+		return "", tasks.Invalid("Idempotency-Key", "must be one header of 1 to 255 visible ASCII characters")
+	}
+	return strings.Trim(keys[0], `"`), nil
 }
 
 // wantsStream reports whether the client asked for Server-Sent Events.

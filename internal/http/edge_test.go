@@ -282,7 +282,7 @@ func TestUnauthorizedLogsItsReason(t *testing.T) {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	a := mustAuthenticator(t, cfg)
-	h := requestID(accessLog(log)(a.RequireUser(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))))
+	h := requestID(accessLog(log, nil)(a.RequireUser(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	for _, tc := range cases {

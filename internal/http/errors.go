@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/chat"
@@ -23,10 +25,12 @@ const (
 	codeMethodNotAllowed     = "method_not_allowed"
 	codeConversationBusy     = "conversation_busy"
 	codeRequestInProgress    = "request_in_progress"
+	codeNothingToRegenerate  = "nothing_to_regenerate"
 	codePayloadTooLarge      = "payload_too_large"
 	codeUnsupportedMediaType = "unsupported_media_type"
 	codeIdempotencyMismatch  = "idempotency_key_reused"
 	codeRateLimited          = "rate_limited"
+	codeTokenBudget          = "token_budget_exceeded"
 	codeInternal             = "internal"
 	codeLLMUnavailable       = "llm_unavailable"
 	codeUnavailable          = "unavailable"
@@ -43,10 +47,12 @@ var codeStatus = map[string]int{
 	codeMethodNotAllowed:     http.StatusMethodNotAllowed,
 	codeConversationBusy:     http.StatusConflict,
 	codeRequestInProgress:    http.StatusConflict,
+	codeNothingToRegenerate:  http.StatusConflict,
 	codePayloadTooLarge:      http.StatusRequestEntityTooLarge,
 	codeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	codeIdempotencyMismatch:  http.StatusUnprocessableEntity,
 	codeRateLimited:          http.StatusTooManyRequests,
+	codeTokenBudget:          http.StatusTooManyRequests,
 	codeInternal:             http.StatusInternalServerError,
 	codeLLMUnavailable:       http.StatusBadGateway,
 	codeUnavailable:          http.StatusServiceUnavailable,
@@ -81,6 +87,9 @@ type apiError struct {
 	// For a turn that failed after it changed tasks: where, and what.
 	conversationID int64
 	toolCalls      []toolCallJSON
+	// retryAfter, when positive, is sent as Retry-After: how long until a
+	// retry can succeed.
+	retryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.detail }
@@ -119,9 +128,12 @@ func toAPIError(err error) *apiError {
 	var ae *apiError
 	var fe *tasks.FieldError
 	var nf *tasks.NotFoundError
+	var be *tasks.BudgetError
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &be):
+		return budgetExceeded(be, time.Now())
 	case errors.As(err, &fe):
 		return &apiError{code: codeInvalidRequest, detail: fe.Error(),
 			fields: []fieldIssue{{Field: fe.Field, Message: fe.Message}}}
@@ -133,6 +145,8 @@ func toAPIError(err error) *apiError {
 		return apiErr(codeNotFound, "Not found.")
 	case errors.Is(err, tasks.ErrConversationBusy):
 		return apiErr(codeConversationBusy, "This conversation is still answering a previous message; wait for it to finish, then send again.")
+	case errors.Is(err, tasks.ErrNoReplyToRegenerate):
+		return apiErr(codeNothingToRegenerate, "Only the conversation's last reply can be regenerated, and the messages sent must end with the message it answers: this chat has moved on since you loaded it, or has no reply yet. Reload the conversation.")
 	case errors.Is(err, tasks.ErrRequestInProgress):
 		return apiErr(codeRequestInProgress, "A request with this Idempotency-Key is still in progress; retry after it finishes.")
 	case errors.Is(err, tasks.ErrKeyMismatch):
@@ -170,6 +184,18 @@ func partialError(pe *chat.PartialError) *apiError {
 			" Check your tasks before sending the message again; a retry with the same Idempotency-Key is always safe."}
 }
 
+// budgetExceeded tells a user over their daily token budget when it
+// renews: at the next midnight UTC, which Retry-After counts down to.
+func budgetExceeded(be *tasks.BudgetError, now time.Time) *apiError {
+	y, m, d := now.UTC().Date()
+	wait := time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC).Sub(now)
+	mins := int(wait.Minutes())
+	ae := apiErrf(codeTokenBudget, "You have used your daily budget of %d tokens (%d today). It renews at midnight UTC, in %d h %02d min; your message was not saved.",
+		be.Budget, be.Used, mins/60, mins%60)
+	ae.retryAfter = wait
+	return ae
+}
+
 // isModelFailure reports whether err is one of the agent's model errors.
 func isModelFailure(err error) bool {
 	var me *agent.ModelError
@@ -205,6 +231,9 @@ func writeProblem(w http.ResponseWriter, ae *apiError) {
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Cache-Control", "no-store")
+	if ae.retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(seconds(ae.retryAfter)))
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
 }

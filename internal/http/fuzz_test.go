@@ -45,3 +45,37 @@ func FuzzChatRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUIChatRequest does the same for the AI SDK's body (POST /chat/ui):
+// whatever a client sends as its chat id, messages and parts, the request
+// is refused with a 4xx or taken with a valid chat id and message.
+func FuzzUIChatRequest(f *testing.F) {
+	for _, body := range []string{
+		`{"id":"Xq7Vd0cLr1bH2tUe","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Add a task"}]}],"trigger":"submit-message"}`,
+		`{"id":"42","messages":[{"role":"user","parts":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],"trigger":"regenerate-message","messageId":"reply-7"}`,
+		`{"id":"c","messages":[{"role":"user","parts":[{"type":"file","url":"data:,x"}]}]}`,
+		`{"id":"c","messages":[{"role":"assistant","parts":[]}]}`,
+		`{"id":"c","messages":[null]}`,
+		`{"id":"c","messages":[{"role":"user","parts":[{"type":"text","text":"\u0000"}]}]}`,
+		`{"id":"../x","messages":[]}`,
+		`{"id":"c","messages":[{"role":"user","parts":[{"type":"text"}]}],"trigger":"resume-stream"}`,
+	} {
+		f.Add(body)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		r := httptest.NewRequest("POST", "/api/u/chat/ui", strings.NewReader(body))
+		r = r.WithContext(withUser(r.Context(), "u"))
+		turn, err := parseUIChat(httptest.NewRecorder(), r)
+		if err != nil {
+			if ae := toAPIError(err); ae.status() < 400 || ae.status() >= 500 {
+				t.Fatalf("refused with %d (%v)", ae.status(), err)
+			}
+			return
+		}
+		n := utf8.RuneCountInString(turn.Message)
+		if n == 0 || n > 4000 || strings.TrimSpace(turn.Message) != turn.Message || strings.ContainsRune(turn.Message, 0) ||
+			!chatIDPattern.MatchString(turn.ChatID) || turn.ConversationID != 0 || turn.UserID != "u" {
+			t.Fatalf("accepted an invalid turn: %+v", turn)
+		}
+	})
+}

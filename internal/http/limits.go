@@ -22,6 +22,7 @@ type userLimits struct {
 	mu      sync.Mutex
 	buckets map[string]*bucket
 	streams map[string]int
+	open    int // streams open now, all users'
 }
 
 type bucket struct {
@@ -45,6 +46,11 @@ func newUserLimits(perMinute float64, burst, maxStreams int) *userLimits {
 // allowTurn takes a token from the user's bucket, or says how long until
 // one is there.
 func (l *userLimits) allowTurn(userID string) error {
+	return l.allow(userID, "messages")
+}
+
+// allow is allowTurn for what the bucket counts, named in the refusal.
+func (l *userLimits) allow(userID, what string) error {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -58,7 +64,7 @@ func (l *userLimits) allowTurn(userID string) error {
 	r := b.limiter.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return &rateLimitError{retryAfter: d, detail: fmt.Sprintf("Too many messages: at most %g per minute. Try again in %d seconds.", l.perMinute, seconds(d))}
+		return &rateLimitError{retryAfter: d, detail: fmt.Sprintf("Too many %s: at most %g per minute. Try again in %d seconds.", what, l.perMinute, seconds(d))}
 	}
 	return nil
 }
@@ -85,13 +91,22 @@ func (l *userLimits) openStream(userID string) (release func(), err error) {
 		return nil, &rateLimitError{retryAfter: time.Second, detail: fmt.Sprintf("Too many open streams: at most %d at a time.", l.maxStreams)}
 	}
 	l.streams[userID]++
+	l.open++
 	return func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.open--
 		if l.streams[userID]--; l.streams[userID] <= 0 {
 			delete(l.streams, userID)
 		}
 	}, nil
+}
+
+// openStreams is how many streams are open now, for the metrics.
+func (l *userLimits) openStreams() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
 }
 
 // writeRateLimited answers 429 with Retry-After in whole seconds.

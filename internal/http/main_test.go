@@ -38,7 +38,8 @@ type testServer struct {
 
 // testAPIConfig lets a test send as many turns and streams as it likes.
 var testAPIConfig = Config{TurnsPerMinute: 6000, TurnBurst: 1000, MaxStreams: 100,
-	Stream: StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second}, WriteTimeout: 30 * time.Second}
+	Stream: StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second}, WriteTimeout: 30 * time.Second,
+	MCP: MCPConfig{RequestsPerMinute: 6000, Burst: 1000, CachedServers: 16}}
 
 // serverConfig is what a test server is built with. wrapTurns, when set,
 // wraps the engine's store, for tests that inject faults into its writes.

@@ -8,6 +8,10 @@ import (
 	"net/http"
 	"runtime/debug"
 	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
 // requestInfo is what handlers learn about a request that the access log
@@ -81,19 +85,29 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // accessLog writes one line per request: its id, method, route, user,
 // conversation, status and duration. Never a token, never message text.
-func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
+// It also hands the request to tel, which times it by route pattern and
+// gives it a span (the log line then carries its trace_id).
+func accessLog(log *slog.Logger, tel *telemetry.Telemetry) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
+			r, observed := tel.StartRequest(r)
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r)
+			took := time.Since(start)
+			if tel.Metrics() || tel.Tracing() {
+				observed.End(r.Method, routePattern(r), sw.status, took)
+			}
 			ri := infoFrom(r.Context())
 			attrs := []slog.Attr{
 				slog.String("request_id", ri.id),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", sw.status),
-				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+				slog.Float64("duration_ms", float64(took.Microseconds())/1000),
+			}
+			if id := observed.TraceID(); id != "" {
+				attrs = append(attrs, slog.String("trace_id", id))
 			}
 			if ri.userID != "" {
 				attrs = append(attrs, slog.String("user_id", ri.userID))
@@ -111,6 +125,15 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			log.LogAttrs(r.Context(), level, "request", attrs...)
 		})
 	}
+}
+
+// routePattern is the pattern of the route that served r, such as
+// /api/{user_id}/chat; "" when no route matched.
+func routePattern(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		return rc.RoutePattern()
+	}
+	return ""
 }
 
 // recoverer answers a panic with a generic 500 and logs it with its stack.

@@ -167,11 +167,12 @@ func checkSecurity(t *testing.T, s *spec, where, path string, op *specOperation)
 	if len(security) == 1 {
 		_, guarded = security[0]["bearerAuth"]
 	}
-	if api := strings.HasPrefix(path, "/api/"); api != guarded {
-		t.Errorf("%s: guarded by bearerAuth = %v, want %v", where, guarded, api)
+	api := strings.HasPrefix(path, "/api/")
+	if want := api || path == "/mcp"; want != guarded {
+		t.Errorf("%s: guarded by bearerAuth = %v, want %v", where, guarded, want)
 	}
-	if guarded && (op.Responses["401"] == nil || op.Responses["403"] == nil) {
-		t.Errorf("%s: a guarded operation must document 401 and 403", where)
+	if guarded && (op.Responses["401"] == nil || api && op.Responses["403"] == nil) {
+		t.Errorf("%s: a guarded operation must document 401, and one with a {user_id} 403", where)
 	}
 }
 
@@ -190,9 +191,14 @@ func checkExamples(t *testing.T, s *spec) {
 	}
 	for where, m := range s.mediaTypes() {
 		if strings.HasSuffix(where, "text/event-stream") {
-			if ex, ok := m.Example.(string); !ok {
+			ex, ok := m.Example.(string)
+			check := s.checkEvents
+			if strings.HasPrefix(ex, "data: ") { // an AI SDK UI message stream
+				check = s.checkUIChunks
+			}
+			if !ok {
 				t.Errorf("%s: want an example stream", where)
-			} else if err := s.checkEvents(m, []byte(ex)); err != nil {
+			} else if err := check(m, []byte(ex)); err != nil {
 				t.Errorf("%s: the example stream: %v", where, err)
 			}
 			continue

@@ -39,78 +39,172 @@ func (o *jsonOutput) done(out chat.Outcome) { writeJSON(o.w, http.StatusOK, chat
 func (o *jsonOutput) fail(err error)        { writeError(o.w, o.r, o.log, err) }
 func (o *jsonOutput) close()                {}
 
-// sseOutput streams the turn as Server-Sent Events. Until start, a failure
-// is answered as problem JSON with its status; after it, as an error event.
-// Every stream ends with exactly one done or error event.
-type sseOutput struct {
+// sseStream is what every stream of a turn shares, whatever its format
+// (taskchat's events, the AI SDK's chunks): it sends the headers, writes
+// each frame within the write timeout and flushes it, pings while the turn
+// is quiet, and ends the turn when the client stops reading. Its frames
+// are written whole, one at a time.
+type sseStream struct {
 	w        http.ResponseWriter
 	r        *http.Request
 	rc       *http.ResponseController
 	log      *slog.Logger
 	interval time.Duration
-	timeout  time.Duration           // for one event's write
+	timeout  time.Duration           // for one frame's write
 	cancel   context.CancelCauseFunc // ends the turn when the client stops reading
 
 	mu      sync.Mutex // serialises writes: the turn and the pinger
 	started bool
 	ended   bool
 	stalled bool // a write failed: the client is gone
-	nextID  int
 	pinger  *time.Timer
 }
 
-func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig, cancel context.CancelCauseFunc) *sseOutput {
-	return &sseOutput{w: w, r: r, rc: http.NewResponseController(w), log: log,
+func newSSEStream(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig, cancel context.CancelCauseFunc) *sseStream {
+	return &sseStream{w: w, r: r, rc: http.NewResponseController(w), log: log,
 		interval: cfg.PingInterval, timeout: cfg.WriteTimeout, cancel: cancel}
 }
 
 // errClientStalled ends a turn whose client no longer reads its stream.
 var errClientStalled = errors.New("the client stopped reading the stream")
 
-// start sends the headers and the start event, and begins pinging.
-func (o *sseOutput) start(conversationID int64) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.started {
-		return
+// open sends the headers (the stream's own, set by header, then ours) and
+// the first frame, and begins pinging. It reports false, and does nothing,
+// when the stream is open already.
+func (s *sseStream) open(header func(http.Header), first string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return false
 	}
-	o.started = true
-	h := o.w.Header()
+	s.started = true
+	h := s.w.Header()
+	header(h)
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	o.w.WriteHeader(http.StatusOK)
-	o.send("start", startEvent{ConversationID: conversationID})
-	o.pinger = time.AfterFunc(o.interval, o.ping)
+	s.w.WriteHeader(http.StatusOK)
+	s.write(first)
+	s.pinger = time.AfterFunc(s.interval, s.ping)
+	return true
+}
+
+// isOpen reports whether the headers were sent: a failure is then told in
+// the stream, not with a status.
+func (s *sseStream) isOpen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
 }
 
 // ping writes a comment and re-arms itself, so proxies and clients see the
 // connection alive. A timer rather than a goroutine: a stream waiting on
 // its model holds no extra stack for it.
-func (o *sseOutput) ping() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.ended || o.r.Context().Err() != nil {
+func (s *sseStream) ping() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended || s.r.Context().Err() != nil {
 		return
 	}
-	o.write(": ping\n\n")
-	o.pinger.Reset(o.interval)
+	s.write(": ping\n\n")
+	s.pinger.Reset(s.interval)
+}
+
+// send writes one frame, unless the stream has ended.
+func (s *sseStream) send(frame string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.write(frame)
+	}
+}
+
+// end sends the stream's last frames and stops the pinger. A ping already
+// running sees ended under the lock and writes nothing.
+func (s *sseStream) end(last string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.write(last)
+		s.ended = true
+	}
+	if s.pinger != nil {
+		s.pinger.Stop()
+	}
+}
+
+// close stops the pinger for good; the handler is returning. A stream
+// that has not ended by then (the handler panicked) ends with the frames
+// fallback returns.
+func (s *sseStream) close(fallback func() string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started && !s.ended {
+		s.write(fallback())
+	}
+	s.ended = true
+	if s.pinger != nil {
+		s.pinger.Stop()
+	}
+	// A healthy connection may serve another request and must not inherit
+	// the last frame's deadline; a stalled one keeps it, so the server's
+	// last write fails and the connection is closed.
+	if !s.stalled {
+		_ = s.rc.SetWriteDeadline(time.Time{})
+	}
+}
+
+// write sends str within the write timeout. A client that does not take it
+// is treated as gone: the turn is cancelled, stores what it did, and ends.
+// The caller holds s.mu.
+func (s *sseStream) write(str string) {
+	if s.ended {
+		return
+	}
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	_, err := io.WriteString(s.w, str)
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	if err != nil {
+		s.ended, s.stalled = true, true // nothing more can reach this client
+		s.log.InfoContext(s.r.Context(), "stream client gone; ending the turn", "err", err)
+		s.cancel(errClientStalled)
+	}
+}
+
+// sseOutput streams the turn as taskchat's Server-Sent Events. Until
+// start, a failure is answered as problem JSON with its status; after it,
+// as an error event. Every stream ends with exactly one done or error
+// event. Its events are built by the handler's goroutine only (the engine
+// calls its observer from there), so nextID needs no lock.
+type sseOutput struct {
+	*sseStream
+	nextID int
+}
+
+func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig, cancel context.CancelCauseFunc) *sseOutput {
+	return &sseOutput{sseStream: newSSEStream(w, r, log, cfg, cancel)}
+}
+
+// start sends the headers and the start event, and begins pinging.
+func (o *sseOutput) start(conversationID int64) {
+	if o.isOpen() {
+		return
+	}
+	o.open(func(http.Header) {}, o.frame("start", startEvent{ConversationID: conversationID}))
 }
 
 func (o *sseOutput) event(e chat.Event) {
-	if e.Kind == chat.EventStarted {
-		o.start(e.ConversationID)
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	switch e.Kind {
+	case chat.EventStarted:
+		o.start(e.ConversationID)
 	case chat.EventDelta:
-		o.send("delta", deltaEvent{Text: e.Text})
+		o.send(o.frame("delta", deltaEvent{Text: e.Text}))
 	case chat.EventToolCall:
-		o.send("tool_call", toolCallEvent{ID: e.Call.ID, Tool: e.Call.Tool, Arguments: e.Call.Arguments})
+		o.send(o.frame("tool_call", toolCallEvent{ID: e.Call.ID, Tool: e.Call.Tool, Arguments: e.Call.Arguments}))
 	case chat.EventToolResult:
-		o.send("tool_result", toolResultEvent{ID: e.Call.ID, Tool: e.Call.Tool, Result: e.Call.Result, IsError: e.Call.IsError})
+		o.send(o.frame("tool_result", toolResultEvent{ID: e.Call.ID, Tool: e.Call.Tool, Result: e.Call.Result, IsError: e.Call.IsError}))
 	}
 }
 
@@ -118,14 +212,11 @@ func (o *sseOutput) event(e chat.Event) {
 // sends its start event first.
 func (o *sseOutput) done(out chat.Outcome) {
 	o.start(out.ConversationID)
-	o.end("done", chatResponseOf(out))
+	o.end(o.frame("done", chatResponseOf(out)))
 }
 
 func (o *sseOutput) fail(err error) {
-	o.mu.Lock()
-	started := o.started
-	o.mu.Unlock()
-	if !started {
+	if !o.isOpen() {
 		writeError(o.w, o.r, o.log, err)
 		return
 	}
@@ -133,69 +224,21 @@ func (o *sseOutput) fail(err error) {
 	if ae.status() >= 500 && o.r.Context().Err() == nil {
 		o.log.ErrorContext(o.r.Context(), "stream failed", "code", ae.code, "err", err)
 	}
-	o.end("error", errorEvent{Code: ae.code, Message: ae.detail, ToolCalls: ae.toolCalls})
+	o.end(o.frame("error", errorEvent{Code: ae.code, Message: ae.detail, ToolCalls: ae.toolCalls}))
 }
 
-// end sends the stream's last event and stops the pinger. A ping already
-// running sees ended under the lock and writes nothing.
-func (o *sseOutput) end(name string, v any) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.ended {
-		o.send(name, v)
-		o.ended = true
-	}
-	if o.pinger != nil {
-		o.pinger.Stop()
-	}
-}
-
-// close stops the pinger for good; the handler is returning. A stream
-// that has not ended by then (the handler panicked) ends with an error.
 func (o *sseOutput) close() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.started && !o.ended {
-		o.send("error", errorEvent{Code: codeInternal, Message: "Something went wrong on our side."})
-	}
-	o.ended = true
-	if o.pinger != nil {
-		o.pinger.Stop()
-	}
-	// A healthy connection may serve another request and must not inherit
-	// the last event's deadline; a stalled one keeps it, so the server's
-	// last write fails and the connection is closed.
-	if !o.stalled {
-		_ = o.rc.SetWriteDeadline(time.Time{})
-	}
+	o.sseStream.close(func() string {
+		return o.frame("error", errorEvent{Code: codeInternal, Message: "Something went wrong on our side."})
+	})
 }
 
-// send writes one event and flushes it. The caller holds o.mu. Write
-// errors mean the client left; the request's context tells the turn.
-func (o *sseOutput) send(name string, v any) {
-	if o.ended {
-		return
-	}
+// frame encodes one event with the next id.
+func (o *sseOutput) frame(name string, v any) string {
 	data, err := json.Marshal(v)
 	if err != nil {
 		name, data = "error", []byte(`{"code":"internal","message":"Something went wrong on our side."}`)
 	}
 	o.nextID++
-	o.write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", o.nextID, name, data))
-}
-
-// write sends s within the write timeout. A client that does not take it is
-// treated as gone: the turn is cancelled, stores what it did, and ends.
-// The caller holds o.mu.
-func (o *sseOutput) write(s string) {
-	_ = o.rc.SetWriteDeadline(time.Now().Add(o.timeout))
-	_, err := io.WriteString(o.w, s)
-	if err == nil {
-		err = o.rc.Flush()
-	}
-	if err != nil {
-		o.ended, o.stalled = true, true // nothing more can reach this client
-		o.log.InfoContext(o.r.Context(), "stream client gone; ending the turn", "err", err)
-		o.cancel(errClientStalled)
-	}
+	return fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", o.nextID, name, data)
 }

@@ -549,6 +549,17 @@ func TestPageInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("over the daily token budget: the page says when it renews", func(t *testing.T) {
+		t.Parallel()
+		s := mustServer(t, offline.New(), func(c *serverConfig) { c.chat.DailyTokenBudget = 1 })
+		b := openTab(t, browser, s.URL+"/", 1280, 800)
+		b.signInWithToken("page-bea")
+		b.send("Add a task to buy groceries")
+		b.waitJS("the first reply", lastReplyTxt+`.match(/^Added task [0-9]+: Buy groceries[.]$/)`)
+		b.send("Add a task to pay bills")
+		b.waitJS("the budget", errorText+`.match(/You have used today's token budget; it renews at midnight UTC, (in about [0-9]+ hours?|within the hour)[.] Your message was not saved[.]/)`)
+	})
+
 	t.Run("the model fails: the message is saved, and Retry continues the same conversation", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32

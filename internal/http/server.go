@@ -12,6 +12,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/tasks"
+	"github.com/taskchat/taskchat/internal/telemetry"
 	"github.com/taskchat/taskchat/internal/web"
 )
 
@@ -29,6 +30,12 @@ type Config struct {
 	WriteTimeout time.Duration
 	// DevLogin, when enabled, serves POST /auth/dev/token; see DevLogin.
 	DevLogin DevLogin
+	// Telemetry observes every request (its duration by route, method and
+	// status, and a span) and the open streams; nil observes nothing. Its
+	// metrics are served elsewhere, never by this handler.
+	Telemetry *telemetry.Telemetry
+	// MCP is how /mcp serves the task tools to outside MCP clients.
+	MCP MCPConfig
 }
 
 // StreamConfig is how often a stream pings, and how long one event may take
@@ -45,7 +52,7 @@ func (c Config) validate() error {
 	if c.DevLogin.Enabled && c.DevLogin.TTL <= 0 {
 		return fmt.Errorf("http: the development login needs a positive token lifetime, got %s", c.DevLogin.TTL)
 	}
-	return nil
+	return c.MCP.validate()
 }
 
 // Pinger reports whether the database answers; /readyz uses it.
@@ -62,19 +69,20 @@ func NewServer(log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Serv
 	}
 	r := chi.NewRouter()
 	// HEAD is answered wherever GET is (RFC 9110 §9.3.2), by the GET handler.
-	r.Use(writeDeadline(cfg.WriteTimeout), requestID, accessLog(log), recoverer(log), middleware.GetHead)
+	r.Use(writeDeadline(cfg.WriteTimeout), requestID, accessLog(log, cfg.Telemetry), recoverer(log), middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeProblem(w, apiErr(codeNotFound, "There is no such route."))
 	})
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
 	limits := newUserLimits(cfg.TurnsPerMinute, cfg.TurnBurst, cfg.MaxStreams)
-	addRoutes(r, log, auth, db, svc, convs, engine, limits, cfg.Stream, cfg.DevLogin)
+	cfg.Telemetry.ObserveStreams(limits.openStreams)
+	addRoutes(r, log, auth, db, svc, convs, engine, limits, cfg.Stream, cfg.DevLogin, newMCPFront(log, svc, cfg.MCP))
 	return r
 }
 
 // addRoutes lists every route of the API; it reads like api/openapi.yaml.
 func addRoutes(r chi.Router, log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
-	engine *chat.Engine, limits *userLimits, stream StreamConfig, dev DevLogin) {
+	engine *chat.Engine, limits *userLimits, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, db))
 	page := mustPage(web.Files, web.Index)
@@ -83,12 +91,17 @@ func addRoutes(r chi.Router, log *slog.Logger, auth *Authenticator, db Pinger, s
 	if dev.Enabled {
 		r.Method(http.MethodPost, "/auth/dev/token", handleDevTokenCreate(auth, dev.TTL))
 	}
+	r.Method(http.MethodPost, "/mcp", handleMCP(log, auth, mcp))
+	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource", handleResourceMetadataShow(mcp.resource))
+	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource/mcp", handleResourceMetadataShow(mcp.resource))
 	r.Route("/api/{user_id}", func(r chi.Router) {
 		r.Use(auth.RequireUser, logUser, RequirePathUser)
 		r.Method(http.MethodPost, "/chat", handleChatCreate(log, engine, limits, stream))
+		r.Method(http.MethodPost, "/chat/ui", handleChatUICreate(log, engine, limits, stream))
 		r.Method(http.MethodGet, "/conversations", handleConversationsList(log, convs))
 		r.Method(http.MethodGet, "/conversations/{conversation_id}/messages", handleMessagesList(log, convs))
 		r.Method(http.MethodDelete, "/conversations/{conversation_id}", handleConversationDelete(log, convs))
 		r.Method(http.MethodGet, "/tasks", handleTasksList(log, svc))
+		r.Method(http.MethodGet, "/usage", handleUsageShow(log, engine))
 	})
 }

@@ -111,6 +111,9 @@ func (s *spec) checkBody(resp *specResponse, header http.Header, body []byte) er
 		if cc, xab := header.Get("Cache-Control"), header.Get("X-Accel-Buffering"); cc != "no-cache" || xab != "no" {
 			return fmt.Errorf("a stream needs Cache-Control: no-cache and X-Accel-Buffering: no, got %q and %q", cc, xab)
 		}
+		if header.Get("X-Vercel-Ai-Ui-Message-Stream") != "" {
+			return s.checkUIChunks(media, body)
+		}
 		return s.checkEvents(media, body)
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		v, err := decodeOne(body)

@@ -98,6 +98,27 @@ type tasksResponse struct {
 	Tasks []taskJSON `json:"tasks"`
 }
 
+// usageResponse is a user's token usage per UTC day, every day of the range.
+type usageResponse struct {
+	From             string         `json:"from"`
+	To               string         `json:"to"`
+	DailyTokenBudget *int64         `json:"daily_token_budget"` // null: no budget
+	Days             []usageDayJSON `json:"days"`
+	Total            usageJSON      `json:"total"`
+}
+
+type usageDayJSON struct {
+	Date string `json:"date"`
+	usageJSON
+}
+
+type usageJSON struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	TotalTokens  int64 `json:"total_tokens"`
+	Turns        int64 `json:"turns"`
+}
+
 func chatResponseOf(o chat.Outcome) chatResponse {
 	return chatResponse{ConversationID: o.ConversationID, Response: o.Reply, ToolCalls: toolCallsOf(o.ToolCalls), Interrupted: o.Interrupted}
 }
@@ -122,3 +143,61 @@ func storedToolCalls(calls []tasks.ToolCall) []toolCallJSON {
 	}
 	return out
 }
+
+// The chunks of the AI SDK's UI message stream (POST /chat/ui), as the
+// `ai` package's uiMessageChunkSchema defines them; each is the JSON of
+// one `data:` line. Tools are dynamic tool parts: their names and schemas
+// come from the MCP server, not from the client's code.
+type (
+	uiChunk struct {
+		Type string `json:"type"` // start-step, finish-step
+	}
+	uiStartChunk struct {
+		Type            string     `json:"type"`                // start
+		MessageID       string     `json:"messageId,omitempty"` // reply-{turn id}
+		MessageMetadata uiMetadata `json:"messageMetadata"`
+	}
+	uiFinishChunk struct {
+		Type            string      `json:"type"`         // finish
+		FinishReason    string      `json:"finishReason"` // stop
+		MessageMetadata *uiMetadata `json:"messageMetadata,omitempty"`
+	}
+	// uiMetadata is the assistant message's metadata: its conversation, and
+	// on a replayed turn that did not complete, that it did not.
+	uiMetadata struct {
+		ConversationID int64 `json:"conversation_id,omitempty"`
+		Interrupted    bool  `json:"interrupted,omitempty"`
+	}
+	uiTextChunk struct {
+		Type string `json:"type"` // text-start, text-end
+		ID   string `json:"id"`
+	}
+	uiTextDeltaChunk struct {
+		Type  string `json:"type"` // text-delta
+		ID    string `json:"id"`
+		Delta string `json:"delta"`
+	}
+	uiToolInputChunk struct {
+		Type       string          `json:"type"` // tool-input-available
+		ToolCallID string          `json:"toolCallId"`
+		ToolName   string          `json:"toolName"`
+		Input      json.RawMessage `json:"input"`
+		Dynamic    bool            `json:"dynamic"`
+	}
+	uiToolOutputChunk struct {
+		Type       string          `json:"type"` // tool-output-available
+		ToolCallID string          `json:"toolCallId"`
+		Output     json.RawMessage `json:"output"`
+		Dynamic    bool            `json:"dynamic"`
+	}
+	uiToolErrorChunk struct {
+		Type       string `json:"type"` // tool-output-error
+		ToolCallID string `json:"toolCallId"`
+		ErrorText  string `json:"errorText"`
+		Dynamic    bool   `json:"dynamic"`
+	}
+	uiErrorChunk struct {
+		Type      string `json:"type"` // error
+		ErrorText string `json:"errorText"`
+	}
+)

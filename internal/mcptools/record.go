@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 
@@ -27,8 +28,9 @@ func CallMeta(rec tasks.CallRecord) mcp.Meta {
 
 // callRecord reads the call's record from its _meta; nil when it has none.
 // A record that cannot be read fails the call: a change meant to be
-// recorded is never made without its record.
-func callRecord(req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
+// recorded is never made without its record. The record is a chat turn's,
+// whatever it says: only the chat engine calls these servers.
+func callRecord(_ context.Context, req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
 	if req == nil || req.Params == nil {
 		return nil, nil
 	}
@@ -41,7 +43,7 @@ func callRecord(req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
 	if !ok || json.Unmarshal([]byte(raw), &rec) != nil || rec.TurnID == 0 || rec.ClaimToken == "" {
 		return nil, errBadRecord
 	}
-	rec.Tool = req.Params.Name
+	rec.Source, rec.Tool = tasks.SourceChat, req.Params.Name
 	return &rec, nil
 }
 

@@ -1,7 +1,9 @@
-// Package mcptools exposes the task service to a language model as MCP
-// tools (official go-sdk). A server is built for exactly one user: the user
-// is bound when the server is constructed and is never a tool argument, so a
-// confused or manipulated model cannot act for anybody else.
+// Package mcptools exposes the task service as MCP tools (official go-sdk):
+// to the chat's language model in process (NewServer), and to outside MCP
+// clients over Streamable HTTP (NewRemoteServer, NewHTTPHandler). A server
+// is built for exactly one user: the user is bound when the server is
+// constructed and is never a tool argument, so a confused or manipulated
+// model or client cannot act for anybody else.
 package mcptools
 
 import (
@@ -18,14 +20,21 @@ import (
 // building one costs no reflection after the first.
 var schemas = mcp.NewSchemaCache()
 
-// NewServer returns an MCP server whose five task tools act for userID only.
+// NewServer returns an MCP server whose five task tools act for userID
+// only, for the chat engine in process: a change is recorded as the call of
+// the turn its _meta names (see CallMetaKey). Outside clients get
+// NewRemoteServer's servers instead.
 func NewServer(userID string, svc *tasks.Service) *mcp.Server {
+	return newServer(&tools{userID: userID, svc: svc, recordOf: callRecord})
+}
+
+// newServer builds a server with t's five tools.
+func newServer(t *tools) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "taskchat-tasks", Version: "1.0.0"}, &mcp.ServerOptions{
 		SchemaCache:  schemas,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		Instructions: "Tools to manage the current user's todo list. Refer to tasks by their number, as list_tasks shows it: each user's tasks are numbered 1, 2, 3…",
 	})
-	t := &tools{userID: userID, svc: svc}
 	mcp.AddTool(s, addTaskTool, t.addTask)
 	mcp.AddTool(s, listTasksTool, t.listTasks)
 	mcp.AddTool(s, completeTaskTool, t.completeTask)

@@ -12,13 +12,14 @@ import (
 )
 
 // Servers keeps the MCP servers of the most recently active users, so a
-// turn pays only for a fresh session, not for building the user's server:
-// the go-sdk validates every tool's schema anew in each server it builds.
-// A server holds the user it is bound to and nothing else — no task, no
-// conversation — so dropping one changes nothing but the next turn's cost.
+// turn or a request pays only for a fresh session, not for building the
+// user's server: the go-sdk validates every tool's schema anew in each
+// server it builds. A server holds the user it is bound to and nothing
+// else — no task, no conversation — so dropping one changes nothing but
+// the next turn's cost.
 type Servers struct {
-	svc *tasks.Service
-	max int
+	build func(userID string) *mcp.Server
+	max   int
 
 	mu    sync.Mutex
 	order *list.List // of *cachedServer, most recently used first
@@ -30,25 +31,37 @@ type cachedServer struct {
 	server *mcp.Server
 }
 
-// NewServers returns a cache of at most max users' servers over svc.
+// NewServers returns a cache of at most max users' servers over svc, as
+// NewServer builds them: for the chat engine, in process.
 func NewServers(svc *tasks.Service, max int) *Servers {
-	return &Servers{svc: svc, max: max, order: list.New(), byID: map[string]*list.Element{}}
+	return newServers(func(userID string) *mcp.Server { return NewServer(userID, svc) }, max)
+}
+
+// NewRemoteServers returns a cache of at most max users' servers over svc,
+// as NewRemoteServer builds them: for outside clients.
+func NewRemoteServers(svc *tasks.Service, max int) *Servers {
+	return newServers(func(userID string) *mcp.Server { return NewRemoteServer(userID, svc) }, max)
+}
+
+func newServers(build func(string) *mcp.Server, max int) *Servers {
+	return &Servers{build: build, max: max, order: list.New(), byID: map[string]*list.Element{}}
 }
 
 // Connect opens a client session on userID's server, building the server
 // if it is not cached. Closing the session ends the server side too.
 func (s *Servers) Connect(ctx context.Context, userID string) (*mcp.ClientSession, error) {
-	return connect(ctx, s.server(userID))
+	return connect(ctx, s.Server(userID))
 }
 
-func (s *Servers) server(userID string) *mcp.Server {
+// Server returns userID's server, building it if it is not cached.
+func (s *Servers) Server(userID string) *mcp.Server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.byID[userID]; ok {
 		s.order.MoveToFront(e)
 		return e.Value.(*cachedServer).server
 	}
-	srv := NewServer(userID, s.svc)
+	srv := s.build(userID)
 	s.byID[userID] = s.order.PushFront(&cachedServer{userID: userID, server: srv})
 	for s.order.Len() > s.max {
 		oldest := s.order.Back()

@@ -101,10 +101,14 @@ func listTasksSchema() *jsonschema.Schema {
 type tools struct {
 	userID string
 	svc    *tasks.Service
+	// recordOf returns the record a call's change is made with, nil for
+	// none: the chat turn's from _meta in process (callRecord), the one
+	// the server made itself for an outside client (remoteRecord).
+	recordOf func(context.Context, *mcp.CallToolRequest) (*tasks.CallRecord, error)
 }
 
 func (t *tools) addTask(ctx context.Context, req *mcp.CallToolRequest, in AddTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
-	return change(req, tasks.StatusCreated, func(rec *tasks.CallRecord) (tasks.Task, error) {
+	return t.change(ctx, req, tasks.StatusCreated, func(rec *tasks.CallRecord) (tasks.Task, error) {
 		return t.svc.Add(ctx, t.userID, in.Title, in.Description, rec)
 	})
 }
@@ -126,29 +130,29 @@ func (t *tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTa
 }
 
 func (t *tools) completeTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
-	return change(req, tasks.StatusDone, func(rec *tasks.CallRecord) (tasks.Task, error) {
+	return t.change(ctx, req, tasks.StatusDone, func(rec *tasks.CallRecord) (tasks.Task, error) {
 		return t.svc.Complete(ctx, t.userID, in.TaskID, rec)
 	})
 }
 
 func (t *tools) deleteTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
-	return change(req, tasks.StatusDeleted, func(rec *tasks.CallRecord) (tasks.Task, error) {
+	return t.change(ctx, req, tasks.StatusDeleted, func(rec *tasks.CallRecord) (tasks.Task, error) {
 		return t.svc.Delete(ctx, t.userID, in.TaskID, rec)
 	})
 }
 
 func (t *tools) updateTask(ctx context.Context, req *mcp.CallToolRequest, in UpdateTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
-	return change(req, tasks.StatusUpdated, func(rec *tasks.CallRecord) (tasks.Task, error) {
+	return t.change(ctx, req, tasks.StatusUpdated, func(rec *tasks.CallRecord) (tasks.Task, error) {
 		return t.svc.Update(ctx, t.userID, in.TaskID, tasks.TaskUpdate{Title: in.Title, Description: in.Description}, rec)
 	})
 }
 
 // change runs a tool that changes one task, with the call's record when it
-// has one (see CallMetaKey), and shapes its outcome. The store records a
+// has one (see recordOf), and shapes its outcome. The store records a
 // call's result from the same row with the same three members (see
 // store.Tasks), so the audit says exactly what the model was told.
-func change(req *mcp.CallToolRequest, status string, do func(*tasks.CallRecord) (tasks.Task, error)) (*mcp.CallToolResult, TaskResult, error) {
-	rec, err := callRecord(req)
+func (t *tools) change(ctx context.Context, req *mcp.CallToolRequest, status string, do func(*tasks.CallRecord) (tasks.Task, error)) (*mcp.CallToolResult, TaskResult, error) {
+	rec, err := t.recordOf(ctx, req)
 	if err != nil {
 		return nil, TaskResult{}, err
 	}
@@ -156,5 +160,6 @@ func change(req *mcp.CallToolRequest, status string, do func(*tasks.CallRecord) 
 	if err != nil {
 		return nil, TaskResult{}, toolError(err)
 	}
+	markRecorded(ctx)
 	return nil, TaskResult{TaskID: task.ID, Status: status, Title: task.Title}, nil
 }

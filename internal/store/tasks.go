@@ -103,19 +103,22 @@ func (s *Tasks) UpdateTask(ctx context.Context, userID string, id int64, u tasks
 	return s.change(ctx, updateTask, userID, id, rec, id, u.Title, u.Description)
 }
 
-// change is a statement that changes at most one task, in two forms: plain,
-// and recorded as a tool call of a chat turn. The recorded form is one
-// statement, so one transaction and one round trip: it changes the task
-// only while the turn holds its conversation, and inserts the call's audit
-// row (its result built from the changed row, as the tool answers it) in
-// the same breath. A change without its record cannot exist. The claim is
-// read FOR SHARE: a claim taken over meanwhile, which takes the row FOR NO
-// KEY UPDATE, either waits for this change (which its turn's recovery then
-// sees) or makes this one find the claim gone.
+// change is a statement that changes at most one task, in three forms:
+// plain, recorded as a tool call of a chat turn, and recorded as a call of
+// an outside MCP client. A recorded form is one statement, so one
+// transaction and one round trip: it inserts the call's audit row (its
+// result built from the changed row, as the tool answers it) in the same
+// breath as the change. A change without its record cannot exist.
+//
+// A chat turn's change is made only while the turn holds its conversation.
+// The claim is read FOR SHARE: a claim taken over meanwhile, which takes
+// the row FOR NO KEY UPDATE, either waits for this change (which its turn's
+// recovery then sees) or makes this one find the claim gone. An MCP
+// client's change has no turn to wait for, and no condition.
 type change struct {
-	plain, recorded string
-	nargs           int
-	status          string
+	plain, recorded, mcp string
+	nargs                int
+	status               string
 }
 
 // newChange builds both forms of a change from its statement, body, and
@@ -143,6 +146,16 @@ func newChange(n int, status, with, body string) change {
 			)
 			SELECT `+taskColumns+` FROM t`,
 			n+1, n+2, "EXISTS (SELECT 1 FROM held)", n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10),
+		mcp: `
+			WITH ` + strings.Replace(ctes+` t AS (`+body, "%s", "true", 1) + fmt.Sprintf(`
+			), a AS (
+				INSERT INTO tool_calls (source, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
+				SELECT 'mcp', $1, $%[1]d, $%[2]d, $%[3]d::jsonb,
+				       jsonb_build_object('task_id', t.number, 'status', $%[4]d::text, 'title', t.title),
+				       false, 0, 0, $%[5]d
+				FROM t
+			)
+			SELECT `+taskColumns+` FROM t`, n+1, n+2, n+3, n+4, n+5),
 		nargs:  n,
 		status: status,
 	}
@@ -152,8 +165,13 @@ func newChange(n int, status, with, body string) change {
 // number, 0 for a new one.
 func (s *Tasks) change(ctx context.Context, c change, userID string, id int64, rec *tasks.CallRecord, args ...any) (tasks.Task, error) {
 	args = append([]any{userID}, args...)
-	if rec == nil {
+	switch {
+	case rec == nil:
 		return scanTask(s.pool.QueryRow(ctx, c.plain, args...), id)
+	case rec.Source == tasks.SourceMCP:
+		args = append(args, auditName(rec.CallID, "call"), auditName(rec.Tool, "unnamed"), jsonOr(rec.Arguments, "{}"),
+			c.status, time.Since(rec.Started).Milliseconds())
+		return scanTask(s.pool.QueryRow(ctx, c.mcp, args...), id)
 	}
 	args = append(args, rec.ConversationID, rec.ClaimToken, rec.TurnID, auditName(rec.CallID, "call"),
 		auditName(rec.Tool, "unnamed"), string(rec.Arguments), c.status, rec.Round, rec.Seq,

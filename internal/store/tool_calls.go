@@ -1,12 +1,30 @@
 package store
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/taskchat/taskchat/internal/tasks"
 )
+
+// RecordCall records a call of an outside MCP client that changed no task,
+// with the result its client was told; see tasks.Store. It has no turn and
+// no conversation, so it is one row of its own.
+func (s *Tasks) RecordCall(ctx context.Context, userID string, rec tasks.CallRecord, result json.RawMessage, isError bool) error {
+	if rec.Source != tasks.SourceMCP {
+		return fmt.Errorf("record a %q call: %w", rec.Source, tasks.ErrInvalid)
+	}
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO tool_calls (source, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
+		VALUES ('mcp', $1, $2, $3, $4::jsonb, $5::jsonb, $6, 0, 0, $7)`,
+		userID, auditName(rec.CallID, "call"), auditName(rec.Tool, "unnamed"), jsonOr(rec.Arguments, "{}"),
+		jsonOr(result, "null"), isError, time.Since(rec.Started).Milliseconds())
+	return translate(err)
+}
 
 // toolCallColumns are the columns of a tasks.ToolCall, as scanToolCall reads them.
 const toolCallColumns = `call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at`

@@ -33,12 +33,15 @@ var _ tasks.TurnStore = (*Turns)(nil)
 
 // StartTurn loads or creates the conversation, claims it, finishes a turn
 // of it that was cut short, stores the user message and loads the history,
-// in one round trip. Its commit does not wait for the disk; see
-// commitLazily.
+// in one round trip, after checking the user's daily token budget when
+// there is one. Its commit does not wait for the disk; see commitLazily.
 func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, error) {
 	token := newToken()
 	b := &pgx.Batch{}
 	commitLazily(b)
+	if in.DailyTokenBudget > 0 {
+		queueBudgetCheck(b, in.UserID, in.DailyTokenBudget)
+	}
 	var turn tasks.Turn
 	claimed := true
 	if in.ConversationID == 0 {
@@ -54,6 +57,12 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 		queueHistory(b, in, &turn)
 	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		if be := budgetError(err, in.DailyTokenBudget); be != nil {
+			return tasks.Turn{}, be
+		}
+		if chatIDTaken(err) {
+			return tasks.Turn{}, tasks.ErrConversationBusy
+		}
 		return tasks.Turn{}, translate(err)
 	}
 	if !claimed {
@@ -78,7 +87,8 @@ func commitLazily(b *pgx.Batch) {
 }
 
 // queueNewConversation creates a conversation, claimed, with its first
-// message, and tells the request's idempotency key (if any) its turn.
+// message, remembers it under the client's chat id (if any), and tells the
+// request's idempotency key (if any) its turn.
 func queueNewConversation(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn) {
 	c, m := &turn.Conversation, &turn.UserMessage
 	b.Queue(`
@@ -93,11 +103,11 @@ func queueNewConversation(b *pgx.Batch, in tasks.TurnStart, token string, turn *
 		), k AS (
 			UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $4::interval
 			FROM m WHERE idempotency_keys.user_id = $1 AND key = $6
-		)
+		)`+chatIDInsert+`
 		SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at,
 		       m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at
 		FROM c, m`,
-		in.UserID, tasks.TitleFrom(in.Message), token, in.ClaimFor, in.Message, nullable(in.IdempotencyKey)).
+		in.UserID, tasks.TitleFrom(in.Message), token, in.ClaimFor, in.Message, nullable(in.IdempotencyKey), nullable(in.ChatID)).
 		QueryRow(func(row pgx.Row) error {
 			return row.Scan(&c.ID, &c.UserID, &c.Title, &c.CreatedAt, &c.UpdatedAt,
 				&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.Interrupted, &m.CreatedAt)
@@ -195,8 +205,9 @@ func (s *Turns) whyNotClaimed(ctx context.Context, userID string, id int64) erro
 }
 
 // FinishTurn stores the reply, attaches every tool call of the turn to it,
-// releases the claim and completes the idempotency key, all in one
-// statement (so one transaction and one round trip). The calls that changed
+// releases the claim, completes the idempotency key and adds the turn's
+// usage to its user's day, all in one statement (so one transaction and
+// one round trip). The calls that changed
 // a task were recorded when they ran; the others are recorded here. The
 // reply is stored even if the claim expired meanwhile: nothing a turn did
 // is ever dropped.
@@ -228,11 +239,16 @@ func (s *Turns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message,
 			UPDATE idempotency_keys SET response = $13::jsonb, conversation_id = $1, turn_id = $15, locked_until = NULL
 			WHERE user_id = $2 AND key = $14 AND EXISTS (SELECT 1 FROM m)
 			  AND response IS NULL AND (turn_id IS NULL OR turn_id = $15)
+		), u AS (
+			INSERT INTO token_usage AS u (user_id, day, input_tokens, output_tokens, turns)
+			VALUES ($2, (now() AT TIME ZONE 'UTC')::date, $17, $18, 1)
+			ON CONFLICT (user_id, day) DO UPDATE SET input_tokens = u.input_tokens + excluded.input_tokens,
+				output_tokens = u.output_tokens + excluded.output_tokens, turns = u.turns + 1
 		)
 		SELECT id, created_at FROM m`,
 		e.ConversationID, e.UserID, e.ClaimToken, e.Reply, e.Interrupted,
 		calls.callIDs, calls.tools, calls.args, calls.results, calls.isErr, calls.rounds, calls.durations,
-		response, key, e.TurnID, calls.seqs).Scan(&m.ID, &m.CreatedAt)
+		response, key, e.TurnID, calls.seqs, max(e.Usage.InputTokens, 0), max(e.Usage.OutputTokens, 0)).Scan(&m.ID, &m.CreatedAt)
 	var pgErr *pgconn.PgError
 	if errors.Is(err, pgx.ErrNoRows) || (errors.As(err, &pgErr) && pgErr.Code == "23503") {
 		// The conversation was deleted while the turn ran.

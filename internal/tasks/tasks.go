@@ -6,6 +6,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -71,6 +72,10 @@ type Store interface {
 	CompleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
 	DeleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
 	UpdateTask(ctx context.Context, userID string, id int64, u TaskUpdate, rec *CallRecord) (Task, error)
+	// RecordCall records a call of an outside MCP client that changed no
+	// task (a listing, or a refused call) with the result the client was
+	// told. A call that changed a task was recorded by its change.
+	RecordCall(ctx context.Context, userID string, rec CallRecord, result json.RawMessage, isError bool) error
 }
 
 // Service applies the domain's rules before anything reaches the store.
@@ -148,6 +153,16 @@ func (s *Service) Update(ctx context.Context, userID string, id int64, u TaskUpd
 		u.Description = &d
 	}
 	return s.store.UpdateTask(ctx, userID, id, u, rec)
+}
+
+// RecordCall records a call of an outside MCP client (rec.Source must be
+// SourceMCP) that changed no task; see Store. A chat turn's calls are
+// recorded with its reply instead (TurnStore.FinishTurn).
+func (s *Service) RecordCall(ctx context.Context, userID string, rec CallRecord, result json.RawMessage, isError bool) error {
+	if rec.Source != SourceMCP {
+		return Invalid("source", "only an MCP client's calls are recorded on their own")
+	}
+	return s.store.RecordCall(ctx, userID, rec, result, isError)
 }
 
 func validID(id int64) error {

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -38,6 +39,10 @@ func (r *recorder) UpdateTask(_ context.Context, _ string, _ int64, u tasks.Task
 	r.calls++
 	r.update = u
 	return tasks.Task{}, nil
+}
+func (r *recorder) RecordCall(context.Context, string, tasks.CallRecord, json.RawMessage, bool) error {
+	r.calls++
+	return nil
 }
 
 func TestAddValidates(t *testing.T) {
@@ -105,5 +110,23 @@ func TestErrorKinds(t *testing.T) {
 	err := tasks.NotFound("task", 42)
 	if !errors.Is(err, tasks.ErrNotFound) || errors.Is(err, tasks.ErrInvalid) || err.Error() != "task 42 not found" {
 		t.Fatalf("NotFound = %v", err)
+	}
+}
+
+// Only an MCP client's calls are recorded on their own: a chat turn's are
+// recorded with its reply, under its turn.
+func TestRecordCallIsForMCPCalls(t *testing.T) {
+	r := &recorder{}
+	svc := tasks.NewService(r)
+	for _, source := range []tasks.CallSource{"", tasks.SourceChat, "browser"} {
+		if err := svc.RecordCall(context.Background(), "u", tasks.CallRecord{Source: source, Tool: "list_tasks"}, nil, false); !errors.Is(err, tasks.ErrInvalid) {
+			t.Errorf("RecordCall of a %q call = %v, want ErrInvalid", source, err)
+		}
+	}
+	if r.calls != 0 {
+		t.Fatalf("%d refused records reached the store", r.calls)
+	}
+	if err := svc.RecordCall(context.Background(), "u", tasks.CallRecord{Source: tasks.SourceMCP, Tool: "list_tasks"}, nil, false); err != nil || r.calls != 1 {
+		t.Fatalf("RecordCall of an MCP call = %v (store called %d times)", err, r.calls)
 	}
 }

@@ -22,6 +22,10 @@ var (
 	// its conversation: the conversation was deleted, or the turn outlived
 	// its claim. Nothing was changed.
 	ErrTurnEnded = errors.New("the turn no longer holds its conversation")
+	// ErrNoReplyToRegenerate means a regeneration named a reply that is not
+	// the conversation's last one, or a message that is not the one its
+	// last reply answers: the client's view of the conversation is stale.
+	ErrNoReplyToRegenerate = fmt.Errorf("no such last reply to regenerate: %w", ErrConflict)
 )
 
 // TurnStart is what a chat turn stores before the model runs.
@@ -34,6 +38,15 @@ type TurnStart struct {
 	// IdempotencyKey, when set, is a key BeginIdempotent accepted: the key
 	// is told which turn it started, so that a retry can find the turn.
 	IdempotencyKey string
+	// DailyTokenBudget, when positive, refuses the turn with a *BudgetError
+	// if the user's usage today (UTC) has reached it; nothing is written.
+	DailyTokenBudget int64
+	// ChatID, when set with ConversationID 0, is the client's own id for
+	// the new conversation (see TurnStore.ChatConversation), remembered with
+	// it. A conversation already remembered under it for the user fails the
+	// start with ErrConversationBusy: another first message of that chat
+	// won the race, and its turn holds the conversation.
+	ChatID string
 }
 
 // Turn is a started turn: the conversation (held by ClaimToken until the
@@ -44,6 +57,9 @@ type Turn struct {
 	ClaimToken   string
 	UserMessage  Message
 	History      []Message
+	// Earlier are the calls a reopened turn made in its earlier run (see
+	// TurnStore.ReopenTurn), in order; nil for a new turn.
+	Earlier []ToolCall
 }
 
 // ID identifies the turn: it is its user message's id.
@@ -61,13 +77,19 @@ type TurnEnd struct {
 	ToolCalls      []ToolCall // every call, in order; Seq is the index
 	IdempotencyKey string
 	Response       json.RawMessage // stored for replay when IdempotencyKey is set
+	Usage          Usage           // added to the user's usage of the day
 }
 
 // CallRecord says which turn a tool call belongs to. A task change made
 // with one is recorded as that call, in the same transaction as the change,
 // and only while the turn holds its conversation: a change never exists
 // without its record, and a turn that lost its conversation changes nothing.
+//
+// A call of an outside MCP client (Source SourceMCP) belongs to no turn:
+// ConversationID, TurnID, ClaimToken, Round and Seq are zero, and its
+// change is made as any other, recorded in the same transaction.
 type CallRecord struct {
+	Source         CallSource // "" is SourceChat
 	ConversationID int64
 	TurnID         int64
 	ClaimToken     string
@@ -78,6 +100,18 @@ type CallRecord struct {
 	Seq            int       // the call's position in the turn, from 0
 	Started        time.Time // when the call began, for its duration
 }
+
+// CallSource says who made a tool call.
+type CallSource string
+
+// The sources of tool calls.
+const (
+	// SourceChat is a chat turn's model: the call is one of its turn's.
+	SourceChat CallSource = "chat"
+	// SourceMCP is an outside MCP client at /mcp, acting for the user of
+	// its bearer token: the call belongs to no turn and no conversation.
+	SourceMCP CallSource = "mcp"
+)
 
 // Statuses of the tools that change one task, in their results and audit.
 const (
@@ -124,10 +158,26 @@ type TurnStore interface {
 	// RecoverTurn). Its writes are committed, but may reach the disk only
 	// with the next durable write: a tool's, FinishTurn's or AbandonTurn's,
 	// one of which ends every turn before its client hears the outcome.
+	// A user over s.DailyTokenBudget gets a *BudgetError, and nothing is
+	// written.
 	StartTurn(ctx context.Context, s TurnStart) (Turn, error)
+	// ReopenTurn starts the conversation's last turn again, to write its
+	// reply anew: it claims the conversation, deletes the turn's reply, so
+	// its tool calls have none until the new one is stored, and returns the
+	// turn with the history before it and its calls (Earlier). s.Message
+	// must be the turn's message, and turnID, when not 0, the turn's id;
+	// otherwise ErrNoReplyToRegenerate. ChatID is not used. A turn reopened
+	// and then cut short is finished like any other (see RecoverTurn).
+	ReopenTurn(ctx context.Context, s TurnStart, turnID int64) (Turn, error)
+	// ChatConversation returns the conversation a client's chat id names
+	// for the user: the one started under it (TurnStart.ChatID), else the
+	// user's conversation whose id it spells in decimal. It fails with
+	// ErrNotFound when there is neither.
+	ChatConversation(ctx context.Context, userID, chatID string) (int64, error)
 	// FinishTurn stores the reply, attaches every tool call to it (the
-	// calls that changed a task are already recorded), releases the claim
-	// and completes the idempotency key, in one transaction.
+	// calls that changed a task are already recorded), releases the claim,
+	// completes the idempotency key and adds the turn's usage to the day's,
+	// in one transaction.
 	FinishTurn(ctx context.Context, e TurnEnd) (Message, error)
 	// AbandonTurn releases the claim of a turn that stored no reply.
 	AbandonTurn(ctx context.Context, userID string, conversationID int64, claimToken string) error
@@ -148,4 +198,6 @@ type TurnStore interface {
 	// dropped, so that a retry runs again, unless its turn recorded a tool
 	// call; then its lock is released, so that a retry finishes that turn.
 	ForgetIdempotent(ctx context.Context, userID, key string) error
+
+	UsageStore
 }

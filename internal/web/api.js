@@ -281,6 +281,11 @@ export function explain(err) {
         : "This conversation is still answering your previous message. Wait a moment, then retry.";
     case 429: {
       const wait = err.retryAfter || 1;
+      if (err.code === "token_budget_exceeded") {
+        const hours = Math.round(wait / 3600);
+        const when = hours >= 1 ? `in about ${hours} hour${hours === 1 ? "" : "s"}` : "within the hour";
+        return `You have used today's token budget; it renews at midnight UTC, ${when}. Your message was not saved.`;
+      }
       return `You are sending messages too fast. Wait ${wait} second${wait === 1 ? "" : "s"}, then retry.`;
     }
     case 502:

@@ -1,0 +1,51 @@
+package chat
+
+import (
+	"context"
+	"errors"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// start starts the turn the request asks for: a new message, or, for a
+// regenerated reply, the conversation's last turn again. A client's chat
+// id is resolved to its conversation first; a chat id that names none
+// starts a new conversation remembered under it.
+func (e *Engine) start(ctx context.Context, req Request) (tasks.Turn, error) {
+	s := tasks.TurnStart{
+		UserID: req.UserID, ConversationID: req.ConversationID, Message: req.Message,
+		HistoryLimit: e.cfg.HistoryLimit, ClaimFor: e.claimFor(), IdempotencyKey: req.IdempotencyKey,
+		DailyTokenBudget: e.cfg.DailyTokenBudget,
+	}
+	if req.ChatID != "" {
+		id, err := e.turns.ChatConversation(ctx, req.UserID, req.ChatID)
+		switch {
+		case errors.Is(err, tasks.ErrNotFound) && req.Regenerate:
+			return tasks.Turn{}, tasks.ErrNoReplyToRegenerate // nothing was said in this chat yet
+		case errors.Is(err, tasks.ErrNotFound):
+			s.ChatID = req.ChatID
+		case err != nil:
+			return tasks.Turn{}, err
+		}
+		s.ConversationID = id
+	}
+	if req.Regenerate {
+		return e.turns.ReopenTurn(ctx, s, req.RegenerateTurn)
+	}
+	return e.turns.StartTurn(ctx, s)
+}
+
+// startedEvent announces a started turn; a regenerated one brings the
+// calls of its earlier run, which its new reply holds.
+func startedEvent(turn *tasks.Turn) Event {
+	ev := Event{Kind: EventStarted, ConversationID: turn.Conversation.ID, TurnID: turn.ID()}
+	for _, c := range turn.Earlier {
+		result := c.Result
+		if len(result) == 0 {
+			result = []byte("null")
+		}
+		ev.Earlier = append(ev.Earlier, EarlierCall{Round: c.Round,
+			ToolCall: ToolCall{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: result, IsError: c.IsError}})
+	}
+	return ev
+}

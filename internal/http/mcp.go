@@ -1,0 +1,182 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// MCPConfig is how /mcp, the task tools over MCP Streamable HTTP, treats
+// its clients.
+type MCPConfig struct {
+	// Each user's token bucket of /mcp requests on this replica.
+	RequestsPerMinute float64
+	Burst             int
+	// CachedServers is how many users' MCP servers a replica keeps built
+	// (see mcptools.Servers).
+	CachedServers int
+	// PublicURL is the server's URL as its clients reach it, such as
+	// https://tasks.example.com: the resource /mcp is PublicURL/mcp. ""
+	// makes it from each request's Host, over https when the request came
+	// over TLS.
+	PublicURL string
+	// AuthorizationServers are the issuers of the tokens /mcp accepts, as
+	// its RFC 9728 metadata lists them; may be empty.
+	AuthorizationServers []string
+}
+
+func (c MCPConfig) validate() error {
+	if c.RequestsPerMinute <= 0 || c.Burst <= 0 || c.CachedServers <= 0 {
+		return fmt.Errorf("http: the MCP limits must be positive, got %+v", c)
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("http: the public URL must be an http(s) URL with no query, got %q", c.PublicURL)
+		}
+	}
+	return nil
+}
+
+// maxMCPBody bounds one JSON-RPC message; a tool call takes a few hundred
+// bytes.
+const maxMCPBody = 64 << 10
+
+// mcpFront is what /mcp and its metadata are served with.
+type mcpFront struct {
+	handler  http.Handler // mcptools.NewHTTPHandler
+	limits   *userLimits
+	resource protectedResource
+}
+
+func newMCPFront(log *slog.Logger, svc *tasks.Service, cfg MCPConfig) *mcpFront {
+	return &mcpFront{
+		handler: mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, cfg.CachedServers), log),
+		// The bucket is all it uses: an MCP answer is never a stream.
+		limits:   newUserLimits(cfg.RequestsPerMinute, cfg.Burst, 1),
+		resource: protectedResource{publicURL: strings.TrimRight(cfg.PublicURL, "/"), authorizationServers: cfg.AuthorizationServers},
+	}
+}
+
+// handleMCP serves the task tools over MCP to the user of the request's
+// bearer token, verified as the API verifies it. Without a valid one the
+// 401 points at the resource's metadata (RFC 9728 §5.1). Each request
+// spends one of the user's request tokens and carries one JSON-RPC message.
+// The user is the token's and nobody else's: nothing in the body can name
+// another.
+func handleMCP(log *slog.Logger, a *Authenticator, f *mcpFront) http.Handler {
+	// The SDK's middleware hands the user to the SDK (auth.TokenInfo),
+	// which binds each request to that user's server. RequireUser has
+	// verified the token already, exp included.
+	toSDK := auth.RequireBearerToken(verifiedUser, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(f.handler)
+	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := f.limits.allow(userFrom(r.Context()), "MCP requests"); err != nil {
+			writeRateLimited(w, err)
+			return
+		}
+		if err := oneMessage(w, r); err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		toSDK.ServeHTTP(w, r.WithContext(mcptools.WithCallID(r.Context(), infoFrom(r.Context()).id)))
+	})
+	authenticated := a.RequireUser(logUser(serve))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		authenticated.ServeHTTP(&challengeWriter{ResponseWriter: w, param: `resource_metadata="` + f.resource.metadataURL(r) + `"`}, r)
+	})
+}
+
+// verifiedUser is the auth.TokenVerifier of a request RequireUser let
+// through: its user, with no second verification of the token.
+func verifiedUser(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+	userID := userFrom(ctx)
+	if userID == "" {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: userID}, nil
+}
+
+// oneMessage checks the body, and puts it back for the MCP handler: JSON
+// of at most maxMCPBody bytes, and not a JSON-RPC batch. MCP dropped
+// batches in 2025-06-18; refusing them keeps a request one message, so
+// that the budget of requests is a budget of tool calls.
+func oneMessage(w http.ResponseWriter, r *http.Request) error {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return apiErr(codeUnsupportedMediaType, "Send the JSON-RPC message as application/json.")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPBody))
+	if err != nil {
+		return decodeError(err, maxMCPBody)
+	}
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		return apiErr(codeInvalidRequest, "Send one JSON-RPC message per request: batches are not accepted (MCP removed them in 2025-06-18).")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return nil
+}
+
+// challengeWriter adds param to the bearer challenge of a 401. It unwraps,
+// so http.ResponseController still reaches the connection.
+type challengeWriter struct {
+	http.ResponseWriter
+	param string
+}
+
+func (w *challengeWriter) WriteHeader(code int) {
+	if h := w.Header(); code == http.StatusUnauthorized && h.Get("WWW-Authenticate") != "" {
+		h.Set("WWW-Authenticate", h.Get("WWW-Authenticate")+", "+w.param)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// protectedResource is /mcp as an OAuth 2.0 protected resource (RFC 9728).
+type protectedResource struct {
+	publicURL            string // without a trailing slash; "" for the request's
+	authorizationServers []string
+}
+
+// base is the server's URL for r: the configured one, or r's own.
+func (p protectedResource) base(r *http.Request) string {
+	if p.publicURL != "" {
+		return p.publicURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// metadataURL is where the metadata of the resource /mcp is: the
+// well-known path with the resource's path after it (RFC 9728 §3.1).
+func (p protectedResource) metadataURL(r *http.Request) string {
+	return p.base(r) + "/.well-known/oauth-protected-resource/mcp"
+}
+
+// handleResourceMetadataShow answers the RFC 9728 metadata of /mcp: its
+// identifier, the issuers of the tokens it accepts, and that the token goes
+// in the Authorization header. It is public, and readable from any origin.
+func handleResourceMetadataShow(p protectedResource) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		writeJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
+			Resource:               p.base(r) + "/mcp",
+			AuthorizationServers:   p.authorizationServers,
+			BearerMethodsSupported: []string{"header"},
+			ResourceName:           "taskchat",
+		})
+	})
+}

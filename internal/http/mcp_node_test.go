@@ -1,0 +1,103 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+)
+
+// mustMCPNodeClient returns node and the path of clients/<script>, which
+// imports the MCP TypeScript SDK that clients/package-lock.json pins. It
+// fails, saying what to run, when either is missing.
+func mustMCPNodeClient(tb testing.TB, script string) (node, path string) {
+	tb.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		tb.Fatal("node is not installed: the MCP protocol tests run the TypeScript SDK on Node 18 or later")
+	}
+	clients, err := filepath.Abs(filepath.Join("..", "..", "clients"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(clients, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		tb.Fatalf("the MCP TypeScript SDK is not installed in %s: run `npm ci --prefix clients` (%v)", clients, err)
+	}
+	return node, filepath.Join(clients, script)
+}
+
+// nodeMCPRun is what clients/mcp-client.mjs prints.
+type nodeMCPRun struct {
+	Server struct{ Name string }
+	Tools  []struct {
+		Name                      string
+		InputSchema, OutputSchema json.RawMessage
+	}
+	Added, Listed struct {
+		IsError           bool
+		StructuredContent map[string]any
+		Content           []struct{ Type, Text string }
+	}
+}
+
+// The official TypeScript SDK's client, as Claude Desktop's bridge and the
+// MCP Inspector use it, manages the token's user's list over /mcp.
+func TestMCPWithTheTypeScriptSDK(t *testing.T) {
+	node, script := mustMCPNodeClient(t, "mcp-client.mjs")
+	s := mustServer(t, offline.New())
+	user := storetest.UserID(t)
+	s.chat(t, user, 0, "Add a task to buy groceries") // the user's task 1
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, script, s.URL+"/mcp", mustToken(t, user)).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("%s: %v\n%s", script, err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var run nodeMCPRun
+	if err := json.Unmarshal(out, &run); err != nil {
+		t.Fatalf("%s printed %q: %v", script, out, err)
+	}
+
+	if run.Server.Name != "taskchat-tasks" || len(run.Tools) != 5 {
+		t.Fatalf("server %q with %d tools, want taskchat-tasks with 5: %s", run.Server.Name, len(run.Tools), out)
+	}
+	for _, tool := range run.Tools {
+		if strings.Contains(strings.ToLower(string(tool.InputSchema)), "user") {
+			t.Errorf("%s's schema mentions a user: %s", tool.Name, tool.InputSchema)
+		}
+	}
+	wantAdded := map[string]any{"task_id": 2.0, "status": "created", "title": "Water the plants"}
+	if run.Added.IsError || !reflect.DeepEqual(run.Added.StructuredContent, wantAdded) {
+		t.Fatalf("add_task = %+v, want %v", run.Added, wantAdded)
+	}
+	pending, _ := run.Listed.StructuredContent["tasks"].([]any)
+	if run.Listed.IsError || len(pending) != 2 || pending[1].(map[string]any)["title"] != "Water the plants" ||
+		pending[1].(map[string]any)["description"] != "the ferns too" {
+		t.Fatalf("list_tasks = %+v, want the chat's task and the new one", run.Listed)
+	}
+
+	// The database says the same: the task is the user's task 2, seen by
+	// the REST API, and both calls are recorded with no conversation.
+	if list := mustRESTTasks(t, s, user); len(list) != 2 || list[1].(map[string]any)["id"] != 2.0 {
+		t.Fatalf("REST tasks = %v", list)
+	}
+	rows := mustMCPAudit(t, user)
+	if len(rows) != 2 || rows[0].Tool != "add_task" || rows[1].Tool != "list_tasks" || rows[0].ConvID != nil ||
+		!jsonSame(t, rows[0].Result, []byte(jsonOf(t, wantAdded))) {
+		t.Fatalf("MCP audit rows = %+v", rows)
+	}
+}

@@ -1,0 +1,102 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// checkUIChunks checks an AI SDK UI message stream: one data line per
+// event, a JSON chunk each but the last, which is [DONE]; start first;
+// exactly one finish or error, right before [DONE]; and each chunk matching
+// the schema its type maps to.
+func (s *spec) checkUIChunks(media *specMediaType, body []byte) error {
+	text := string(body)
+	if !strings.HasSuffix(text, "data: [DONE]\n\n") {
+		return errors.New("the stream does not end with data: [DONE]")
+	}
+	var types []string
+	for block := range strings.SplitSeq(strings.TrimSuffix(text, "data: [DONE]\n\n"), "\n\n") {
+		if block == "" || strings.HasPrefix(block, ":") {
+			continue // a comment, such as ": ping"
+		}
+		data, ok := strings.CutPrefix(block, "data: ")
+		var chunk map[string]any
+		if !ok || strings.Contains(data, "\n") || json.Unmarshal([]byte(data), &chunk) != nil {
+			return fmt.Errorf("event %d is not one data line of a JSON object: %q", len(types)+1, block)
+		}
+		typ, _ := chunk["type"].(string)
+		types = append(types, typ)
+		schema, err := s.eventSchema(media.EventSchema, typ)
+		if err != nil {
+			return fmt.Errorf("chunk %d: %w", len(types), err)
+		}
+		if err := s.validate(schema, s.decode([]byte(data))); err != nil {
+			return fmt.Errorf("chunk %d (%s) does not match its schema: %w", len(types), typ, err)
+		}
+	}
+	if len(types) == 0 || types[0] != "start" {
+		return fmt.Errorf("the stream does not begin with start: %v", types)
+	}
+	for i, t := range types {
+		if last := t == "finish" || t == "error"; last != (i == len(types)-1) {
+			return fmt.Errorf("want exactly one finish or error, last: %v", types)
+		}
+	}
+	return nil
+}
+
+// TestSpecCatchesWrongUIStreams shows that mustMatchSpec checks an AI SDK
+// UI message stream chunk by chunk.
+func TestSpecCatchesWrongUIStreams(t *testing.T) {
+	data := func(chunks ...string) string {
+		var b strings.Builder
+		for _, c := range chunks {
+			b.WriteString("data: " + c + "\n\n")
+		}
+		return b.String()
+	}
+	const (
+		start  = `{"type":"start","messageId":"reply-7","messageMetadata":{"conversation_id":42}}`
+		step   = `{"type":"start-step"}`
+		input  = `{"type":"tool-input-available","toolCallId":"c1","toolName":"add_task","input":{"title":"x"},"dynamic":true}`
+		output = `{"type":"tool-output-available","toolCallId":"c1","output":{"task_id":1},"dynamic":true}`
+		finish = `{"type":"finish","finishReason":"stop"}`
+		done   = "[DONE]"
+	)
+	good := data(start, step, input, output, `{"type":"finish-step"}`, finish, done)
+	header := http.Header{"X-Request-Id": {"abc"}, "Content-Type": {"text/event-stream"}, "Cache-Control": {"no-cache"},
+		"X-Accel-Buffering": {"no"}, "X-Vercel-Ai-Ui-Message-Stream": {"v1"}}
+	cases := []struct {
+		name, body string
+		header     http.Header
+		wantErr    string
+	}{
+		{"a right stream", good, header, ""},
+		{"a right stream with pings", strings.Replace(good, "data: "+step, ": ping\n\ndata: "+step, 1), header, ""},
+		{"a failed turn", data(start, step, `{"type":"error","errorText":"The model failed."}`, done), header, ""},
+		{"a tool part that is not dynamic", strings.Replace(good, `,"dynamic":true}`, `}`, 1), header, `missing properties: ["dynamic"]`},
+		{"an undocumented chunk", data(start, `{"type":"abort"}`, finish, done), header, `"abort" is not a documented event`},
+		{"no [DONE]", data(start, step, finish), header, "[DONE]"},
+		{"no start", data(step, finish, done), header, "does not begin with start"},
+		{"chunks after finish", data(start, finish, step, done), header, "exactly one finish or error"},
+		{"no finish", data(start, step, done), header, "exactly one finish or error"},
+		{"a chunk that is not JSON", data(start, "{", finish, done), header, "not one data line of a JSON object"},
+		{"without the protocol header", good, http.Header{"X-Request-Id": {"abc"}, "Content-Type": {"text/event-stream"},
+			"Cache-Control": {"no-cache"}, "X-Accel-Buffering": {"no"}}, "X-Vercel-Ai-Ui-Message-Stream is required"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := specMismatch("POST", uiRoute, 200, c.header, []byte(c.body))
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Fatalf("a right stream was refused: %v", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Fatalf("error = %v\nwant it to mention %q", err, c.wantErr)
+			}
+		})
+	}
+}

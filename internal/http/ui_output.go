@@ -1,0 +1,188 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/chat"
+)
+
+// uiDone is the last line of every UI message stream.
+const uiDone = "data: [DONE]\n\n"
+
+// uiOutput streams the turn as the Vercel AI SDK's UI message stream,
+// protocol v1: one assistant message, whose id is reply-{turn id} and
+// whose metadata holds the conversation id, in steps (one per model round)
+// of text parts and dynamic tool parts. Until it starts, a failure is
+// answered as problem JSON with its status; after, as an error chunk. The
+// stream always ends with data: [DONE]. Like sseOutput, its state is
+// touched by the handler's goroutine only.
+type uiOutput struct {
+	*sseStream
+	texts    int  // text parts opened so far; the open one's id is text-{texts-1}
+	textOpen bool // a text part is open
+	round    int  // the model round of the open step
+	results  bool // a tool result came in the open step: text now begins the next round
+}
+
+func newUIOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig, cancel context.CancelCauseFunc) *uiOutput {
+	return &uiOutput{sseStream: newSSEStream(w, r, log, cfg, cancel)}
+}
+
+// uiFrame is one chunk as a data line.
+func uiFrame(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		data, _ = json.Marshal(uiErrorChunk{Type: "error", ErrorText: "Something went wrong on our side."})
+	}
+	return "data: " + string(data) + "\n\n"
+}
+
+// start sends the headers, the message's start and its first step.
+func (o *uiOutput) start(conversationID, turnID int64) {
+	if o.isOpen() {
+		return
+	}
+	start := uiStartChunk{Type: "start", MessageMetadata: uiMetadata{ConversationID: conversationID}}
+	if turnID > 0 {
+		start.MessageID = replyID(turnID)
+	}
+	o.open(func(h http.Header) { h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1") },
+		uiFrame(start)+uiFrame(uiChunk{Type: "start-step"}))
+}
+
+func (o *uiOutput) event(e chat.Event) {
+	switch e.Kind {
+	case chat.EventStarted:
+		o.start(e.ConversationID, e.TurnID)
+		for _, c := range e.Earlier {
+			o.toolCall(c.ToolCall, c.Round)
+			o.toolResult(c.ToolCall)
+		}
+	case chat.EventDelta:
+		o.text(e.Text)
+	case chat.EventToolCall:
+		o.toolCall(*e.Call, e.Round)
+	case chat.EventToolResult:
+		o.toolResult(*e.Call)
+	}
+}
+
+// text streams a piece of the reply. Text after a tool result is the next
+// round's: a model writes a round's text before asking for its tools.
+func (o *uiOutput) text(s string) {
+	if o.results {
+		o.step(o.round + 1)
+	}
+	if !o.textOpen {
+		o.texts++
+		o.textOpen = true
+		o.send(uiFrame(uiTextChunk{Type: "text-start", ID: o.textID()}))
+	}
+	o.send(uiFrame(uiTextDeltaChunk{Type: "text-delta", ID: o.textID(), Delta: s}))
+}
+
+// textID is the id of the newest text part.
+func (o *uiOutput) textID() string { return "text-" + strconv.Itoa(o.texts-1) }
+
+func (o *uiOutput) toolCall(c chat.ToolCall, round int) {
+	if round != o.round {
+		o.step(round)
+	}
+	o.closeText()
+	o.send(uiFrame(uiToolInputChunk{Type: "tool-input-available", ToolCallID: c.ID, ToolName: c.Tool, Input: c.Arguments, Dynamic: true}))
+}
+
+func (o *uiOutput) toolResult(c chat.ToolCall) {
+	o.results = true
+	if c.IsError {
+		o.send(uiFrame(uiToolErrorChunk{Type: "tool-output-error", ToolCallID: c.ID, ErrorText: toolErrorText(c.Result), Dynamic: true}))
+		return
+	}
+	o.send(uiFrame(uiToolOutputChunk{Type: "tool-output-available", ToolCallID: c.ID, Output: c.Result, Dynamic: true}))
+}
+
+// step ends the open step and begins the one of round.
+func (o *uiOutput) step(round int) {
+	o.closeText()
+	o.send(uiFrame(uiChunk{Type: "finish-step"}) + uiFrame(uiChunk{Type: "start-step"}))
+	o.round, o.results = round, false
+}
+
+func (o *uiOutput) closeText() {
+	if o.textOpen {
+		o.send(uiFrame(uiTextChunk{Type: "text-end", ID: o.textID()}))
+		o.textOpen = false
+	}
+}
+
+// done ends the message. A replay, which streamed nothing, sends what the
+// turn did first: its tool calls, then its reply.
+func (o *uiOutput) done(out chat.Outcome) {
+	if !o.isOpen() {
+		o.start(out.ConversationID, out.TurnID)
+		for _, c := range out.ToolCalls {
+			o.toolCall(c, 0)
+			o.toolResult(c)
+		}
+		if out.Reply != "" {
+			o.text(out.Reply)
+		}
+	}
+	o.closeText()
+	finish := uiFinishChunk{Type: "finish", FinishReason: "stop"}
+	if out.Interrupted {
+		finish.MessageMetadata = &uiMetadata{Interrupted: true}
+	}
+	o.end(uiFrame(uiChunk{Type: "finish-step"}) + uiFrame(finish) + uiDone)
+}
+
+func (o *uiOutput) fail(err error) {
+	if !o.isOpen() {
+		writeError(o.w, o.r, o.log, err)
+		return
+	}
+	ae := toAPIError(err)
+	if ae.status() >= 500 && o.r.Context().Err() == nil {
+		o.log.ErrorContext(o.r.Context(), "stream failed", "code", ae.code, "err", err)
+	}
+	o.closeText()
+	o.end(uiFrame(uiErrorChunk{Type: "error", ErrorText: ae.detail}) + uiDone)
+}
+
+func (o *uiOutput) close() {
+	o.sseStream.close(func() string {
+		return uiFrame(uiErrorChunk{Type: "error", ErrorText: "Something went wrong on our side."}) + uiDone
+	})
+}
+
+// replyID is the UI message id of a turn's reply. A regenerated reply
+// keeps it: it answers the same message.
+func replyID(turnID int64) string { return "reply-" + strconv.FormatInt(turnID, 10) }
+
+// turnOfReply reads the turn id back from a reply's id; 0 when id is not
+// one.
+func turnOfReply(id string) int64 {
+	s, ok := strings.CutPrefix(id, "reply-")
+	n, err := strconv.ParseInt(s, 10, 64)
+	if !ok || err != nil || n <= 0 || strconv.FormatInt(n, 10) != s {
+		return 0
+	}
+	return n
+}
+
+// toolErrorText is the sentence of a failed call's result, {"error": "…"}, or
+// the result itself when it has none.
+func toolErrorText(result json.RawMessage) string {
+	var r struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(result, &r) == nil && r.Error != "" {
+		return r.Error
+	}
+	return string(result)
+}

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// ReopenTurn starts the conversation's last turn again, to write its reply
+// anew (a regenerated reply): it claims the conversation, if its last
+// turn is the one asked for, deletes that turn's reply, and loads the turn's
+// message, the history before it and the calls the turn made, in one round
+// trip after the budget check. Deleting the reply leaves its tool calls
+// without one (message_id NULL), as a turn cut short leaves them: the new
+// reply takes them when it is stored (FinishTurn attaches a turn's calls
+// by turn and position), and if the new run is cut short in turn, whoever
+// next touches the conversation finishes it (recoverConversation). No call
+// record is ever deleted. Its commit does not wait for the disk, as
+// StartTurn's does not: if it were lost, the old reply would be back.
+func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64) (tasks.Turn, error) {
+	token := newToken()
+	b := &pgx.Batch{}
+	commitLazily(b)
+	if in.DailyTokenBudget > 0 {
+		queueBudgetCheck(b, in.UserID, in.DailyTokenBudget)
+	}
+	var turn tasks.Turn
+	claimed := false
+	queueReopenClaim(b, in, turnID, token, &turn, &claimed)
+	queueReopen(b, in, token, &turn)
+	queueHistory(b, in, &turn)
+	queueEarlierCalls(b, in, token, &turn)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		if be := budgetError(err, in.DailyTokenBudget); be != nil {
+			return tasks.Turn{}, be
+		}
+		return tasks.Turn{}, translate(err)
+	}
+	if !claimed {
+		return tasks.Turn{}, s.whyNotReopened(ctx, in.UserID, in.ConversationID)
+	}
+	turn.ClaimToken = token
+	return turn, nil
+}
+
+// lastUserMessage is the id of the newest user message of conversation $1
+// of user $2: the message of its last turn.
+const lastUserMessage = `(SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')`
+
+// queueReopenClaim claims the conversation when no turn holds it and its
+// last turn is the one asked for: its message is in.Message, its id
+// turnID (unless 0), and at most its reply follows it.
+func queueReopenClaim(b *pgx.Batch, in tasks.TurnStart, turnID int64, token string, turn *tasks.Turn, claimed *bool) {
+	b.Queue(`
+		UPDATE conversations
+		SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
+		WHERE id = $1 AND user_id = $2 AND `+unheld+` AND EXISTS (
+			SELECT 1 FROM messages u
+			WHERE u.id = `+lastUserMessage+` AND u.content = $5 AND ($6::bigint = 0 OR u.id = $6)
+			  AND (SELECT count(*) FROM messages r WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id) <= 1)
+		RETURNING id, user_id, title, created_at, updated_at`,
+		in.ConversationID, in.UserID, token, in.ClaimFor, in.Message, turnID).QueryRow(func(row pgx.Row) error {
+		err := scanConversation(row, &turn.Conversation)
+		*claimed = err == nil
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+}
+
+// queueReopen deletes the reply of the turn the claim was taken for, and
+// tells the request's idempotency key (if any) its turn, the reopened one.
+func queueReopen(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn) {
+	b.Queue(`
+		WITH u AS (
+			SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at
+			FROM messages m JOIN conversations c ON c.id = m.conversation_id AND c.user_id = m.user_id
+			WHERE m.id = `+lastUserMessage+` AND c.claim_token = $3
+		), d AS (
+			DELETE FROM messages r USING u WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id
+		), k AS (
+			UPDATE idempotency_keys SET conversation_id = $1, turn_id = u.id, locked_until = now() + $5::interval
+			FROM u WHERE idempotency_keys.user_id = $2 AND key = $4
+		)
+		SELECT id, conversation_id, role, content, interrupted, created_at FROM u`,
+		in.ConversationID, in.UserID, token, nullable(in.IdempotencyKey), in.ClaimFor).QueryRow(func(row pgx.Row) error {
+		err := scanMessage(row, &turn.UserMessage)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+}
+
+// queueEarlierCalls loads every call the reopened turn made, in order.
+func queueEarlierCalls(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn) {
+	b.Queue(`
+		SELECT `+toolCallColumns+` FROM tool_calls
+		WHERE user_id = $2 AND turn_id = `+lastUserMessage+`
+		  AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3)
+		ORDER BY seq`, in.ConversationID, in.UserID, token).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var c tasks.ToolCall
+			if err := scanToolCall(rows, &c); err != nil {
+				return err
+			}
+			turn.Earlier = append(turn.Earlier, c)
+		}
+		return rows.Err()
+	})
+}
+
+// whyNotReopened tells a missing conversation from a busy one and from one
+// whose last turn is not the one asked for. It runs only when a claim failed.
+func (s *Turns) whyNotReopened(ctx context.Context, userID string, id int64) error {
+	var held bool
+	err := s.pool.QueryRow(ctx, `SELECT NOT `+unheld+` FROM conversations WHERE id = $1 AND user_id = $2`, id, userID).Scan(&held)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return tasks.NotFound("conversation", id)
+	case err != nil:
+		return translate(err)
+	case held:
+		return tasks.ErrConversationBusy
+	}
+	return tasks.ErrNoReplyToRegenerate
+}

@@ -1,0 +1,129 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// A regenerated reply replaces the last one; the turn's calls, and the
+// change one of them made, pass from the old reply to the new one.
+func TestReopenTurnMovesTheCallsToTheNewReply(t *testing.T) {
+	turns, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
+	ctx := context.Background()
+	first := mustStart(t, turns, user, 0, "Show my list")
+	mustFinish(t, turns, first, "It is empty.")
+	turn := mustStart(t, turns, user, first.Conversation.ID, "Add milk")
+	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
+	mustFinish(t, turns, turn, "Done, I guess.",
+		call("call_0", "add_task", `{"title":"Buy milk"}`, `{}`), call("call_1", "list_tasks", `{}`, `{"tasks":[]}`))
+
+	again, err := turns.ReopenTurn(ctx, tasks.TurnStart{UserID: user, ConversationID: turn.Conversation.ID, Message: "Add milk",
+		HistoryLimit: 50, ClaimFor: time.Minute}, turn.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID() != turn.ID() || again.ClaimToken == "" || again.ClaimToken == turn.ClaimToken {
+		t.Fatalf("reopened turn %d with claim %q, want turn %d under a new claim", again.ID(), again.ClaimToken, turn.ID())
+	}
+	if len(again.History) != 2 || again.History[0].ID != first.ID() || again.History[1].Content != "It is empty." {
+		t.Fatalf("history = %+v, want the first turn only", again.History)
+	}
+	if len(again.Earlier) != 2 || again.Earlier[0].Tool != "add_task" || again.Earlier[1].Tool != "list_tasks" ||
+		!jsonEqual(again.Earlier[0].Result, mustJSON(t, map[string]any{"task_id": 1, "status": "created", "title": "Buy milk"})) {
+		t.Fatalf("earlier calls = %+v, want the turn's two, with the recorded result", again.Earlier)
+	}
+	if got := roles(mustMessages(t, convs, user, turn.Conversation.ID)); got != "user assistant user" {
+		t.Fatalf("messages while the reply is rewritten = %s, want the old reply gone", got)
+	}
+	for _, r := range mustAuditRows(t, user, turn.ID()) {
+		if r.MessageID != nil || r.ConversationID == nil {
+			t.Fatalf("call %d belongs to message %v of conversation %v, want no reply yet, same conversation", r.Seq, r.MessageID, r.ConversationID)
+		}
+	}
+
+	calls := append(again.Earlier, call("call_2", "list_tasks", `{}`, `{"tasks":[{"id":1}]}`))
+	calls[2].Seq = 2
+	reply, err := turns.FinishTurn(ctx, turnEnd(again, "I've added Buy milk.", calls...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := mustMessages(t, convs, user, turn.Conversation.ID)
+	if roles(msgs) != "user assistant user assistant" || msgs[3].ID != reply.ID || msgs[3].Content != "I've added Buy milk." {
+		t.Fatalf("messages = %+v, want the new reply last", msgs)
+	}
+	if len(msgs[3].ToolCalls) != 3 {
+		t.Fatalf("new reply's calls = %+v, want the earlier two and the new one", msgs[3].ToolCalls)
+	}
+	for _, r := range mustAuditRows(t, user, turn.ID()) {
+		if r.MessageID == nil || *r.MessageID != reply.ID {
+			t.Fatalf("call %d belongs to message %v, want the new reply %d", r.Seq, r.MessageID, reply.ID)
+		}
+	}
+	if list, _ := ts.ListTasks(ctx, user, tasks.StatusAll); len(list) != 1 {
+		t.Fatalf("tasks = %+v, want the one added once", list)
+	}
+}
+
+func TestReopenTurnRefuses(t *testing.T) {
+	turns, user := newTurns(t), storetest.UserID(t)
+	ctx := context.Background()
+	first := mustStart(t, turns, user, 0, "Add milk")
+	mustFinish(t, turns, first, "Added.")
+	second := mustStart(t, turns, user, first.Conversation.ID, "Add eggs")
+	mustFinish(t, turns, second, "Added.")
+	reopen := func(user string, convID int64, msg string, turnID int64) error {
+		_, err := turns.ReopenTurn(ctx, tasks.TurnStart{UserID: user, ConversationID: convID, Message: msg,
+			HistoryLimit: 50, ClaimFor: time.Minute}, turnID)
+		return err
+	}
+	conv := first.Conversation.ID
+	cases := []struct {
+		name    string
+		err     error
+		wantErr error
+	}{
+		{"an earlier turn", reopen(user, conv, "Add milk", first.ID()), tasks.ErrNoReplyToRegenerate},
+		{"an earlier turn's message", reopen(user, conv, "Add milk", 0), tasks.ErrNoReplyToRegenerate},
+		{"another message", reopen(user, conv, "Add bread", second.ID()), tasks.ErrNoReplyToRegenerate},
+		{"another user's conversation", reopen(storetest.UserID(t), conv, "Add eggs", 0), tasks.ErrNotFound},
+	}
+	for _, c := range cases {
+		if !errors.Is(c.err, c.wantErr) {
+			t.Errorf("%s: %v, want %v", c.name, c.err, c.wantErr)
+		}
+	}
+	if err := reopen(user, conv, "Add eggs", second.ID()); err != nil {
+		t.Fatalf("the last turn: %v", err)
+	}
+	if err := reopen(user, conv, "Add eggs", second.ID()); !errors.Is(err, tasks.ErrConversationBusy) {
+		t.Fatalf("the last turn while it is rewritten: %v, want ErrConversationBusy", err)
+	}
+}
+
+// A reopened turn whose new run dies is finished like any turn cut short:
+// its calls get an interrupted reply, and nothing of the audit is lost.
+func TestReopenedTurnCutShortKeepsItsCalls(t *testing.T) {
+	turns, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
+	turn := mustStart(t, turns, user, 0, "Add milk")
+	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
+	mustFinish(t, turns, turn, "Added.", call("call_0", "add_task", `{"title":"Buy milk"}`, `{}`))
+	if _, err := turns.ReopenTurn(context.Background(), tasks.TurnStart{UserID: user, ConversationID: turn.Conversation.ID,
+		Message: "Add milk", HistoryLimit: 50, ClaimFor: time.Minute}, 0); err != nil {
+		t.Fatal(err)
+	}
+	mustLapse(t, turn.Conversation.ID) // the replica died while the model wrote
+
+	next := mustStart(t, turns, user, turn.Conversation.ID, "Did it work?")
+	msgs := mustMessages(t, convs, user, turn.Conversation.ID)
+	if roles(msgs) != "user assistant(interrupted) user" || len(msgs[1].ToolCalls) != 1 || msgs[1].ToolCalls[0].Tool != "add_task" {
+		t.Fatalf("messages = %s %+v, want the add_task call under an interrupted reply", roles(msgs), msgs[1].ToolCalls)
+	}
+	if len(next.History) != 2 || len(next.History[1].ToolCalls) != 1 {
+		t.Fatalf("history = %+v, want the turn with its call", next.History)
+	}
+}

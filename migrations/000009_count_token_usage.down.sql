@@ -1,0 +1,2 @@
+DROP FUNCTION check_token_budget(text, bigint);
+DROP TABLE token_usage;
