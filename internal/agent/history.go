@@ -88,7 +88,31 @@ func storedTokens(m tasks.Message) int {
 
 // EstimateTokens guesses how many tokens s costs a model, at about four
 // characters a token. It is the one estimate wherever no model has counted:
-// the history window here, and the usage the offline model reports.
+// the history window here, the usage the offline model reports, and that
+// of a model call cut short before its model reported any.
 func EstimateTokens(s string) int {
 	return (utf8.RuneCountInString(s) + 3) / 4
+}
+
+// EstimateUsage is the usage of a call that sent req and produced resp, by
+// EstimateTokens: everything sent (system prompt, tools, messages) and
+// everything produced.
+func EstimateUsage(req Request, resp Response) Usage {
+	prompt := EstimateTokens(req.System)
+	for _, t := range req.Tools {
+		prompt += EstimateTokens(t.Name + t.Description + string(t.Parameters))
+	}
+	for _, m := range req.Messages {
+		prompt += EstimateTokens(m.Content) + estimateCallTokens(m.ToolCalls)
+	}
+	completion := EstimateTokens(resp.Text) + estimateCallTokens(resp.ToolCalls)
+	return Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+}
+
+func estimateCallTokens(calls []ToolCall) int {
+	n := 0
+	for _, c := range calls {
+		n += EstimateTokens(c.Name + c.Arguments)
+	}
+	return n
 }

@@ -152,9 +152,11 @@ func (k *jwksKeys) empty() bool {
 }
 
 // fitKey returns jwk's public key if the key may verify a signature made
-// with alg: its use, key_ops and alg, when present, must say so, and its
-// type (and curve or size) must be alg's. golang-jwt checks the Go type
-// too; the curve and the size only we do.
+// with alg: its use, key_ops and alg, when present, must say so, its type
+// (and curve or size) must be alg's, and it must not be a private key. A
+// private key in a published set is a provider's leak: anyone who reads
+// the set can sign with it, so its tokens prove nothing. golang-jwt checks
+// the Go type too; the curve, the size and the leak only we do.
 func fitKey(jwk jwkset.JWK, alg string) (any, error) {
 	m := jwk.Marshal()
 	switch {
@@ -166,13 +168,20 @@ func fitKey(jwk jwkset.JWK, alg string) (any, error) {
 		return nil, fmt.Errorf("%w: it is for %s, the token says %s", errWrongKey, m.ALG, alg)
 	}
 	key := jwk.Key()
-	if private, ok := key.(interface{ Public() crypto.PublicKey }); ok {
-		key = private.Public()
+	if isPrivateKey(key) {
+		return nil, fmt.Errorf("%w: the set publishes its private key", errWrongKey)
 	}
 	if !fitsMethod(key, alg) {
 		return nil, fmt.Errorf("%w: a %s key (%T) cannot verify %s", errWrongKey, m.KTY, key, alg)
 	}
 	return key, nil
+}
+
+// isPrivateKey reports whether key is a private key: jwkset loads a JWK
+// that carries its private members ("d") as one.
+func isPrivateKey(key any) bool {
+	_, ok := key.(interface{ Public() crypto.PublicKey })
+	return ok
 }
 
 // fitsMethod reports whether key is the one kind of key alg takes.
@@ -203,6 +212,12 @@ func (s *loggedKeySet) KeyReplaceAll(ctx context.Context, keys []jwkset.JWK) err
 	}
 	if was, now := keyIDs(before), keyIDs(keys); !slices.Equal(was, now) {
 		s.log.Info("JWKS loaded", "url", s.url, "keys", len(keys), "kids", now)
+		for _, k := range keys {
+			if isPrivateKey(k.Key()) {
+				s.log.Error("the JWKS publishes a private key: tokens naming it are refused (auth_error wrong_key); withdraw it from the provider and rotate",
+					"url", s.url, "kid", k.Marshal().KID)
+			}
+		}
 	}
 	return nil
 }

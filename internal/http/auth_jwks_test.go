@@ -332,6 +332,24 @@ func TestJWKSRefusals(t *testing.T) {
 	}
 }
 
+// A provider that publishes a private key has leaked it: anyone who reads
+// the set can sign with it, so the tokens naming it prove nothing. They
+// are refused, and the load says why; the set's other keys keep working.
+func TestJWKSRefusesAPublishedPrivateKey(t *testing.T) {
+	k := mustIDPKeys(t)
+	leaked := publicJWK(t, "leaked", k.rotated.Public(), map[string]any{"alg": "EdDSA", "d": b64(k.rotated.Seed())})
+	srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil), leaked)
+	a, logs := mustJWKSAuthenticator(t, srv.url(), nil)
+	assertRefused(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "leaked", idpClaims("alice", nil), k.rotated), reasonWrongKey)
+	if !strings.Contains(logs.String(), `"msg":"the JWKS publishes a private key`) || !strings.Contains(logs.String(), `"kid":"leaked"`) {
+		t.Errorf("the load did not say the set holds a private key:\n%s", logs)
+	}
+	if strings.Contains(logs.String(), b64(k.rotated.Seed())) {
+		t.Errorf("the log holds the private key:\n%s", logs)
+	}
+	assertVerified(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed), "alice")
+}
+
 // withHeader swaps token's header for header and keeps the rest.
 func withHeader(tb testing.TB, token string, header map[string]any) string {
 	tb.Helper()

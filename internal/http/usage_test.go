@@ -162,6 +162,39 @@ func TestTokenBudgetHoldsAcrossReplicas(t *testing.T) {
 	}
 }
 
+// A client that leaves mid-reply, before the model reported its usage,
+// does not get the reply for free: its turn counts an estimate, and the
+// budget refuses the next one. Otherwise leaving just before the end of
+// every stream would dodge the budget.
+func TestTokenBudgetCountsATurnItsClientLeft(t *testing.T) {
+	fake := newFakeOpenAI(t, openaitest.Step{Text: strings.Repeat("and so on ", 50), Hang: true})
+	s := mustServer(t, fake.Model(), func(c *serverConfig) { c.chat.DailyTokenBudget = 100 })
+	user := storetest.UserID(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := s.stream(t, ctx, user, chatBody(0, "Tell me a long story"), nil)
+	seen := make([]byte, 0, 4096)
+	for buf := make([]byte, 512); !strings.Contains(string(seen), "event: delta"); {
+		n, err := resp.Body.Read(buf)
+		if err != nil {
+			t.Fatalf("stream ended early: %v (%q)", err, seen)
+		}
+		seen = append(seen, buf[:n]...)
+	}
+	cancel()
+	resp.Body.Close()
+
+	var total map[string]any
+	waitFor(t, "the interrupted turn to be counted", func() bool {
+		total = s.usage(t, user, "").json(t)["total"].(map[string]any)
+		return total["turns"] == float64(1)
+	})
+	if total["total_tokens"].(float64) < 100 {
+		t.Fatalf("usage = %v, want the interrupted turn's prompt and reply (over the budget of 100)", total)
+	}
+	mustProblem(t, s.chat(t, user, 0, "Another story"), 429, "token_budget_exceeded")
+}
+
 func readAll(tb testing.TB, resp *http.Response) []byte {
 	tb.Helper()
 	defer resp.Body.Close()

@@ -250,8 +250,17 @@ func (s *Turns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message,
 		calls.callIDs, calls.tools, calls.args, calls.results, calls.isErr, calls.rounds, calls.durations,
 		response, key, e.TurnID, calls.seqs, max(e.Usage.InputTokens, 0), max(e.Usage.OutputTokens, 0)).Scan(&m.ID, &m.CreatedAt)
 	var pgErr *pgconn.PgError
-	if errors.Is(err, pgx.ErrNoRows) || (errors.As(err, &pgErr) && pgErr.Code == "23503") {
-		// The conversation was deleted while the turn ran.
+	deletedMidway := errors.As(err, &pgErr) && pgErr.Code == "23503"
+	if errors.Is(err, pgx.ErrNoRows) || deletedMidway {
+		// The conversation was deleted while the turn ran. The statement
+		// counted the turn's usage, unless the deletion committed while it
+		// waited for the conversation's row and failed it whole: the
+		// model's tokens were spent all the same, so they count apart.
+		if deletedMidway {
+			if err := s.RecordUsage(ctx, e.UserID, e.Usage); err != nil {
+				return tasks.Message{}, err
+			}
+		}
 		return tasks.Message{}, tasks.NotFound("conversation", e.ConversationID)
 	}
 	if err != nil {

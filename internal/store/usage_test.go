@@ -128,3 +128,51 @@ func TestStartTurnChecksTheDailyBudget(t *testing.T) {
 	// The budget is the user's own.
 	mustStartWith(t, s, tasks.TurnStart{UserID: storetest.UserID(t), Message: "Someone else", DailyTokenBudget: 100})
 }
+
+// A conversation deleted just as its turn stores its reply: the deletion
+// holds the conversation's row when the reply is written, and commits
+// before the reply's foreign key is checked. The reply has nowhere to go,
+// but the tokens its model used still count.
+func TestUsageCountsWhenTheConversationGoesAsTheReplyIsStored(t *testing.T) {
+	s, user := newTurns(t), storetest.UserID(t)
+	ctx, pool := context.Background(), storetest.Pool(t)
+	turn := mustStart(t, s, user, 0, "Add a task to count tokens")
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var deleter int
+	if err := tx.QueryRow(ctx, `DELETE FROM conversations WHERE id = $1 AND user_id = $2 RETURNING pg_backend_pid()`,
+		turn.Conversation.ID, user).Scan(&deleter); err != nil {
+		t.Fatal(err)
+	}
+	finished := make(chan error, 1)
+	go func() {
+		end := turnEnd(turn, "Added.")
+		end.Usage = tasks.Usage{InputTokens: 40, OutputTokens: 2}
+		_, err := s.FinishTurn(ctx, end)
+		finished <- err
+	}()
+	// FinishTurn waits for the deletion's lock on the conversation.
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting := false; !waiting; {
+		if time.Now().After(deadline) {
+			t.Fatal("FinishTurn never waited for the deletion's lock")
+		}
+		time.Sleep(5 * time.Millisecond)
+		_ = pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE $1 = ANY (pg_blocking_pids(pid)) AND query LIKE '%INSERT INTO messages%')`, deleter).Scan(&waiting)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-finished; !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("FinishTurn = %v, want the conversation not found", err)
+	}
+	today := mustToday(t)
+	if got := mustDailyUsage(t, s, user, today, today); len(got) != 1 || got[0].Usage.Total() != 42 || got[0].Turns != 1 {
+		t.Fatalf("usage = %+v, want the turn's 42 tokens counted", got)
+	}
+}

@@ -84,8 +84,9 @@ func (m *observedModel) record(d time.Duration, u agent.Usage, errType string) {
 	} else {
 		m.t.modelCalls.WithLabelValues(operationChat, m.provider, m.Name(), errType).Observe(d.Seconds())
 	}
-	// A call that reported no usage (it failed before the end of its
-	// stream) has none to record, rather than zeros that would skew.
+	// A call with no usage (the model refused it; one cut short mid-stream
+	// brings an estimate) has none to record, rather than zeros that would
+	// skew.
 	if u.PromptTokens > 0 || u.CompletionTokens > 0 {
 		m.input.Observe(float64(u.PromptTokens))
 		m.output.Observe(float64(u.CompletionTokens))

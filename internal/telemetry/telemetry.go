@@ -81,7 +81,7 @@ func (t *Telemetry) register(reg *prometheus.Registry) {
 	}, []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "error_type"})
 	t.tokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gen_ai_client_token_usage",
-		Help:    "Number of input and output tokens used per model call, as the model reported them (the offline model estimates its own).",
+		Help:    "Number of input and output tokens used per model call, as the model reported them (the offline model estimates its own, as does a call cut short before its usage came).",
 		Buckets: tokenBuckets,
 	}, []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type"})
 	t.toolCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{

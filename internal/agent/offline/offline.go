@@ -61,10 +61,12 @@ func (*Model) Stream(ctx context.Context, req agent.Request, onText func(string)
 		return agent.Response{}, err
 	}
 	resp := respond(req.Messages)
+	resp.Usage = agent.EstimateUsage(req, resp)
 	if err := streamText(ctx, resp.Text, onText); err != nil {
-		return agent.Response{}, err
+		// Cut short, as a client that leaves is: the usage counts all the
+		// same, or leaving early would dodge the daily budget.
+		return agent.Response{Usage: resp.Usage}, err
 	}
-	resp.Usage = estimateUsage(req, resp)
 	return resp, nil
 }
 
@@ -216,26 +218,4 @@ func streamText(ctx context.Context, text string, onText func(string)) error {
 		onText(strings.Join(pieces[i:min(i+wordsPerChunk, len(pieces))], ""))
 	}
 	return nil
-}
-
-// estimateUsage counts about one token per four characters of
-// everything sent (system prompt, tools, messages) and everything produced.
-func estimateUsage(req agent.Request, resp agent.Response) agent.Usage {
-	prompt := agent.EstimateTokens(req.System)
-	for _, t := range req.Tools {
-		prompt += agent.EstimateTokens(t.Name + t.Description + string(t.Parameters))
-	}
-	for _, m := range req.Messages {
-		prompt += agent.EstimateTokens(m.Content) + estimateCallTokens(m.ToolCalls)
-	}
-	completion := agent.EstimateTokens(resp.Text) + estimateCallTokens(resp.ToolCalls)
-	return agent.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
-}
-
-func estimateCallTokens(calls []agent.ToolCall) int {
-	n := 0
-	for _, c := range calls {
-		n += agent.EstimateTokens(c.Name + c.Arguments)
-	}
-	return n
 }

@@ -145,7 +145,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 			return resp, nil
 		}
 		if a.delivered || retry >= m.cfg.MaxRetries || !retryable(err) {
-			return agent.Response{}, err
+			return agent.Response{Usage: a.spent(req)}, err
 		}
 		if err := m.backoff(ctx, retry, a.retryAfter, err); err != nil {
 			return agent.Response{}, err
@@ -169,6 +169,7 @@ func (m *Model) try(parent context.Context, req goopenai.ChatCompletionRequest, 
 		return agent.Response{}, failure(parent, ctx, err, agent.ErrModelRequest)
 	}
 	defer stream.Close()
+	a.streaming = true
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {

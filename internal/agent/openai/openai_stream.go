@@ -32,6 +32,7 @@ type attempt struct {
 	onText     func(string)
 	retryAfter time.Duration
 	body       *sseBody
+	streaming  bool // the server accepted the request and began its answer
 	delivered  bool // text or a tool call reached the caller
 	text       strings.Builder
 	calls      toolCallMerger
@@ -93,6 +94,22 @@ func (a *attempt) finish() (agent.Response, error) {
 	}
 	a.body.drain()
 	return agent.Response{Text: a.text.String(), ToolCalls: a.calls.complete(), Usage: a.usage}, nil
+}
+
+// spent is what a failed attempt consumed: the usage the server reported,
+// or, when the stream was cut before it came (the client left, the stream
+// broke), an estimate of the request and of what it produced, since the
+// server has spent those tokens all the same: a turn cut short must not be
+// free, or leaving early would dodge the daily budget. An attempt the
+// server never began to answer consumed nothing we can know.
+func (a *attempt) spent(req agent.Request) agent.Usage {
+	switch {
+	case a.usage != (agent.Usage{}):
+		return a.usage
+	case !a.streaming:
+		return agent.Usage{}
+	}
+	return agent.EstimateUsage(req, agent.Response{Text: a.text.String(), ToolCalls: a.calls.complete()})
 }
 
 // toolCallMerger assembles tool calls from their streamed fragments. A

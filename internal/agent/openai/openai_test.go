@@ -537,6 +537,41 @@ func TestOpenAICancelMidStream(t *testing.T) {
 	}
 }
 
+// A call cut short before its usage came consumed tokens all the same: it
+// reports an estimate of what it sent and produced, so that a client that
+// leaves early does not dodge the daily budget. One the server refused, or
+// one that reported its usage before the cut, reports what it knows.
+func TestOpenAICallCutShortReportsItsUsage(t *testing.T) {
+	req := agent.Request{System: strings.Repeat("s", 400), Messages: []agent.Message{{Role: agent.RoleUser, Content: strings.Repeat("m", 400)}}}
+	leave := func() (context.Context, func(string)) {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		return ctx, func(string) { cancel() }
+	}
+	for _, tc := range []struct {
+		name  string
+		reply http.HandlerFunc
+		ctx   func() (context.Context, func(string))
+		want  agent.Usage
+	}{
+		{"the client leaves mid-stream", sseHang(textChunk(strings.Repeat("r", 40))), leave, agent.Usage{PromptTokens: 200, CompletionTokens: 10, TotalTokens: 210}},
+		{"the stream breaks", sseCut(textChunk(strings.Repeat("r", 40))), nil, agent.Usage{PromptTokens: 200, CompletionTokens: 10, TotalTokens: 210}},
+		{"reported before the cut", sseCut(textChunk("Hel"), usageChunk(7, 3)), nil, agent.Usage{PromptTokens: 7, CompletionTokens: 3, TotalTokens: 10}},
+		{"refused", fail(http.StatusBadRequest, `{"error":{"message":"bad","type":"invalid_request_error"}}`), nil, agent.Usage{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, onText := context.Background(), func(string) {}
+			if tc.ctx != nil {
+				ctx, onText = tc.ctx()
+			}
+			resp, err := newTestModel(t, newFakeOpenAI(t, tc.reply)).Stream(ctx, req, onText)
+			if err == nil || resp.Usage != tc.want {
+				t.Fatalf("Stream = usage %+v, %v; want usage %+v and an error", resp.Usage, err, tc.want)
+			}
+		})
+	}
+}
+
 func TestOpenAIDefaults(t *testing.T) {
 	m := New(Config{}, nil)
 	if m.Name() != "gpt-4o-mini" {
