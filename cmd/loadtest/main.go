@@ -54,6 +54,7 @@ func main() {
 		http2       = flag.Bool("http2", false, "serve the fake model over HTTPS with HTTP/2, as OpenAI does (streams share a connection), instead of HTTP/1.1 as a local server does")
 		certFile    = flag.String("model-cert", "", "server role: PEM certificate the fake model uses")
 		asyncCommit = flag.Bool("async-commit", false, "diagnostic: run the scratch database with synchronous_commit=off, to separate the disk's fsync wait from the service's own work")
+		pgbouncer   = flag.String("pgbouncer", "", "host:port of a PgBouncer in transaction pooling mode in front of -db's server (a * database entry): the server connects through it without prepared statements, as DATABASE_PREPARED_STATEMENTS=false does; the scratch database and its migrations stay direct")
 	)
 	flag.Parse()
 	var err error
@@ -61,7 +62,7 @@ func main() {
 		err = runServer(*db, *modelURL, *certFile, *cpuProfile)
 	} else {
 		err = drive(*db, options{users: *users, turns: *turns, concurrency: *concurrency, streams: *streams,
-			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile})
+			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile, pgbouncer: *pgbouncer})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
@@ -74,6 +75,7 @@ type options struct {
 	users, turns, concurrency, streams int
 	asyncCommit, http2                 bool
 	cpuProfile                         string
+	pgbouncer                          string // host:port; "" for PostgreSQL directly
 }
 
 // drive runs the whole measurement and prints the report.
@@ -103,7 +105,11 @@ func drive(adminURL string, o options) error {
 		}
 		return answer(req, n)
 	}
-	base, stop, err := startServer(dbURL, fake.URL+"/v1", certFile, o.cpuProfile)
+	serverURL, err := throughPgBouncer(dbURL, o.pgbouncer)
+	if err != nil {
+		return err
+	}
+	base, stop, err := startServer(serverURL, fake.URL+"/v1", certFile, o.cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -136,6 +142,24 @@ func drive(adminURL string, o options) error {
 	}
 	report(os.Stdout, o, load, st, idle)
 	return nil
+}
+
+// throughPgBouncer returns dbURL through the PgBouncer at addr, with pgx's
+// cache_describe mode (store.WithoutPreparedStatements); dbURL itself when
+// addr is "".
+func throughPgBouncer(dbURL, addr string) (string, error) {
+	if addr == "" {
+		return dbURL, nil
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", err
+	}
+	u.Host = addr
+	q := u.Query()
+	q.Set("default_query_exec_mode", "cache_describe")
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // startFake starts the fake model, over HTTP/1.1 or over HTTPS with
@@ -380,6 +404,9 @@ func report(w io.Writer, o options, load loadResult, st serverStats, idle idleRe
 	}
 	fmt.Fprintf(w, "taskchat load test: %d turns (half streamed) by %d concurrent clients, %s, %s, %s, %d CPUs, %s\n\n",
 		load.turns, o.concurrency, proto, commit, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
+	if o.pgbouncer != "" {
+		fmt.Fprintf(w, "The server's database connections go through PgBouncer at %s (transaction pooling, no prepared statements).\n\n", o.pgbouncer)
+	}
 	fmt.Fprintln(w, "| measure | result | target |")
 	fmt.Fprintln(w, "|---|---|---|")
 	fmt.Fprintf(w, "| turns/s | %.0f | |\n", float64(load.turns)/load.wall.Seconds())

@@ -57,6 +57,14 @@ type config struct {
 	// defaultJWKSRefresh).
 	JWKS taskhttp.JWKSConfig
 
+	// MigrateDatabaseURL is where migrations run: PostgreSQL itself, when
+	// DatabaseURL goes through a pooler in transaction mode (see
+	// store.Migrate); DatabaseURL unless MIGRATE_DATABASE_URL is set.
+	MigrateDatabaseURL string
+	// PreparedStatements is false behind a pooler that does not keep them
+	// (see store.WithoutPreparedStatements).
+	PreparedStatements bool
+
 	// Not read from the environment; here so that every default has one home.
 	IdempotencyTTL     time.Duration
 	PingInterval       time.Duration
@@ -207,6 +215,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Addr:        e.str("ADDR", ":8080"),
 		DatabaseURL: e.str("DATABASE_URL", ""),
 		Migrate:     e.bool("MIGRATE", true),
+
+		MigrateDatabaseURL: e.str("MIGRATE_DATABASE_URL", ""),
+		PreparedStatements: e.bool("DATABASE_PREPARED_STATEMENTS", true),
+
 		JWTSecret:   getenv("JWT_SECRET"),
 		JWTIssuer:   e.str("JWT_ISSUER", ""),
 		JWTAudience: e.str("JWT_AUDIENCE", ""),
@@ -270,8 +282,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.DatabaseURL == "" {
 		e.fail("DATABASE_URL is required, for example %s", devDatabaseURL)
-	} else if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+	} else if !isPostgresURL(c.DatabaseURL) {
 		e.fail("DATABASE_URL must be a postgres:// URL")
+	}
+	if c.MigrateDatabaseURL == "" {
+		c.MigrateDatabaseURL = c.DatabaseURL
+	} else if !isPostgresURL(c.MigrateDatabaseURL) {
+		e.fail("MIGRATE_DATABASE_URL must be a postgres:// URL that reaches PostgreSQL directly, not through a pooler in transaction mode")
 	}
 	checkAuth(e, c)
 	if c.OpenAI.BaseURL != "" {
@@ -353,6 +370,12 @@ func authorizationServers(e *envReader, issuer string) []string {
 		servers = append(servers, s)
 	}
 	return servers
+}
+
+// isPostgresURL reports whether s is a postgres:// or postgresql:// URL.
+func isPostgresURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql")
 }
 
 // isHTTPURL reports whether s is an absolute http(s) URL.

@@ -146,11 +146,15 @@ const maxCachedServers = 1024
 // each observed by tel (which may be nil).
 func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Telemetry) (http.Handler, func(), error) {
 	if cfg.Migrate {
-		if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
+		if err := store.Migrate(ctx, cfg.MigrateDatabaseURL); err != nil {
 			return nil, nil, err
 		}
 	}
-	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	var opts []store.Option
+	if !cfg.PreparedStatements {
+		opts = append(opts, store.WithoutPreparedStatements())
+	}
+	pool, err := store.Open(ctx, cfg.DatabaseURL, opts...)
 	if err != nil {
 		return nil, nil, err
 	}

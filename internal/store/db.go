@@ -16,6 +16,7 @@ import (
 	"github.com/golang-migrate/migrate/v4"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers pgx5://
 	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -23,13 +24,33 @@ import (
 	"github.com/taskchat/taskchat/migrations"
 )
 
+// Option changes how Open sets a pool up.
+type Option func(*pgxpool.Config)
+
+// WithoutPreparedStatements is for a connection pooler in transaction
+// pooling mode that does not carry prepared statements from one server
+// connection to the next, as PgBouncer before 1.21 (Debian 12 ships 1.18),
+// or a later one without max_prepared_statements: a statement prepared by
+// name in one transaction may be missing, or another client's, in the
+// next. Every statement is then sent whole, with its arguments, as the
+// unnamed statement in the same round trip (pgx's cache_describe mode);
+// only its parameter and column types are cached, per connection, and
+// these are the same on every server connection. PostgreSQL parses and
+// plans it each time, which a named statement spares it.
+func WithoutPreparedStatements() Option {
+	return func(c *pgxpool.Config) { c.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe }
+}
+
 // Open connects a pool to databaseURL. It does not wait for the database to
 // answer: a server that starts during a database outage becomes ready when
 // the database does.
-func Open(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
+func Open(ctx context.Context, databaseURL string, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// Without it a request during an outage waits for the kernel's TCP
@@ -47,6 +68,10 @@ func Open(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
 // Migrate applies every embedded migration that databaseURL lacks. It is
 // safe to call from several processes at once: golang-migrate serialises
 // them with a PostgreSQL advisory lock, and the later ones find nothing to do.
+// That lock is held by the session, so databaseURL must reach PostgreSQL
+// directly (or through a pooler in session mode): through transaction
+// pooling, the lock and its release may land on different server
+// connections, and the lock then outlives the migration.
 func Migrate(ctx context.Context, databaseURL string) error {
 	m, err := newMigrate(databaseURL)
 	if err != nil {
