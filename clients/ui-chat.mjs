@@ -1,12 +1,13 @@
 // Drives taskchat's POST /api/{user_id}/chat/ui with the Vercel AI SDK's
-// own client code, as useChat does: DefaultChatTransport sends the chat's
-// messages and parses the UI message stream (validating every chunk), and
-// readUIMessageStream assembles the assistant message from it. It holds
-// the messages as useChat's state would, and:
+// own client code, as useChat does: useChat is AbstractChat (from `ai`)
+// with React state, so this runs AbstractChat with plain state, over
+// DefaultChatTransport, which sends the chat's messages and parses the UI
+// message stream (validating every chunk). The chat's sendMessage() and
+// regenerate() decide what is sent, as in a browser:
 //
 //   1. sends a first message under a chat id it made up (a new conversation),
 //   2. sends a second one with the same chat id, which refers to the first,
-//   3. regenerates the second reply, as useChat's regenerate() does,
+//   3. regenerates the second reply, as a Retry button's regenerate() does,
 //   4. sends a message as another user's path, which the server refuses.
 //
 // It prints one JSON object: the assistant message of each request, the
@@ -14,7 +15,7 @@
 // internal/http's TestUIChatWithTheAISDK checks (and the database).
 //
 //   node clients/ui-chat.mjs http://localhost:8080/api/alice/chat/ui "$TOKEN" my-chat-id
-import { DefaultChatTransport, readUIMessageStream, generateId } from 'ai';
+import { AbstractChat, DefaultChatTransport } from 'ai';
 
 const [api, token, chatId] = process.argv.slice(2);
 if (!api || !token || !chatId) {
@@ -22,54 +23,48 @@ if (!api || !token || !chatId) {
   process.exit(2);
 }
 
-const transport = new DefaultChatTransport({ api, headers: { Authorization: `Bearer ${token}` } });
-let messages = [];
+// plainState is a ChatState without a UI framework: what @ai-sdk/react's
+// state does, minus the re-rendering.
+function plainState() {
+  return {
+    status: 'ready',
+    error: undefined,
+    messages: [],
+    pushMessage(m) { this.messages = [...this.messages, m]; },
+    popMessage() { this.messages = this.messages.slice(0, -1); },
+    replaceMessage(i, m) { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)]; },
+    snapshot: (thing) => structuredClone(thing),
+  };
+}
 
-// request sends the chat as useChat's makeRequest does and returns the
-// assistant message the stream assembles, with any error chunk's text.
-async function request(transport, trigger, messageId) {
-  const stream = await transport.sendMessages({
-    chatId, messages, trigger, messageId, abortSignal: new AbortController().signal,
+// newChat is useChat({ id: chatId, transport }) for the chats at api.
+function newChat(api, errors) {
+  return new AbstractChat({
+    id: chatId,
+    state: plainState(),
+    transport: new DefaultChatTransport({ api, headers: { Authorization: `Bearer ${token}` } }),
+    onError: (e) => errors.push(e.message),
   });
-  const errors = [];
-  let message;
-  for await (const snapshot of readUIMessageStream({ stream, onError: (e) => errors.push(e.message) })) {
-    message = snapshot;
-  }
-  return { message, errors };
 }
 
-async function send(text) {
-  messages = [...messages, { id: generateId(), role: 'user', parts: [{ type: 'text', text }] }];
-  const reply = await request(transport, 'submit-message', undefined);
-  messages = [...messages, reply.message];
-  return reply;
+// reply runs one request of chat and returns the assistant message it
+// ends with and the errors it reported.
+async function reply(chat, errors, request) {
+  errors.length = 0;
+  await request();
+  return { message: chat.lastMessage, errors: [...errors] };
 }
 
-// regenerate drops the last assistant message and asks for it again, as
-// useChat's regenerate() does.
-async function regenerate() {
-  const last = messages.at(-1);
-  messages = messages.slice(0, -1);
-  const reply = await request(transport, 'regenerate-message', last.id);
-  messages = [...messages, reply.message];
-  return reply;
-}
+const errors = [];
+const chat = newChat(api, errors);
+const first = await reply(chat, errors, () => chat.sendMessage({ text: 'Add a task to buy milk' }));
+const second = await reply(chat, errors, () => chat.sendMessage({ text: 'Mark it as complete' }));
+const regenerated = await reply(chat, errors, () => chat.regenerate());
 
-const first = await send('Add a task to buy milk');
-const second = await send('Mark it as complete');
-const regenerated = await regenerate();
+// Another user's path: the chat reports the problem body as its error.
+const elsewhereErrors = [];
+const elsewhere = newChat(api.replace(/\/api\/[^/]+\/chat\/ui$/, '/api/someone-else/chat/ui'), elsewhereErrors);
+await elsewhere.sendMessage({ text: 'Add a task to buy milk' });
+const refused = elsewhere.status === 'error' ? elsewhere.error.message : null;
 
-// Another user's path: the transport throws with the problem body.
-let refused = null;
-try {
-  const elsewhere = new DefaultChatTransport({
-    api: api.replace(/\/api\/[^/]+\/chat\/ui$/, '/api/someone-else/chat/ui'),
-    headers: { Authorization: `Bearer ${token}` },
-  });
-  await request(elsewhere, 'submit-message', undefined);
-} catch (e) {
-  refused = e.message;
-}
-
-console.log(JSON.stringify({ first, second, regenerated, messages, refused }));
+console.log(JSON.stringify({ first, second, regenerated, messages: chat.messages, refused }));

@@ -117,8 +117,12 @@ func lastUserText(messages []json.RawMessage) (string, error) {
 	}
 	texts := make([]string, len(m.Parts))
 	for i, p := range m.Parts {
-		if p.Type != "text" || p.Text == nil {
-			return "", tasks.Invalid(fmt.Sprintf("%s.parts[%d]", field, i), fmt.Sprintf("is a %q part: taskchat reads text parts only", p.Type))
+		part := fmt.Sprintf("%s.parts[%d]", field, i)
+		switch {
+		case p.Type != "text":
+			return "", tasks.Invalid(part, fmt.Sprintf("is a %q part: taskchat reads text parts only", p.Type))
+		case p.Text == nil:
+			return "", tasks.Invalid(part, "is a text part that has no text")
 		}
 		texts[i] = *p.Text
 	}

@@ -185,11 +185,16 @@ func TestUIChatRefusesBadRequests(t *testing.T) {
 			}
 		})
 	}
+	// A text part with no text is told as such, not as a part of another type.
+	r := s.ui(t, user, `{"id":"c","messages":[{"role":"user","parts":[{"type":"text"}]}]}`, nil)
+	if detail, _ := r.json(t)["detail"].(string); r.status != 400 || detail != "messages[0].parts[0] is a text part that has no text" {
+		t.Fatalf("a text part without text = %d %s, want 400 saying it has no text", r.status, r.body)
+	}
 	if n := mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 0 {
 		t.Fatalf("refused requests stored %d messages", n)
 	}
 	// Without a token, the problem comes before anything is read.
-	r := s.do(t, call{method: "POST", path: "/api/" + user + "/chat/ui", body: uiBody("c", "submit-message", "", "hi")})
+	r = s.do(t, call{method: "POST", path: "/api/" + user + "/chat/ui", body: uiBody("c", "submit-message", "", "hi")})
 	mustMatchSpec(t, "POST", uiRoute, r.status, r.header, r.body)
 	if r.status != 401 {
 		t.Fatalf("without a token: %d", r.status)
@@ -404,9 +409,9 @@ func (m uiMessage) tools() string {
 	return strings.Join(out, " ")
 }
 
-// The AI SDK's own client — DefaultChatTransport and readUIMessageStream,
-// as useChat runs them — holds a chat of two turns and regenerates the
-// second reply.
+// The AI SDK's own client — AbstractChat, which useChat wraps, over
+// DefaultChatTransport — holds a chat of two turns and regenerates the
+// second reply, sending what sendMessage() and regenerate() send.
 func TestUIChatWithTheAISDK(t *testing.T) {
 	node, script := mustAISDK(t, "ui-chat.mjs")
 	s := mustServer(t, offline.New())
