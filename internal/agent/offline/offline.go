@@ -7,8 +7,8 @@
 //
 // How it reads a message, file by file: words.go cuts it into sentences
 // and words; clauses.go into clauses, one request each; grammar.go is the
-// table of what people say (patterns in the notation of pattern.go), with
-// titles read by titles.go and references to tasks ("it", "the second
+// table of what people say (patterns in the notation of pattern.go, each
+// line's meaning built by builders.go), with titles read by titles.go and references to tasks ("it", "the second
 // one", "everything I've completed") by refs.go; exec.go and steps.go
 // carry the requests out over the turn's tool rounds; reply.go words the
 // replies.

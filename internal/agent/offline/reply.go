@@ -97,7 +97,7 @@ func confirmCall(call agent.ToolCall, out toolOutcome) string {
 func describeToolError(call agent.ToolCall, msg string) string {
 	id := callArgs(call).TaskID
 	if id > 0 && strings.Contains(strings.ToLower(msg), "not found") {
-		return fmt.Sprintf("I couldn't find task %d — want to see your list?", id)
+		return taskNotFound(id)
 	}
 	return sentence(msg)
 }
@@ -167,4 +167,9 @@ func sentence(s string) string {
 		return s
 	}
 	return s + "."
+}
+
+// taskNotFound says plainly that a task number names no task.
+func taskNotFound(id int64) string {
+	return fmt.Sprintf("I couldn't find task %d — want to see your list?", id)
 }

@@ -31,11 +31,7 @@ func (e *executor) do(s step) {
 		e.sawRefusal = true
 		e.say("Okay, I left your list as it was.")
 	case actSuggest:
-		if s.continues && e.mem.lastAct == actAdd {
-			e.doAdd([]item{{title: s.text}})
-			return
-		}
-		e.doSuggest(s.text)
+		e.doSuggest(s)
 	case actReply:
 		e.say("%s", s.text)
 	}
@@ -103,7 +99,7 @@ func (e *executor) actOnOne(s step, targets []listedTask) {
 		}
 		current, found := findTask(listed, t.ID)
 		if !found {
-			e.say("I couldn't find task %d — want to see your list?", t.ID)
+			e.say("%s", taskNotFound(t.ID))
 			return
 		}
 		if current.Description != "" {
@@ -126,7 +122,7 @@ func (e *executor) answerQuery(targets []listedTask) {
 		current, found := findTask(listed, t.ID)
 		switch {
 		case !found:
-			e.say("I couldn't find task %d — want to see your list?", t.ID)
+			e.say("%s", taskNotFound(t.ID))
 		case current.Completed:
 			e.say("Yes — task %d, %s, is done.", current.ID, current.Title)
 		default:
@@ -142,22 +138,12 @@ func (e *executor) answerQuery(targets []listedTask) {
 // answer to the question the last reply asked.
 func (e *executor) doAnswer(s step) {
 	q := e.mem.question
-	switch {
-	case q != nil && q.askTitle && s.ref.kind == refName:
-		e.doAdd([]item{{title: s.text}})
-		return
-	case q != nil && q.askValue && s.ref.kind == refName:
-		e.act(step{act: actUpdate, title: s.text}, q.candidates)
-		return
-	case q == nil || q.askTitle || q.askValue || (q.confirm && q.act == actAdd):
+	if q == nil || q.askTitle || q.askValue || (q.confirm && q.act == actAdd) {
 		// No question takes tasks for an answer: words may be a task, and
 		// tasks pointed at are asked about, never acted on by a guess.
-		switch {
-		case s.ref.kind == refName && s.continues && e.mem.lastAct == actAdd:
-			e.doAdd([]item{{title: s.text}})
-		case s.ref.kind == refName:
-			e.doSuggest(s.text)
-		default:
+		if s.ref.kind == refName {
+			e.doSuggest(s)
+		} else {
 			e.askWhatToDo(s.ref)
 		}
 		return
@@ -213,14 +199,18 @@ func (e *executor) doYes() {
 	}
 }
 
-// doSuggest offers words that may be a task: "buy milk" alone.
-func (e *executor) doSuggest(text string) {
-	q := e.mem.question
+// doSuggest reads words that may be a task ("buy milk" alone): the answer
+// to "what should the task say?" or "what should it say instead?", one
+// more task after an add ("and also feed the cat"), else an offer to add.
+func (e *executor) doSuggest(s step) {
+	q, text := e.mem.question, s.text
 	switch {
 	case q != nil && q.askTitle:
 		e.doAdd([]item{{title: text}})
 	case q != nil && q.askValue:
 		e.act(step{act: actUpdate, title: text}, q.candidates)
+	case s.continues && e.mem.lastAct == actAdd:
+		e.doAdd([]item{{title: text}})
 	case !mayBeTask(splitWords(text)):
 		e.say("Sorry, I'm not sure what you mean. %s", helpText)
 	default:
@@ -257,11 +247,7 @@ func (e *executor) resolve(s step) ([]listedTask, bool) {
 	r := s.ref
 	switch r.kind {
 	case refIDs:
-		var out []listedTask
-		for _, id := range r.ids {
-			out = append(out, listedTask{ID: id})
-		}
-		return out, true
+		return idTasks(r.ids), true
 	case refFocus, refOrdinal:
 		return e.resolveFocus(s)
 	case refAll:
@@ -314,9 +300,7 @@ func (e *executor) askWhatToDo(r ref) {
 	var targets []listedTask
 	switch r.kind {
 	case refIDs:
-		for _, id := range r.ids {
-			targets = append(targets, listedTask{ID: id})
-		}
+		targets = idTasks(r.ids)
 	case refFocus, refOrdinal:
 		focus, ok := e.currentFocus()
 		if !ok {
@@ -406,6 +390,15 @@ func (e *executor) resolveName(s step) ([]listedTask, bool) {
 		return nil, false
 	}
 	return matches, true
+}
+
+// idTasks are the tasks numbered ids, known by number only.
+func idTasks(ids []int64) []listedTask {
+	out := make([]listedTask, len(ids))
+	for i, id := range ids {
+		out[i] = listedTask{ID: id}
+	}
+	return out
 }
 
 func openTasks(ts []listedTask) []listedTask {

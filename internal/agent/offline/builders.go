@@ -1,0 +1,236 @@
+package offline
+
+// This file turns a line of the grammar that matched into a step: it reads
+// the line's slots (a reference, a title, a note) and may still refuse the
+// match ("what's the weather?" is no listing), letting the next line try.
+
+func reply(text string) func(clause) (step, bool) {
+	return func(clause) (step, bool) { return step{act: actReply, text: text}, true }
+}
+
+func chatter(text string) func(clause) (step, bool) {
+	return func(clause) (step, bool) { return step{act: actReply, text: text, chatter: true}, true }
+}
+
+func only(a action) func(clause) (step, bool) {
+	return func(clause) (step, bool) { return step{act: a}, true }
+}
+
+// onTask reads a request about the tasks in the {task} slot.
+func onTask(a action) func(clause) (step, bool) {
+	return func(c clause) (step, bool) {
+		ws := c.words("task")
+		r := parseRef(ws)
+		return step{act: a, ref: r, parts: refParts(ws)}, r.kind != refNone
+	}
+}
+
+// refParts reads "the report and the dentist" as two references; nil
+// when the words hold one.
+func refParts(ws []word) []ref {
+	var parts []ref
+	from := 0
+	for i := 0; i <= len(ws); i++ {
+		if i < len(ws) && !partSeparators[ws[i].low] {
+			continue
+		}
+		if i > from {
+			if r := parseRef(ws[from:i]); r.kind != refNone {
+				parts = append(parts, r)
+			}
+		}
+		from = i + 1
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+var partSeparators = wordSet("and , & plus or ;")
+
+// answer reads a reference alone: the answer to a question ("the second
+// one", "4", "all of them", "the dentist one"), or, when none was asked,
+// words that may be a task.
+func answer(c clause) (step, bool) {
+	r := parseRef(c.words("task"))
+	text := cleanText(c.raw("task"))
+	switch {
+	case r.kind == refNone, r.kind == refAll && r.status != "all":
+		return step{}, false
+	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws)):
+		return step{}, false
+	}
+	return step{act: actAnswer, ref: r, text: capitalizeFirst(text)}, true
+}
+
+// deed reads "I called mom": completing a task by saying it was done.
+func deed(c clause) (step, bool) {
+	ws := c.words("deed")
+	switch {
+	case len(ws) < 2 || !isPastTense(ws[0].low) || isQuestion(c.text, c.ws):
+		return step{}, false
+	case ws[1].low == "to" && (ws[0].low == "got" || ws[0].low == "had"),
+		ws[1].low == "i" || ws[1].low == "we" || ws[1].low == "you":
+		return step{}, false
+	}
+	r := nameRef(ws[1:])
+	r.words, r.deed = append([]string{ws[0].low}, r.words...), true
+	return step{act: actComplete, ref: r}, true
+}
+
+// queryDeed reads "did I email the landlord?" and "have I returned the
+// books?": a question about a task said by what would have been done.
+func queryDeed(c clause) (step, bool) {
+	r := nameRef(c.words("deed"))
+	r.deed = true
+	return step{act: actQuery, ref: r}, r.kind == refName
+}
+
+// bareDeed reads "called mom" and "wrote the report": a past tense that
+// is not also the present ("put", "read").
+func bareDeed(c clause) (step, bool) {
+	ws := c.words("deed")
+	if base, ok := irregularPast[ws[0].low]; ok && base == ws[0].low {
+		return step{}, false
+	}
+	return deed(c)
+}
+
+// stateReached reads "the bathroom is clean now", "the car is washed":
+// the state a task's verb brings about, said of its object.
+func stateReached(c clause) (step, bool) {
+	state := c.words("state")
+	if len(state) != 1 || !(isPastTense(state[0].low) || stateWords[state[0].low]) {
+		return step{}, false
+	}
+	r := nameRef(c.words("task"))
+	if r.kind != refName {
+		return step{}, false
+	}
+	r.words, r.deed = append([]string{state[0].low}, r.words...), true
+	return step{act: actComplete, ref: r}, true
+}
+
+// stateWords are states a task brings about that are no past tense.
+var stateWords = wordSet("clean tidy ready sorted paid fixed empty full")
+
+// dropByName reads "I don't need to buy milk anymore".
+func dropByName(c clause) (step, bool) {
+	r := parseRef(c.words("thing"))
+	return step{act: actDelete, ref: r}, r.kind != refNone
+}
+
+func note(c clause) (step, bool) {
+	r := parseRef(c.words("task"))
+	text := cleanText(c.raw("note"))
+	return step{act: actNote, ref: r, desc: text}, r.kind != refNone && text != ""
+}
+
+func describe(c clause) (step, bool) {
+	r := parseRef(c.words("task"))
+	text := cleanText(c.raw("desc"))
+	return step{act: actUpdate, ref: r, desc: text}, r.kind != refNone && text != ""
+}
+
+// retitle reads a new title, with a new description if it says one.
+func retitle(c clause) (step, bool) {
+	r := parseRef(withoutFieldWords(c.words("task")))
+	title, desc := splitDescription(c.raw("title"))
+	title = capitalizeFirst(cleanText(title))
+	return step{act: actUpdate, ref: r, title: title, desc: cleanText(desc)}, r.kind != refNone && title != ""
+}
+
+// withoutFieldWords drops "title" and "name" from "task 1 title".
+func withoutFieldWords(ws []word) []word {
+	var out []word
+	for _, w := range ws {
+		if w.low != "title" && w.low != "name" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// list reads a request to see tasks. Its words must be about the list:
+// "what's the weather?" is not a listing.
+func list(c clause) (step, bool) {
+	ws := c.words("what")
+	if len(ws) > 0 && !aboutTheList(ws) {
+		return step{}, false
+	}
+	return step{act: actList, status: statusOf(c.ws)}, true
+}
+
+// listShorthand reads a message made only of listing words: "my tasks",
+// "pending?", "todo list".
+func listShorthand(c clause) (step, bool) {
+	named := false
+	for _, w := range c.ws {
+		switch {
+		case w.low == "complete":
+			return step{}, false
+		case listNouns[w.low] || statusWord(w.low) == "pending":
+			named = true
+		case listFiller[w.low] || statusWord(w.low) != "":
+		default:
+			return step{}, false
+		}
+	}
+	return step{act: actList, status: statusOf(c.ws)}, named
+}
+
+var (
+	listNouns  = wordSet("tasks task todos todo to-dos to-do list agenda reminders checklist items")
+	listFiller = wordSet("my the all current whole entire full list show me everything")
+	// listTopics make a question one about the list; vagueTopics do so
+	// only in a short one ("what do I have?", not "what is the meaning of
+	// everything").
+	listTopics = wordSet("tasks task todos todo to-dos to-do list agenda reminders items checklist " +
+		"left plate due next finish accomplish accomplished still")
+	vagueTopics = wordSet("everything all anything nothing things stuff do have got")
+)
+
+func aboutTheList(ws []word) bool {
+	vague := false
+	for _, w := range ws {
+		if listTopics[w.low] || statusWord(w.low) != "" {
+			return true
+		}
+		vague = vague || vagueTopics[w.low]
+	}
+	return vague && len(ws) <= 5
+}
+
+// statusOf picks the state a listing asks for: "pending", "still to do"
+// and "not done" mean pending; "completed", "done" and "finished" mean
+// completed; anything else means all.
+func statusOf(ws []word) string {
+	negated := false
+	for i, w := range ws {
+		switch w.low {
+		case "still", "yet", "left", "next", "plate", "today", "due":
+			return "pending"
+		case "finish", "accomplish", "accomplished":
+			if !negated {
+				return "completed"
+			}
+		case "not", "haven't", "havent", "didn't", "didnt", "isn't", "aren't", "un":
+			negated = true
+		case "do":
+			if i >= 2 && ws[i-1].low == "to" && (ws[i-2].low == "have" || ws[i-2].low == "need" || ws[i-2].low == "got") {
+				return "pending"
+			}
+		}
+		switch statusWord(w.low) {
+		case "pending":
+			return "pending"
+		case "completed":
+			if negated {
+				return "pending"
+			}
+			return "completed"
+		}
+	}
+	return "all"
+}
