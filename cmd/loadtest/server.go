@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -54,6 +56,38 @@ type recorder struct {
 	own      []int64
 	toolRTs  atomic.Int64 // the tools' statements
 	prepares atomic.Int64 // statement preparations, extra round trips on first use
+	cpuSince time.Duration // the process's CPU time when the figures were last reset
+	ioSince  ioCounts      // and its read and write calls
+}
+
+// ioCounts are the process's read and write system calls so far (sockets
+// included), from /proc/self/io; zero where that file is missing.
+type ioCounts struct{ reads, writes int64 }
+
+func readIOCounts() ioCounts {
+	var c ioCounts
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return c
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "syscr":
+			c.reads = n
+		case "syscw":
+			c.writes = n
+		}
+	}
+	return c
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // tracer counts round trips: each query and each batch is one. The MCP
@@ -133,6 +167,9 @@ type serverStats struct {
 	MaxOwnRTs      int64   `json:"max_own_round_trips"`
 	ToolRoundTrips int64   `json:"tool_round_trips"`
 	Prepares       int64   `json:"prepares"`
+	CPUPerTurn     float64 `json:"cpu_per_turn_ms"` // user + system time over the turns served
+	ReadsPerTurn   float64 `json:"reads_per_turn"`  // read system calls over the turns served
+	WritesPerTurn  float64 `json:"writes_per_turn"` // write system calls over the turns served
 	HeapInuse      uint64  `json:"heap_inuse"`
 	StackInuse     uint64  `json:"stack_inuse"`
 	Goroutines     int     `json:"goroutines"`
@@ -142,6 +179,7 @@ func (rec *recorder) stats(reset bool) serverStats {
 	// Two collections: objects that died while the first one marked
 	// (floating garbage) are freed only by the second, and they are no
 	// stream's memory.
+	cpu, io := cpuTime(), readIOCounts() // before the collections below, which are the measurement's own
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
@@ -161,8 +199,12 @@ func (rec *recorder) stats(reset bool) serverStats {
 			st.MaxOwnRTs = max(st.MaxOwnRTs, n)
 		}
 		st.OwnRoundTrips = float64(sum) / float64(st.Turns)
+		st.CPUPerTurn = float64((cpu - rec.cpuSince).Microseconds()) / 1000 / float64(st.Turns)
+		st.ReadsPerTurn = float64(io.reads-rec.ioSince.reads) / float64(st.Turns)
+		st.WritesPerTurn = float64(io.writes-rec.ioSince.writes) / float64(st.Turns)
 	}
 	if reset {
+		rec.cpuSince, rec.ioSince = cpuTime(), readIOCounts()
 		rec.service, rec.total, rec.own = nil, nil, nil
 		rec.toolRTs.Store(0)
 		rec.prepares.Store(0)
