@@ -13,7 +13,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	goopenai "github.com/sashabaranov/go-openai"
@@ -109,7 +108,7 @@ type Model struct {
 	cfg    Config
 	hc     *http.Client
 	client goopenai.ClientConfig
-	tools  toolCache
+	enc    *encoder
 }
 
 // New returns the model cfg describes, calling it through hc, which should
@@ -123,7 +122,7 @@ func New(cfg Config, hc *http.Client) *Model {
 	if cfg.BaseURL != "" {
 		client.BaseURL = cfg.BaseURL
 	}
-	return &Model{cfg: cfg, hc: hc, client: client}
+	return &Model{cfg: cfg, hc: hc, client: client, enc: newEncoder(cfg.Model)}
 }
 
 // Name returns the name of the model the calls go to.
@@ -137,10 +136,9 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 	if onText == nil {
 		onText = func(string) {}
 	}
-	chatReq := m.chatRequest(req)
 	for retry := 0; ; retry++ {
 		a := &attempt{hc: m.hc, onText: onText}
-		resp, err := m.try(ctx, chatReq, a)
+		resp, err := m.try(ctx, req, a)
 		if err == nil {
 			return resp, nil
 		}
@@ -154,16 +152,22 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 }
 
 // try makes one request and reads its stream to the end. An idle timer
-// cancels the attempt when the server goes silent for IdleTimeout.
-func (m *Model) try(parent context.Context, req goopenai.ChatCompletionRequest, a *attempt) (agent.Response, error) {
+// cancels the attempt when the server goes silent for IdleTimeout. The
+// body is encoded anew for each attempt rather than kept for a retry, so a
+// long stream holds no copy of its request.
+func (m *Model) try(parent context.Context, req agent.Request, a *attempt) (agent.Response, error) {
+	body, err := m.enc.body(req)
+	if err != nil {
+		return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelRequest, Err: err}
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	idle := time.AfterFunc(m.cfg.IdleTimeout, func() { cancel(errStreamIdle) })
 	defer idle.Stop()
 
 	cfg := m.client
-	cfg.HTTPClient = a
-	stream, err := goopenai.NewClientWithConfig(cfg).CreateChatCompletionStream(ctx, req)
+	cfg.HTTPClient = bodyDoer{body: body, next: a}
+	stream, err := goopenai.NewClientWithConfig(cfg).CreateChatCompletionStream(ctx, goopenai.ChatCompletionRequest{Model: m.cfg.Model})
 	if err != nil {
 		a.closeBody() // go-openai reads a refusal's body but never closes it
 		return agent.Response{}, failure(parent, ctx, err, agent.ErrModelRequest)
@@ -182,74 +186,6 @@ func (m *Model) try(parent context.Context, req goopenai.ChatCompletionRequest, 
 		idle.Reset(m.cfg.IdleTimeout)
 		a.add(chunk)
 	}
-}
-
-// chatRequest converts req to go-openai's streaming request.
-func (m *Model) chatRequest(req agent.Request) goopenai.ChatCompletionRequest {
-	return goopenai.ChatCompletionRequest{
-		Model:         m.cfg.Model,
-		Messages:      chatMessages(req),
-		Tools:         m.tools.of(req.Tools),
-		Stream:        true,
-		StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
-	}
-}
-
-// chatMessages lists req's messages after its system prompt.
-func chatMessages(req agent.Request) []goopenai.ChatCompletionMessage {
-	msgs := make([]goopenai.ChatCompletionMessage, 0, len(req.Messages)+1)
-	if req.System != "" {
-		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleSystem, Content: req.System})
-	}
-	for _, m := range req.Messages {
-		msgs = append(msgs, goopenai.ChatCompletionMessage{
-			Role:       string(m.Role),
-			Content:    m.Content,
-			ToolCalls:  chatToolCalls(m.ToolCalls),
-			ToolCallID: m.ToolCallID,
-		})
-	}
-	return msgs
-}
-
-// chatToolCalls converts the tool calls of an assistant message.
-func chatToolCalls(calls []agent.ToolCall) []goopenai.ToolCall {
-	var out []goopenai.ToolCall
-	for _, c := range calls {
-		out = append(out, goopenai.ToolCall{
-			ID:       c.ID,
-			Type:     goopenai.ToolTypeFunction,
-			Function: goopenai.FunctionCall{Name: c.Name, Arguments: c.Arguments},
-		})
-	}
-	return out
-}
-
-// toolCache keeps the last tool declarations built, since a process offers
-// the same tool definitions (the same slice) to every turn: a stream then
-// shares them instead of holding a copy of its own.
-type toolCache struct {
-	last atomic.Pointer[toolCacheEntry]
-}
-
-type toolCacheEntry struct {
-	defs  []agent.ToolDef
-	tools []goopenai.Tool
-}
-
-func (c *toolCache) of(defs []agent.ToolDef) []goopenai.Tool {
-	if e := c.last.Load(); e != nil && sameSlice(e.defs, defs) {
-		return e.tools
-	}
-	tools := chatTools(defs)
-	c.last.Store(&toolCacheEntry{defs: defs, tools: tools})
-	return tools
-}
-
-// sameSlice reports whether a and b are the same slice, not merely equal:
-// the definitions are immutable once listed, so identity is enough.
-func sameSlice(a, b []agent.ToolDef) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // chatTools declares tools as functions whose parameters are their raw

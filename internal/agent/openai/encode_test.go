@@ -1,0 +1,173 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"reflect"
+	"testing"
+	"time"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/taskchat/taskchat/internal/agent"
+)
+
+// goOpenAIBody is the body go-openai itself writes for req: the reference
+// our encoder must match.
+func goOpenAIBody(tb testing.TB, model string, req agent.Request) []byte {
+	tb.Helper()
+	var msgs []goopenai.ChatCompletionMessage
+	if req.System != "" {
+		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleSystem, Content: req.System})
+	}
+	for _, m := range req.Messages {
+		var calls []goopenai.ToolCall
+		for _, c := range m.ToolCalls {
+			calls = append(calls, goopenai.ToolCall{ID: c.ID, Type: goopenai.ToolTypeFunction,
+				Function: goopenai.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
+		}
+		msgs = append(msgs, goopenai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content, ToolCalls: calls, ToolCallID: m.ToolCallID})
+	}
+	b, err := json.Marshal(goopenai.ChatCompletionRequest{
+		Model: model, Messages: msgs, Tools: chatTools(req.Tools), Stream: true,
+		StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
+	})
+	if err != nil {
+		tb.Fatalf("go-openai marshal: %v", err)
+	}
+	return b
+}
+
+// mustEncode returns our encoder's body for req, read as the transport reads it.
+func mustEncode(tb testing.TB, e *encoder, req agent.Request) []byte {
+	tb.Helper()
+	body, err := e.body(req)
+	if err != nil {
+		tb.Fatalf("encode: %v", err)
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// sameJSON reports whether a and b hold the same JSON value, and fails if
+// either is not JSON.
+func sameJSON(tb testing.TB, a, b []byte) bool {
+	tb.Helper()
+	decode := func(p []byte) any {
+		d := json.NewDecoder(bytes.NewReader(p))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			tb.Fatalf("not JSON: %v\n%s", err, p)
+		}
+		return v
+	}
+	return reflect.DeepEqual(decode(a), decode(b))
+}
+
+var testTools = []agent.ToolDef{
+	{Name: "add_task", Description: "Add a task.", Parameters: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)},
+	{Name: "list_tasks", Description: "List tasks."}, // no schema: an empty object is declared
+}
+
+func TestRequestBodyMatchesGoOpenAI(t *testing.T) {
+	tests := map[string]agent.Request{
+		"a first message": {System: "You manage tasks.", Messages: []agent.Message{{Role: agent.RoleUser, Content: "add milk"}}, Tools: testTools},
+		"a round with tools": {System: "You manage tasks.", Tools: testTools, Messages: []agent.Message{
+			{Role: agent.RoleUser, Content: "add milk and list"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
+				{ID: "call_1", Name: "add_task", Arguments: `{"title":"milk"}`},
+				{ID: "call_2", Name: "list_tasks", Arguments: `{}`},
+			}},
+			{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"task_id":1,"status":"created","title":"milk"}`},
+			{Role: agent.RoleTool, ToolCallID: "call_2", Content: `{"tasks":[]}`},
+			{Role: agent.RoleAssistant, Content: "Added <milk> & listed \"all\"."},
+		}},
+		"no system prompt, no tools": {Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}},
+		"text that needs escaping": {System: "line\nbreak\ttab\r\x00\x1f \u2028\u2029 \\ \"", Messages: []agent.Message{
+			{Role: agent.RoleUser, Content: "bad utf-8 \xff\xfe, emoji 🎉, é"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{Name: "add_task", Arguments: "{\"title\":\"a\\u0000b\"}"}}},
+		}},
+		"empty contents and calls": {Messages: []agent.Message{
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c"}}},
+			{Role: agent.RoleTool, ToolCallID: "c"},
+		}},
+	}
+	for name, req := range tests {
+		t.Run(name, func(t *testing.T) {
+			e := newEncoder("gpt-test")
+			want := goOpenAIBody(t, "gpt-test", req)
+			for range 2 { // the second time from the caches
+				if got := mustEncode(t, e, req); !sameJSON(t, got, want) {
+					t.Fatalf("body differs from go-openai's\n got %s\nwant %s", got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestRequestBodyFollowsChangedDefinitions(t *testing.T) {
+	e := newEncoder("m")
+	first := agent.Request{System: "one", Tools: testTools[:1], Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}}
+	second := agent.Request{System: "two", Tools: testTools, Messages: first.Messages}
+	for _, req := range []agent.Request{first, second, first} {
+		if got, want := mustEncode(t, e, req), goOpenAIBody(t, "m", req); !sameJSON(t, got, want) {
+			t.Fatalf("body differs from go-openai's\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+func FuzzRequestBody(f *testing.F) {
+	f.Add("You manage tasks.", "add milk", "call_1", `{"title":"milk"}`, "done")
+	f.Add("\u2028", "\xff", "", "", "")
+	f.Add("<&>", "\x00\"\\", "id\n", "{\"a\":\"\\ud800\"}", "\t")
+	f.Fuzz(func(t *testing.T, system, user, callID, args, reply string) {
+		req := agent.Request{System: system, Tools: testTools, Messages: []agent.Message{
+			{Role: agent.RoleUser, Content: user},
+			{Role: agent.RoleAssistant, Content: reply, ToolCalls: []agent.ToolCall{{ID: callID, Name: "add_task", Arguments: args}}},
+			{Role: agent.RoleTool, ToolCallID: callID, Content: args},
+		}}
+		if got, want := mustEncode(t, newEncoder(user), req), goOpenAIBody(t, user, req); !sameJSON(t, got, want) {
+			t.Fatalf("body differs from go-openai's\n got %s\nwant %s", got, want)
+		}
+	})
+}
+
+// BenchmarkRequestBody measures encoding a request of a conversation with
+// history (the figure go-openai's own encoding is compared with).
+func BenchmarkRequestBody(b *testing.B) {
+	req := benchRequest()
+	b.Run("ours", func(b *testing.B) {
+		e := newEncoder("gpt-test")
+		b.ReportAllocs()
+		for b.Loop() {
+			body, _ := e.body(req)
+			_ = body.Close()
+		}
+	})
+	b.Run("go-openai", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			goOpenAIBody(b, "gpt-test", req)
+		}
+	})
+}
+
+// benchRequest is a load-test turn's second model call at its tenth turn:
+// the system prompt, nine earlier turns with one tool call each, and this one.
+func benchRequest() agent.Request {
+	req := agent.Request{System: agent.DefaultPrompt().Render("user-1", "gpt-test", time.Now()), Tools: testTools}
+	for range 10 {
+		req.Messages = append(req.Messages,
+			agent.Message{Role: agent.RoleUser, Content: "Add a task to keep the load going"},
+			agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "add_task", Arguments: `{"title":"Load test task"}`}}},
+			agent.Message{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"task_id":12,"status":"created","title":"Load test task"}`},
+			agent.Message{Role: agent.RoleAssistant, Content: "Added the task."})
+	}
+	return req
+}
