@@ -50,19 +50,22 @@ func ListTools(ctx context.Context, cs *mcp.ClientSession) ([]ToolDef, error) {
 	return defs, nil
 }
 
-// LazyTools is a ToolSource with known definitions whose session is opened
-// by connect on first use. Close closes the session if it was opened.
+// LazyTools is a ToolSource with known definitions whose session is taken
+// by open on first use. Close gives the session back through the release
+// function open returned, telling it whether every call on it succeeded.
 type LazyTools struct {
-	defs    []ToolDef
-	connect func(context.Context) (*mcp.ClientSession, error)
+	defs []ToolDef
+	open func(context.Context) (*mcp.ClientSession, func(reuse bool), error)
 
-	mu sync.Mutex
-	cs *mcp.ClientSession
+	mu      sync.Mutex
+	cs      *mcp.ClientSession
+	release func(reuse bool)
+	failed  bool // a call on cs returned an error: its session is in doubt
 }
 
-// NewLazyTools returns a LazyTools over defs and connect.
-func NewLazyTools(defs []ToolDef, connect func(context.Context) (*mcp.ClientSession, error)) *LazyTools {
-	return &LazyTools{defs: defs, connect: connect}
+// NewLazyTools returns a LazyTools over defs and open.
+func NewLazyTools(defs []ToolDef, open func(context.Context) (*mcp.ClientSession, func(reuse bool), error)) *LazyTools {
+	return &LazyTools{defs: defs, open: open}
 }
 
 // Definitions returns the known definitions.
@@ -80,7 +83,13 @@ func (l *LazyTools) Send(ctx context.Context, params *mcp.CallToolParams) (*mcp.
 	if err != nil {
 		return nil, err
 	}
-	return cs.CallTool(ctx, params)
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		l.mu.Lock()
+		l.failed = true
+		l.mu.Unlock()
+	}
+	return res, err
 }
 
 // session opens the session on first use and returns it after.
@@ -88,21 +97,22 @@ func (l *LazyTools) session(ctx context.Context) (*mcp.ClientSession, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.cs == nil {
-		cs, err := l.connect(ctx)
+		cs, release, err := l.open(ctx)
 		if err != nil {
 			return nil, err
 		}
-		l.cs = cs
+		l.cs, l.release = cs, release
 	}
 	return l.cs, nil
 }
 
-// Close closes the session if one was opened.
+// Close gives the session back, if one was opened.
 func (l *LazyTools) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.cs == nil {
-		return nil
+	if l.cs != nil {
+		l.release(!l.failed)
+		l.cs, l.release = nil, nil
 	}
-	return l.cs.Close()
+	return nil
 }

@@ -14,11 +14,12 @@ import (
 	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
-// ToolServers opens an MCP session on a user's task tools, in process. The
-// server behind it is bound to that user when it is built: no tool takes a
-// user id, and the model never sees one.
+// ToolServers lends MCP sessions on a user's task tools, in process. The
+// server behind a session is bound to that user when it is built: no tool
+// takes a user id, and the model never sees one. release gives the session
+// back (reuse false when a call on it failed); see mcptools.Servers.
 type ToolServers interface {
-	Connect(ctx context.Context, userID string) (*mcp.ClientSession, error)
+	Session(ctx context.Context, userID string) (cs *mcp.ClientSession, release func(reuse bool), err error)
 }
 
 // toolDefs holds the tools' definitions, the same for every user, listed
@@ -35,12 +36,12 @@ func (d *toolDefs) get(ctx context.Context, servers ToolServers, userID string) 
 	if d.defs != nil {
 		return d.defs, nil
 	}
-	cs, err := servers.Connect(ctx, userID)
+	cs, release, err := servers.Session(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
-	defer cs.Close()
 	defs, err := agent.ListTools(ctx, cs)
+	release(err == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +59,8 @@ func (d *toolDefs) isReadOnly(tool string) bool {
 	return d.readOnly[tool]
 }
 
-// turnTools is one turn's agent.ToolSource. It opens the user's session on
-// the first call, and sends each call with its record (see
+// turnTools is one turn's agent.ToolSource. It takes a session on the
+// user's tools at the first call, and sends each call with its record (see
 // mcptools.CallMeta): a call that changes a task is recorded with the
 // change, in one transaction, while the turn holds its conversation.
 type turnTools struct {
@@ -71,8 +72,8 @@ type turnTools struct {
 
 func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn *tasks.Turn, toolTimeout time.Duration, tel *telemetry.Telemetry) *turnTools {
 	t := &turnTools{turn: turn, grace: toolTimeout + persistTimeout, tel: tel}
-	t.LazyTools = agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, error) {
-		return servers.Connect(ctx, userID)
+	t.LazyTools = agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, func(bool), error) {
+		return servers.Session(ctx, userID)
 	})
 	return t
 }

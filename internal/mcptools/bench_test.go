@@ -72,3 +72,18 @@ func BenchmarkConnectCached(b *testing.B) {
 		cs.Close()
 	}
 }
+
+// BenchmarkSessionLent measures what a turn pays for its first tool call
+// when its user's idle session is lent to it, as in a busy replica.
+func BenchmarkSessionLent(b *testing.B) {
+	servers := mcptools.NewServers(tasks.NewService(store.NewTasks(storetest.Pool(b))), 16)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, release, err := servers.Session(ctx, "bench-user")
+		if err != nil {
+			b.Fatal(err)
+		}
+		release(true)
+	}
+}

@@ -17,6 +17,12 @@ import (
 // server it builds. A server holds the user it is bound to and nothing
 // else — no task, no conversation — so dropping one changes nothing but
 // the next turn's cost.
+//
+// In process, it also keeps each such user's last idle client session
+// (Session), so a turn's first tool call need not open one: the session is
+// bound to its user's server like the server itself, and a turn's own
+// record travels with each call (CallMeta), so a session carries nothing
+// from one turn to the next.
 type Servers struct {
 	build func(userID string) *mcp.Server
 	max   int
@@ -29,6 +35,7 @@ type Servers struct {
 type cachedServer struct {
 	userID string
 	server *mcp.Server
+	idle   *mcp.ClientSession // a session no turn holds, or nil
 }
 
 // NewServers returns a cache of at most max users' servers over svc, as
@@ -47,28 +54,76 @@ func newServers(build func(string) *mcp.Server, max int) *Servers {
 	return &Servers{build: build, max: max, order: list.New(), byID: map[string]*list.Element{}}
 }
 
-// Connect opens a client session on userID's server, building the server
-// if it is not cached. Closing the session ends the server side too.
+// Connect opens a new client session on userID's server, building the
+// server if it is not cached. Closing the session ends the server side too.
 func (s *Servers) Connect(ctx context.Context, userID string) (*mcp.ClientSession, error) {
 	return connect(ctx, s.Server(userID))
+}
+
+// Session lends a client session on userID's server: the user's idle one,
+// or a new one. release gives it back, to be lent again, when reuse is
+// true and the user's server is still cached and has no idle session;
+// otherwise it closes it. A caller passes reuse false when a call on the
+// session failed: a session in doubt is not lent again.
+func (s *Servers) Session(ctx context.Context, userID string) (cs *mcp.ClientSession, release func(reuse bool), err error) {
+	s.mu.Lock()
+	e, evicted := s.entry(userID)
+	cs, e.idle = e.idle, nil
+	s.mu.Unlock()
+	closeAll(evicted)
+	if cs == nil {
+		if cs, err = connect(ctx, e.server); err != nil {
+			return nil, nil, err
+		}
+	}
+	return cs, func(reuse bool) { s.giveBack(e, cs, reuse) }, nil
+}
+
+// giveBack keeps cs as e's idle session, or closes it.
+func (s *Servers) giveBack(e *cachedServer, cs *mcp.ClientSession, reuse bool) {
+	s.mu.Lock()
+	if el, ok := s.byID[e.userID]; reuse && ok && el.Value == e && e.idle == nil {
+		e.idle = cs
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	_ = cs.Close()
 }
 
 // Server returns userID's server, building it if it is not cached.
 func (s *Servers) Server(userID string) *mcp.Server {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.byID[userID]; ok {
-		s.order.MoveToFront(e)
-		return e.Value.(*cachedServer).server
+	e, evicted := s.entry(userID)
+	s.mu.Unlock()
+	closeAll(evicted)
+	return e.server
+}
+
+// entry returns userID's entry, building it if it is not cached; s.mu must
+// be held. Entries past max are dropped; their idle sessions are returned
+// for the caller to close once it has let go of the lock.
+func (s *Servers) entry(userID string) (e *cachedServer, evicted []*mcp.ClientSession) {
+	if el, ok := s.byID[userID]; ok {
+		s.order.MoveToFront(el)
+		return el.Value.(*cachedServer), nil
 	}
-	srv := s.build(userID)
-	s.byID[userID] = s.order.PushFront(&cachedServer{userID: userID, server: srv})
+	e = &cachedServer{userID: userID, server: s.build(userID)}
+	s.byID[userID] = s.order.PushFront(e)
 	for s.order.Len() > s.max {
-		oldest := s.order.Back()
-		s.order.Remove(oldest)
-		delete(s.byID, oldest.Value.(*cachedServer).userID)
+		oldest := s.order.Remove(s.order.Back()).(*cachedServer)
+		delete(s.byID, oldest.userID)
+		if oldest.idle != nil {
+			evicted = append(evicted, oldest.idle)
+		}
 	}
-	return srv
+	return e, evicted
+}
+
+func closeAll(sessions []*mcp.ClientSession) {
+	for _, cs := range sessions {
+		_ = cs.Close()
+	}
 }
 
 // connect joins a new client session to server in process.

@@ -244,3 +244,68 @@ func TestServersKeepEachUserBound(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionsAreLentAgainToTheirUserOnly(t *testing.T) {
+	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
+	servers := mcptools.NewServers(svc, 2)
+	ctx := context.Background()
+	alice, bob, carol := storetest.UserID(t), storetest.UserID(t), storetest.UserID(t)
+	lend := func(user string) (*mcp.ClientSession, func(bool)) {
+		t.Helper()
+		cs, release, err := servers.Session(ctx, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs, release
+	}
+
+	first, release := lend(alice)
+	mustCall(t, first, "add_task", map[string]any{"title": "alice's"})
+	release(true)
+	again, release := lend(alice)
+	if again != first {
+		t.Fatal("alice's idle session was not lent again")
+	}
+	busy, releaseBusy := lend(alice) // while again is lent: a session of its own
+	if busy == again {
+		t.Fatal("a lent session was lent twice")
+	}
+	release(true)
+	releaseBusy(true) // alice already has an idle session: this one is closed
+	mustBeClosed(t, busy)
+
+	theirs, releaseBob := lend(bob)
+	if theirs == first {
+		t.Fatal("bob was lent alice's session")
+	}
+	if list := mustCall(t, theirs, "list_tasks", nil)["tasks"].([]any); len(list) != 0 {
+		t.Fatalf("bob sees %v", list)
+	}
+	releaseBob(true)
+
+	failed, release := lend(alice)
+	release(false) // a call on it failed: it is closed, not lent again
+	if next, release := lend(alice); next == failed {
+		t.Fatal("a session in doubt was lent again")
+	} else {
+		release(true)
+	}
+
+	kept, release := lend(alice)
+	release(true)
+	_, releaseBob = lend(bob)
+	releaseBob(true)
+	lend(carol) // pushes alice's server, the least recently used, out of the cache, and her idle session with it
+	mustBeClosed(t, kept)
+	if next, _ := lend(alice); next == kept {
+		t.Fatal("an evicted user's session was lent again")
+	}
+}
+
+// mustBeClosed fails unless a call on cs fails at once, as on a closed session.
+func mustBeClosed(tb testing.TB, cs *mcp.ClientSession) {
+	tb.Helper()
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_tasks"}); err == nil {
+		tb.Fatal("a session that should be closed still answers")
+	}
+}
