@@ -13,6 +13,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openai"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
+	"github.com/taskchat/taskchat/internal/store"
 )
 
 // config is the server's whole configuration, read from the environment once.
@@ -65,6 +66,12 @@ type config struct {
 	// (see store.WithoutPreparedStatements).
 	PreparedStatements bool
 
+	// Retention is RETENTION_DAYS (0: keep everything, the default) and
+	// how its passes delete; one runs every RetentionEvery, give or take
+	// half of it. See store.Retention.
+	Retention      store.RetentionConfig
+	RetentionEvery time.Duration
+
 	// Not read from the environment; here so that every default has one home.
 	IdempotencyTTL     time.Duration
 	PingInterval       time.Duration
@@ -112,6 +119,18 @@ const (
 	jwksUnknownKeyRefresh = time.Minute
 	jwksTimeout           = 5 * time.Second
 	maxDailyTokenBudget   = 1_000_000_000_000
+)
+
+// Retention's passes: every 5 minutes or so, each statement deleting at
+// most 200 rows (a conversation with its messages counting as one), at
+// least 100 ms apart and never closer than the last one took (see
+// store.RetentionConfig). A replica's passes, run one after the other,
+// thus use at most one database connection, at most half the time.
+const (
+	defaultRetentionEvery = 5 * time.Minute
+	defaultRetentionBatch = 200
+	defaultRetentionPause = 100 * time.Millisecond
+	maxRetentionDays      = 36500
 )
 
 // An MCP client spends three requests to connect (initialize, its notice,
@@ -258,6 +277,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MCPBurst:             e.int("RATE_LIMIT_MCP_BURST", defaultMCPBurst, 1, 10_000),
 		PublicURL:            strings.TrimRight(e.str("PUBLIC_URL", ""), "/"),
 
+		Retention: store.RetentionConfig{
+			Days: retentionDays(e), KeyTTL: defaultIdempotencyTTL,
+			Batch: defaultRetentionBatch, Pause: defaultRetentionPause,
+		},
+		RetentionEvery: defaultRetentionEvery,
+
 		IdempotencyTTL:     defaultIdempotencyTTL,
 		PingInterval:       defaultPingInterval,
 		StreamWriteTimeout: defaultStreamWrite,
@@ -382,6 +407,21 @@ func isPostgresURL(s string) bool {
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// retentionDays reads RETENTION_DAYS, whole days; 0, the default, keeps
+// everything.
+func retentionDays(e *envReader) int {
+	v := strings.TrimSpace(e.getenv("RETENTION_DAYS"))
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > maxRetentionDays {
+		e.fail("RETENTION_DAYS must be a whole number of days from 1 to %d, or 0 to keep everything, got %q", maxRetentionDays, v)
+		return 0
+	}
+	return n
 }
 
 func logLevel(e *envReader) slog.Level {

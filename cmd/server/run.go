@@ -143,7 +143,8 @@ func shutdown(srv *http.Server, cancelTurns context.CancelFunc, timeout time.Dur
 const maxCachedServers = 1024
 
 // build wires the service: migrations, the pool, the model, the handler,
-// each observed by tel (which may be nil).
+// each observed by tel (which may be nil), and retention's passes, which
+// stop when ctx ends or the returned close is called.
 func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Telemetry) (http.Handler, func(), error) {
 	if cfg.Migrate {
 		if err := store.Migrate(ctx, cfg.MigrateDatabaseURL); err != nil {
@@ -207,7 +208,8 @@ func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tel
 		},
 	})
 	built = true
-	return h, func() { auth.Close(); pool.Close() }, nil
+	stopRetention := startRetention(ctx, pool, cfg, log)
+	return h, func() { stopRetention(); auth.Close(); pool.Close() }, nil
 }
 
 // mintToken prints a development token, so a person with curl can start.

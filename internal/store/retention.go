@@ -1,0 +1,198 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// RetentionConfig says what a retention pass deletes, and how gently.
+type RetentionConfig struct {
+	// Days is RETENTION_DAYS: conversations untouched for longer go, and
+	// with them, or on their own, the history that grows with use.
+	Days int
+	// KeyTTL is how long an idempotency key is kept; older ones go.
+	KeyTTL time.Duration
+	// Batch is the most rows one statement deletes (a conversation counts
+	// as one, its messages going with it).
+	Batch int
+	// Pause is the least wait between two statements; a statement that
+	// took longer is followed by a wait as long as it took, so that a pass
+	// through a large backlog keeps its connection busy at most half the
+	// time and leaves the database to the turns.
+	Pause time.Duration
+}
+
+// Retention deletes what RETENTION_DAYS no longer keeps: conversations
+// whose last activity is older (their messages, chat ids and tool calls
+// with them); tool calls that belong to no conversation (MCP calls, those
+// of deleted conversations) and are older; token usage of older days; and
+// expired idempotency keys. A user's tasks are never touched.
+//
+// It is the one part of the store that works across users: every statement
+// picks its rows by age, not by user. Several replicas may run it at once:
+// each statement locks the rows it picks with SKIP LOCKED, so two passes
+// share the work instead of waiting on each other or deleting a row twice.
+type Retention struct {
+	pool *pgxpool.Pool
+	cfg  RetentionConfig
+}
+
+// NewRetention returns the retention of the tables on pool.
+func NewRetention(pool *pgxpool.Pool, cfg RetentionConfig) *Retention {
+	return &Retention{pool: pool, cfg: cfg}
+}
+
+// Swept counts what one pass deleted.
+type Swept struct {
+	Conversations   int64 // each with its messages, chat id and tool calls
+	ToolCalls       int64 // those that belonged to no conversation
+	IdempotencyKeys int64
+	UsageDays       int64 // token_usage rows, one per user and day
+	Batches         int   // the statements that deleted something
+}
+
+// Total is every row a pass deleted, not counting those that went with
+// their conversation.
+func (s Swept) Total() int64 {
+	return s.Conversations + s.ToolCalls + s.IdempotencyKeys + s.UsageDays
+}
+
+// Sweep runs one pass: each table in batches of at most Batch rows, one
+// short transaction each, at least Pause apart, until a batch finds fewer
+// than Batch rows to delete. It returns what it deleted, also when ctx ends
+// it early (the statement under way then rolls back whole).
+func (r *Retention) Sweep(ctx context.Context) (Swept, error) {
+	var s Swept
+	if r.cfg.Days < 1 || r.cfg.Batch < 1 {
+		// Zero days would delete every conversation not held this instant.
+		return s, fmt.Errorf("retention of %d days in batches of %d: %w", r.cfg.Days, r.cfg.Batch, tasks.ErrInvalid)
+	}
+	for _, t := range []struct {
+		sql   string
+		arg   any
+		count *int64
+	}{
+		{deleteOldConversations, r.cfg.Days, &s.Conversations},
+		{deleteOldDetachedCalls, r.cfg.Days, &s.ToolCalls},
+		{deleteExpiredKeys, r.cfg.KeyTTL, &s.IdempotencyKeys},
+		{deleteOldUsage, r.cfg.Days, &s.UsageDays},
+	} {
+		if err := r.drain(ctx, t.sql, t.arg, t.count, &s.Batches); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// drain runs statement sql, which deletes at most $2 rows older than $1,
+// until it deletes fewer than a batch, adding what it deleted to count.
+func (r *Retention) drain(ctx context.Context, sql string, age any, count *int64, batches *int) error {
+	for {
+		start := time.Now()
+		tag, err := r.pool.Exec(ctx, sql, age, r.cfg.Batch)
+		if err != nil {
+			return translate(err)
+		}
+		n := tag.RowsAffected()
+		if n == 0 {
+			return nil
+		}
+		*count += n
+		*batches++
+		if n < int64(r.cfg.Batch) {
+			return nil
+		}
+		if err := pause(ctx, max(r.cfg.Pause, time.Since(start))); err != nil {
+			return err
+		}
+	}
+}
+
+// pause waits for d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// The statements below pick a batch in a CTE that locks its rows, then
+// delete them by key: "= ANY(ARRAY(...))" makes that an index (or TID) scan
+// of the batch's keys, whatever the planner thinks of the condition
+// checked again beside it, which on a join it may well scan the whole
+// range of old rows for, in every batch.
+
+// deleteOldConversations deletes a batch of conversations untouched for $1
+// days, oldest first, with their tool calls; their messages and chat ids go
+// by cascade. Its first CTE locks the rows it picks and skips those another
+// pass or a turn has locked; a row a turn claimed or answered meanwhile is
+// checked again against its newest version (READ COMMITTED's recheck of
+// locked rows), and so is it by the DELETE: a conversation with a new turn
+// is never deleted, nor one a turn holds, even with a claim made to look
+// old. Deleting the calls here spares the detaching update that deleting
+// the conversation alone would make each of them (see migration 000005):
+// they are as old as it is, so the next statement would delete them anyway.
+const deleteOldConversations = `
+	WITH doomed AS (
+		SELECT id FROM conversations
+		WHERE updated_at < now() - make_interval(days => $1) AND ` + unheld + `
+		ORDER BY updated_at
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	), calls AS (
+		DELETE FROM tool_calls WHERE conversation_id = ANY(ARRAY(SELECT id FROM doomed))
+	)
+	DELETE FROM conversations
+	WHERE id = ANY(ARRAY(SELECT id FROM doomed))
+	  AND updated_at < now() - make_interval(days => $1) AND ` + unheld
+
+// deleteOldDetachedCalls deletes a batch of tool calls older than $1 days
+// that belong to no conversation: an MCP client's, or those of a
+// conversation its user deleted. A call of a kept conversation stays with
+// it, however old: its thread shows it.
+const deleteOldDetachedCalls = `
+	WITH old AS (
+		SELECT id FROM tool_calls
+		WHERE conversation_id IS NULL AND created_at < now() - make_interval(days => $1)
+		ORDER BY created_at
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	)
+	DELETE FROM tool_calls WHERE id = ANY(ARRAY(SELECT id FROM old)) AND conversation_id IS NULL`
+
+// deleteExpiredKeys deletes a batch of idempotency keys older than $1, as
+// BeginIdempotent does for the user who sends a new key; a key reused as
+// new meanwhile is checked again, by its new age. Rows are named by ctid,
+// which a row keeps while this statement holds its lock.
+const deleteExpiredKeys = `
+	WITH old AS (
+		SELECT ctid FROM idempotency_keys
+		WHERE created_at < now() - $1::interval
+		ORDER BY created_at
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	)
+	DELETE FROM idempotency_keys
+	WHERE ctid = ANY(ARRAY(SELECT ctid FROM old)) AND created_at < now() - $1::interval`
+
+// deleteOldUsage deletes a batch of token usage rows of UTC days more than
+// $1 days before today. The daily budget reads today's row only.
+const deleteOldUsage = `
+	WITH old AS (
+		SELECT ctid FROM token_usage
+		WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int
+		ORDER BY day
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	)
+	DELETE FROM token_usage
+	WHERE ctid = ANY(ARRAY(SELECT ctid FROM old)) AND day < (now() AT TIME ZONE 'UTC')::date - $1::int`
