@@ -54,8 +54,8 @@ type recorder struct {
 	service  []time.Duration // total minus model, per turn
 	total    []time.Duration
 	own      []int64
-	toolRTs  atomic.Int64 // the tools' statements
-	prepares atomic.Int64 // statement preparations, extra round trips on first use
+	toolRTs  atomic.Int64  // the tools' statements
+	prepares atomic.Int64  // statement preparations, extra round trips on first use
 	cpuSince time.Duration // the process's CPU time when the figures were last reset
 	ioSince  ioCounts      // and its read and write calls
 }
