@@ -54,6 +54,7 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 		// message, so the history below shows the model what it did.
 		b.Queue(recoverConversation(`claim_token = $3::uuid`), in.ConversationID, in.UserID, token)
 		queueUserMessage(b, in, token, &turn)
+		planFromIndexes(b)
 		queueHistory(b, in, &turn)
 	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
@@ -84,6 +85,22 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 // then they are committed as usual: visible to every other transaction.
 func commitLazily(b *pgx.Batch) {
 	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+}
+
+// planFromIndexes has the statements queued after it in batch b, in its
+// transaction only, reach their rows through an index. Left free, the
+// planner reads a conversation's history by fetching every message of the
+// conversation (a bitmap scan) and sorting them for the newest fifty, when
+// it believes the conversation small: on tables it has no statistics of
+// yet, and in a generic plan, which assumes the average conversation. At
+// 10,000 messages that was a full read of the conversation on every turn.
+// Without bitmap and sequential scans, what is left is walking the index
+// (conversation_id, id) backwards, which stops after fifty rows whatever the
+// statistics say (TestHistoryPlansStayBounded). The cached plans of the
+// history statements are made under these settings too: they run nowhere
+// else.
+func planFromIndexes(b *pgx.Batch) {
+	b.Queue(`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`)
 }
 
 // queueNewConversation creates a conversation, claimed, with its first
@@ -160,13 +177,7 @@ func queueUserMessage(b *pgx.Batch, in tasks.TurnStart, token string, turn *task
 // queueHistory adds the two history queries to b. They skip the newest
 // message, the user message the same batch stores.
 func queueHistory(b *pgx.Batch, in tasks.TurnStart, turn *tasks.Turn) {
-	b.Queue(`
-		SELECT id, conversation_id, role, content, interrupted, created_at FROM (
-			SELECT id, conversation_id, role, content, interrupted, created_at
-			FROM messages WHERE conversation_id = $1 AND user_id = $2
-			ORDER BY id DESC LIMIT $3 OFFSET 1
-		) newest ORDER BY id`,
-		in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
+	b.Queue(historyMessages, in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var m tasks.Message
 			if err := scanMessage(rows, &m); err != nil {
@@ -176,19 +187,30 @@ func queueHistory(b *pgx.Batch, in tasks.TurnStart, turn *tasks.Turn) {
 		}
 		return rows.Err()
 	})
-	b.Queue(`
-		SELECT message_id, `+toolCallColumns+`
-		FROM tool_calls
-		WHERE conversation_id = $1 AND user_id = $2 AND message_id >= (
-			SELECT coalesce(min(id), 0) FROM (
-				SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2
-				ORDER BY id DESC LIMIT $3 + 1
-			) newest)
-		ORDER BY message_id, seq`,
-		in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
+	b.Queue(historyToolCalls, in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
 		return attachToolCalls(rows, turn.History)
 	})
 }
+
+// historyMessages is a conversation's newest $3 messages but the newest,
+// oldest first.
+const historyMessages = `
+	SELECT id, conversation_id, role, content, interrupted, created_at FROM (
+		SELECT id, conversation_id, role, content, interrupted, created_at
+		FROM messages WHERE conversation_id = $1 AND user_id = $2
+		ORDER BY id DESC LIMIT $3 OFFSET 1
+	) newest ORDER BY id`
+
+// historyToolCalls is the tool calls of historyMessages' replies.
+const historyToolCalls = `
+	SELECT message_id, ` + toolCallColumns + `
+	FROM tool_calls
+	WHERE conversation_id = $1 AND user_id = $2 AND message_id >= (
+		SELECT coalesce(min(id), 0) FROM (
+			SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2
+			ORDER BY id DESC LIMIT $3 + 1
+		) newest)
+	ORDER BY message_id, seq`
 
 // whyNotClaimed tells a missing conversation from a busy one. It runs only
 // when a claim failed.

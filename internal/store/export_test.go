@@ -1,0 +1,10 @@
+package store
+
+// What the tests of package store_test read of the store's insides.
+const (
+	HistoryMessages  = historyMessages
+	HistoryToolCalls = historyToolCalls
+)
+
+// PlanFromIndexes is planFromIndexes, for the plan tests.
+var PlanFromIndexes = planFromIndexes

@@ -1,0 +1,178 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// longConversation makes, in a fresh database whose tables the planner has
+// no statistics of (autovacuum is off for them, and nothing analyses them),
+// a conversation of n messages, a tool call on every fourth reply, and then
+// 20,000 newer messages of 400 other conversations, so that the
+// conversation's newest messages are not the table's. It returns a pool on
+// that database, the user and the conversation.
+func longConversation(tb testing.TB, n int) (*pgxpool.Pool, string, int64) {
+	tb.Helper()
+	ctx := context.Background()
+	url := storetest.EmptyDatabase(tb)
+	if err := store.Migrate(ctx, url); err != nil {
+		tb.Fatal(err)
+	}
+	pool, err := store.Open(ctx, url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	var conv int64
+	err = pool.QueryRow(ctx, `
+		WITH c AS (
+			INSERT INTO conversations (user_id, title) VALUES ('long', 'long') RETURNING id
+		), m AS (
+			INSERT INTO messages (conversation_id, user_id, role, content)
+			SELECT c.id, 'long', CASE WHEN g % 2 = 1 THEN 'user' ELSE 'assistant' END, 'message ' || g
+			FROM c, generate_series(1, $1) g
+			RETURNING id, conversation_id, role
+		), t AS (
+			INSERT INTO tool_calls (conversation_id, message_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
+			SELECT conversation_id, id, id - 1, 'long', 'call_' || id, 'add_task', '{"title":"x"}', '{"task_id":1}', false, 0, 0, 1
+			FROM m WHERE role = 'assistant' AND id % 4 = 0
+		)
+		SELECT id FROM c`, n).Scan(&conv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, table := range []string{"conversations", "messages", "tool_calls"} {
+		if _, err := pool.Exec(ctx, "ALTER TABLE "+table+" SET (autovacuum_enabled = false)"); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	_, err = pool.Exec(ctx, `
+		WITH c AS (
+			INSERT INTO conversations (user_id, title) SELECT 'other' || g, 'other' FROM generate_series(1, 400) g RETURNING id, user_id
+		)
+		INSERT INTO messages (conversation_id, user_id, role, content)
+		SELECT c.id, c.user_id, 'user', 'newer ' || g FROM c, generate_series(1, 50) g`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pool, "long", conv
+}
+
+// TestHistoryPlansStayBounded reads the plans of the history statements a
+// turn runs, custom and generic, on a conversation of 10,000 messages in
+// tables never analysed, as StartTurn runs them (after planFromIndexes). Each
+// may read from messages and tool_calls only about as many rows as the
+// history holds, whatever the conversation's length.
+func TestHistoryPlansStayBounded(t *testing.T) {
+	pool, user, conv := longConversation(t, 10_000)
+	ctx := context.Background()
+	var analysed bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_user_tables
+		WHERE relname IN ('messages', 'tool_calls') AND (last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL))`).Scan(&analysed); err != nil || analysed {
+		t.Fatalf("the tables must not have been analysed (analysed %v, %v)", analysed, err)
+	}
+	const limit = 50
+	for _, q := range []struct{ name, sql string }{{"messages", store.HistoryMessages}, {"tool calls", store.HistoryToolCalls}} {
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			t.Run(q.name+" "+mode, func(t *testing.T) {
+				plan := explain(t, pool, mode, q.sql, conv, user, limit)
+				for _, n := range scans(plan) {
+					if n.Relation != "messages" && n.Relation != "tool_calls" {
+						continue
+					}
+					if read := n.ActualRows + n.RemovedByFilter; read > 2*limit+2 {
+						t.Errorf("%s on %s read %v rows of a %d-message conversation for a history of %d", n.Type, n.Relation, read, 10_000, limit)
+					}
+				}
+			})
+		}
+	}
+}
+
+// planNode is the part of an EXPLAIN (ANALYZE, FORMAT JSON) node we check.
+type planNode struct {
+	Type            string     `json:"Node Type"`
+	Relation        string     `json:"Relation Name"`
+	ActualRows      float64    `json:"Actual Rows"`
+	RemovedByFilter float64    `json:"Rows Removed by Filter"`
+	Plans           []planNode `json:"Plans"`
+}
+
+// explain runs sql, prepared, under planFromIndexes' settings and the plan
+// cache mode given, and returns its plan.
+func explain(tb testing.TB, pool *pgxpool.Pool, mode, sql string, args ...any) planNode {
+	tb.Helper()
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	b := &pgx.Batch{}
+	store.PlanFromIndexes(b)
+	b.Queue(`SELECT set_config('plan_cache_mode', $1, true)`, mode)
+	b.Queue(`PREPARE explained(bigint, text, int) AS ` + sql)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		tb.Fatal(err)
+	}
+	var out []byte
+	if err := tx.QueryRow(ctx, fmt.Sprintf(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE explained(%d, '%s', %d)`, args...)).Scan(&out); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `DEALLOCATE explained`); err != nil {
+		tb.Fatal(err)
+	}
+	var plans []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
+		tb.Fatalf("plan %s: %v", out, err)
+	}
+	return plans[0].Plan
+}
+
+// scans lists the nodes of plan that read a relation.
+func scans(plan planNode) []planNode {
+	var out []planNode
+	if plan.Relation != "" {
+		out = append(out, plan)
+	}
+	for _, p := range plan.Plans {
+		out = append(out, scans(p)...)
+	}
+	return out
+}
+
+// BenchmarkTurnAtLength measures a turn's own statements (StartTurn and
+// FinishTurn, with one tool call) in a fresh conversation and in one of
+// 10,000 messages whose tables were never analysed.
+func BenchmarkTurnAtLength(b *testing.B) {
+	for _, n := range []int{2, 10_000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			pool, user, conv := longConversation(b, n)
+			s := store.NewTurns(pool)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				turn, err := s.StartTurn(ctx, tasks.TurnStart{UserID: user, ConversationID: conv, Message: "add milk", HistoryLimit: 50, ClaimFor: time.Minute})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.FinishTurn(ctx, tasks.TurnEnd{UserID: user, ConversationID: conv, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
+					Reply: "Added.", ToolCalls: []tasks.ToolCall{{CallID: "c", Tool: "list_tasks", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{"tasks":[]}`)}}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
