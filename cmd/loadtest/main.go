@@ -122,6 +122,10 @@ func drive(adminURL string, o options) error {
 	if _, err := fetchStats(base, true); err != nil {
 		return err
 	}
+	before, err := takeDBSnapshot(ctx, dbURL)
+	if err != nil {
+		return err
+	}
 	if err := profile(base, "start"); err != nil {
 		return err
 	}
@@ -136,11 +140,15 @@ func drive(adminURL string, o options) error {
 	if err != nil {
 		return err
 	}
+	after, err := takeDBSnapshot(ctx, dbURL)
+	if err != nil {
+		return err
+	}
 	idle, err := idleStreams(base, o.streams, fake, hold)
 	if err != nil {
 		return err
 	}
-	report(os.Stdout, o, load, st, idle)
+	report(os.Stdout, o, load, st, before.perTurn(after, load.turns), idle)
 	return nil
 }
 
@@ -392,7 +400,7 @@ func fetchStats(base string, reset bool) (serverStats, error) {
 }
 
 // report prints the measurements as a Markdown table.
-func report(w io.Writer, o options, load loadResult, st serverStats, idle idleResult) {
+func report(w io.Writer, o options, load loadResult, st serverStats, db dbUse, idle idleResult) {
 	sort.Slice(load.latencies, func(i, j int) bool { return load.latencies[i] < load.latencies[j] })
 	proto := "model over HTTP/1.1"
 	if o.http2 {
@@ -417,6 +425,7 @@ func report(w io.Writer, o options, load loadResult, st serverStats, idle idleRe
 	fmt.Fprintf(w, "| database round trips per turn, turn's own work (max) | %.2f (%d) | ≤ 3 |\n", st.OwnRoundTrips, st.MaxOwnRTs)
 	fmt.Fprintf(w, "| database round trips per turn, tools' statements | %.2f (1 add_task per turn) | |\n", float64(st.ToolRoundTrips)/float64(max(st.Turns, 1)))
 	fmt.Fprintf(w, "| statement preparations during the run | %d | |\n", st.Prepares)
+	db.report(w)
 	if o.streams == 0 { // -streams 0 skips the memory phase
 		return
 	}

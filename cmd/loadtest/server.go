@@ -225,12 +225,8 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rec := &recorder{}
-	cfg, err := pgxpool.ParseConfig(databaseURL)
-	if err != nil {
-		return err
-	}
-	cfg.ConnConfig.Tracer = tracer{rec: rec}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	// The pool cmd/server opens, with its settings, and a tracer.
+	pool, err := store.Open(ctx, databaseURL, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer{rec: rec} })
 	if err != nil {
 		return err
 	}
