@@ -8,6 +8,11 @@
 //	go run ./cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
 //
 // It creates a scratch database next to the one -db names and drops it.
+//
+// With -floor it measures, instead of taskchat, a turn written by hand
+// that does only the work a turn cannot avoid (floor.go), on the same
+// wire contract, schema and fake model: taskchat's figures are read
+// against it, on the same machine, in alternating runs.
 package main
 
 import (
@@ -54,15 +59,19 @@ func main() {
 		http2       = flag.Bool("http2", false, "serve the fake model over HTTPS with HTTP/2, as OpenAI does (streams share a connection), instead of HTTP/1.1 as a local server does")
 		certFile    = flag.String("model-cert", "", "server role: PEM certificate the fake model uses")
 		asyncCommit = flag.Bool("async-commit", false, "diagnostic: run the scratch database with synchronous_commit=off, to separate the disk's fsync wait from the service's own work")
+		floor       = flag.Bool("floor", false, "measure the hand-written floor (floor.go) instead of taskchat: the same turns, schema and fake model with only the work a turn cannot avoid")
 		pgbouncer   = flag.String("pgbouncer", "", "host:port of a PgBouncer in transaction pooling mode in front of -db's server (a * database entry): the server connects through it without prepared statements, as DATABASE_PREPARED_STATEMENTS=false does; the scratch database and its migrations stay direct")
 	)
 	flag.Parse()
 	var err error
-	if *role == "server" {
+	switch *role {
+	case "server":
 		err = runServer(*db, *modelURL, *certFile, *cpuProfile)
-	} else {
+	case "floor":
+		err = runFloor(*db, *modelURL, *certFile, *cpuProfile)
+	default:
 		err = drive(*db, options{users: *users, turns: *turns, concurrency: *concurrency, streams: *streams,
-			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile, pgbouncer: *pgbouncer})
+			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile, pgbouncer: *pgbouncer, floor: *floor})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
@@ -76,6 +85,7 @@ type options struct {
 	asyncCommit, http2                 bool
 	cpuProfile                         string
 	pgbouncer                          string // host:port; "" for PostgreSQL directly
+	floor                              bool   // the hand-written floor instead of taskchat
 }
 
 // drive runs the whole measurement and prints the report.
@@ -109,7 +119,11 @@ func drive(adminURL string, o options) error {
 	if err != nil {
 		return err
 	}
-	base, stop, err := startServer(serverURL, fake.URL+"/v1", certFile, o.cpuProfile)
+	role := "server"
+	if o.floor {
+		role = "floor"
+	}
+	base, stop, err := startServer(role, serverURL, fake.URL+"/v1", certFile, o.cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -187,9 +201,9 @@ func startFake(http2 bool) (*openaitest.Server, string, error) {
 	return fake, f.Name(), err
 }
 
-// startServer starts this binary in the server role and waits for its address.
-func startServer(dbURL, modelURL, certFile, cpuProfile string) (string, func(), error) {
-	cmd := exec.Command(os.Args[0], "-role", "server", "-db", dbURL, "-model", modelURL, "-model-cert", certFile, "-cpuprofile", cpuProfile)
+// startServer starts this binary in role (server, or floor) and waits for its address.
+func startServer(role, dbURL, modelURL, certFile, cpuProfile string) (string, func(), error) {
+	cmd := exec.Command(os.Args[0], "-role", role, "-db", dbURL, "-model", modelURL, "-model-cert", certFile, "-cpuprofile", cpuProfile)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -412,6 +426,9 @@ func report(w io.Writer, o options, load loadResult, st serverStats, db dbUse, i
 	}
 	fmt.Fprintf(w, "taskchat load test: %d turns (half streamed) by %d concurrent clients, %s, %s, %s, %d CPUs, %s\n\n",
 		load.turns, o.concurrency, proto, commit, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
+	if o.floor {
+		fmt.Fprintf(w, "This is the hand-written floor (cmd/loadtest/floor.go), not taskchat.\n\n")
+	}
 	if o.pgbouncer != "" {
 		fmt.Fprintf(w, "The server's database connections go through PgBouncer at %s (transaction pooling, no prepared statements).\n\n", o.pgbouncer)
 	}

@@ -259,6 +259,12 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 
 		MCP: taskhttp.MCPConfig{RequestsPerMinute: 1e9, Burst: 1 << 30, CachedServers: 1024},
 	})
+	return serve(ctx, rec, h, cpuProfile)
+}
+
+// serve serves h, measured by rec, with the load command's debug routes,
+// on a loopback port printed on stdout as "listening ADDR", until ctx ends.
+func serve(ctx context.Context, rec *recorder, h http.Handler, cpuProfile string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/", rec.measure(h))
 	mux.HandleFunc("GET /debug/loadstats", func(w http.ResponseWriter, r *http.Request) {
