@@ -49,8 +49,7 @@ import (
 func runFloor(databaseURL, modelURL, certFile, cpuProfile string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	rec := &recorder{}
-	pool, err := store.Open(ctx, databaseURL, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer{rec: rec} })
+	rec, pool, err := openMeasured(ctx, databaseURL)
 	if err != nil {
 		return err
 	}

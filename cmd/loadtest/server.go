@@ -219,14 +219,20 @@ func pct(ds []time.Duration, p int) float64 {
 	return float64(s[(len(s)-1)*p/100].Microseconds()) / 1000
 }
 
+// openMeasured opens the pool cmd/server opens, with its settings, and a
+// tracer recording its round trips.
+func openMeasured(ctx context.Context, databaseURL string) (*recorder, *pgxpool.Pool, error) {
+	rec := &recorder{}
+	pool, err := store.Open(ctx, databaseURL, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer{rec: rec} })
+	return rec, pool, err
+}
+
 // runServer is the server role: the service on a loopback port, printed on
 // stdout as "listening ADDR", until SIGTERM.
 func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	rec := &recorder{}
-	// The pool cmd/server opens, with its settings, and a tracer.
-	pool, err := store.Open(ctx, databaseURL, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer{rec: rec} })
+	rec, pool, err := openMeasured(ctx, databaseURL)
 	if err != nil {
 		return err
 	}
