@@ -120,12 +120,14 @@ func (s *sseStream) send(frame string) {
 }
 
 // end sends the stream's last frames and stops the pinger. A ping already
-// running sees ended under the lock and writes nothing.
+// running sees ended under the lock and writes nothing. The frames are not
+// flushed: the handler returns right after, and net/http then sends them
+// with the end of the chunked body in one write instead of two.
 func (s *sseStream) end(last string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.ended {
-		s.write(last)
+		s.writeOnly(last)
 		s.ended = true
 	}
 	if s.pinger != nil {
@@ -158,14 +160,25 @@ func (s *sseStream) close(fallback func() string) {
 // is treated as gone: the turn is cancelled, stores what it did, and ends.
 // The caller holds s.mu.
 func (s *sseStream) write(str string) {
+	if s.writeOnly(str) {
+		s.lost(s.rc.Flush())
+	}
+}
+
+// writeOnly buffers str for the client, within the write timeout, and
+// reports whether it did. The caller holds s.mu.
+func (s *sseStream) writeOnly(str string) bool {
 	if s.ended {
-		return
+		return false
 	}
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
 	_, err := io.WriteString(s.w, str)
-	if err == nil {
-		err = s.rc.Flush()
-	}
+	s.lost(err)
+	return err == nil
+}
+
+// lost ends the stream if err says the client is gone. The caller holds s.mu.
+func (s *sseStream) lost(err error) {
 	if err != nil {
 		s.ended, s.stalled = true, true // nothing more can reach this client
 		s.log.InfoContext(s.r.Context(), "stream client gone; ending the turn", "err", err)
