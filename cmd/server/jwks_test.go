@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/taskchat/taskchat/internal/nodetest"
 )
 
 // betterAuth is what clients/better-auth.mjs prints: a running Better Auth
@@ -24,18 +25,8 @@ type betterAuth struct {
 // It fails, saying what to run, when node or the package is missing.
 func mustBetterAuth(tb testing.TB) betterAuth {
 	tb.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		tb.Fatal("node is not installed: the identity provider tests run Better Auth on Node 18 or later")
-	}
-	clients, err := filepath.Abs(filepath.Join("..", "..", "clients"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(clients, "node_modules", "better-auth", "package.json")); err != nil {
-		tb.Fatalf("Better Auth is not installed in %s: run `npm ci --prefix clients` (%v)", clients, err)
-	}
-	cmd := exec.Command(node, filepath.Join(clients, "better-auth.mjs"))
+	node, script := nodetest.MustScript(tb, "better-auth", "Better Auth", "better-auth.mjs")
+	cmd := exec.Command(node, script)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

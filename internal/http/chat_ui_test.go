@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/taskchat/taskchat/internal/nodetest"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
@@ -353,22 +353,10 @@ func mustCount(tb testing.TB, sql string, args ...any) int {
 }
 
 // mustAISDK returns node and the path of clients/<script>, which imports
-// the `ai` package that clients/package-lock.json pins. It fails, saying
-// what to run, when either is missing.
+// the `ai` package.
 func mustAISDK(tb testing.TB, script string) (node, path string) {
 	tb.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		tb.Fatal("node is not installed: the AI SDK tests run the `ai` package on Node 18 or later")
-	}
-	clients, err := filepath.Abs(filepath.Join("..", "..", "clients"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(clients, "node_modules", "ai", "package.json")); err != nil {
-		tb.Fatalf("the AI SDK is not installed in %s: run `npm ci --prefix clients` (%v)", clients, err)
-	}
-	return node, filepath.Join(clients, script)
+	return nodetest.MustScript(tb, "ai", "the AI SDK", script)
 }
 
 // uiMessage is a UIMessage as the AI SDK assembles it.

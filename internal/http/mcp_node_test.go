@@ -4,35 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/taskchat/taskchat/internal/nodetest"
 
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
 // mustMCPNodeClient returns node and the path of clients/<script>, which
-// imports the MCP TypeScript SDK that clients/package-lock.json pins. It
-// fails, saying what to run, when either is missing.
+// imports the MCP TypeScript SDK.
 func mustMCPNodeClient(tb testing.TB, script string) (node, path string) {
 	tb.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		tb.Fatal("node is not installed: the MCP protocol tests run the TypeScript SDK on Node 18 or later")
-	}
-	clients, err := filepath.Abs(filepath.Join("..", "..", "clients"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(clients, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		tb.Fatalf("the MCP TypeScript SDK is not installed in %s: run `npm ci --prefix clients` (%v)", clients, err)
-	}
-	return node, filepath.Join(clients, script)
+	return nodetest.MustScript(tb, "@modelcontextprotocol/sdk", "the MCP TypeScript SDK", script)
 }
 
 // nodeMCPRun is what clients/mcp-client.mjs prints.
