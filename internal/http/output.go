@@ -186,6 +186,21 @@ func (s *sseStream) lost(err error) {
 	}
 }
 
+// failed answers err as problem JSON, with its status, when the stream
+// has not started, and reports false. Once it has, it logs a failure on our
+// side and returns err as the stream's own error frame is to tell it.
+func (s *sseStream) failed(err error) (*apiError, bool) {
+	if !s.isOpen() {
+		writeError(s.w, s.r, s.log, err)
+		return nil, false
+	}
+	ae := toAPIError(err)
+	if ae.status() >= 500 && s.r.Context().Err() == nil {
+		s.log.ErrorContext(s.r.Context(), "stream failed", "code", ae.code, "err", err)
+	}
+	return ae, true
+}
+
 // sseOutput streams the turn as taskchat's Server-Sent Events. Until
 // start, a failure is answered as problem JSON with its status; after it,
 // as an error event. Every stream ends with exactly one done or error
@@ -229,15 +244,9 @@ func (o *sseOutput) done(out chat.Outcome) {
 }
 
 func (o *sseOutput) fail(err error) {
-	if !o.isOpen() {
-		writeError(o.w, o.r, o.log, err)
-		return
+	if ae, open := o.failed(err); open {
+		o.end(o.frame("error", errorEvent{Code: ae.code, Message: ae.detail, ToolCalls: ae.toolCalls}))
 	}
-	ae := toAPIError(err)
-	if ae.status() >= 500 && o.r.Context().Err() == nil {
-		o.log.ErrorContext(o.r.Context(), "stream failed", "code", ae.code, "err", err)
-	}
-	o.end(o.frame("error", errorEvent{Code: ae.code, Message: ae.detail, ToolCalls: ae.toolCalls}))
 }
 
 func (o *sseOutput) close() {

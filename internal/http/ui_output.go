@@ -142,16 +142,10 @@ func (o *uiOutput) done(out chat.Outcome) {
 }
 
 func (o *uiOutput) fail(err error) {
-	if !o.isOpen() {
-		writeError(o.w, o.r, o.log, err)
-		return
+	if ae, open := o.failed(err); open {
+		o.closeText()
+		o.end(uiFrame(uiErrorChunk{Type: "error", ErrorText: ae.detail}) + uiDone)
 	}
-	ae := toAPIError(err)
-	if ae.status() >= 500 && o.r.Context().Err() == nil {
-		o.log.ErrorContext(o.r.Context(), "stream failed", "code", ae.code, "err", err)
-	}
-	o.closeText()
-	o.end(uiFrame(uiErrorChunk{Type: "error", ErrorText: ae.detail}) + uiDone)
 }
 
 func (o *uiOutput) close() {
