@@ -54,7 +54,6 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 		// message, so the history below shows the model what it did.
 		b.Queue(recoverConversation(`claim_token = $3::uuid`), in.ConversationID, in.UserID, token)
 		queueUserMessage(b, in, token, &turn)
-		planFromIndexes(b)
 		queueHistory(b, in, &turn)
 	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
@@ -96,9 +95,9 @@ func commitLazily(b *pgx.Batch) {
 // 10,000 messages that was a full read of the conversation on every turn.
 // Without bitmap and sequential scans, what is left is walking the index
 // (conversation_id, id) backwards, which stops after fifty rows whatever the
-// statistics say (TestHistoryPlansStayBounded). The cached plans of the
-// history statements are made under these settings too: they run nowhere
-// else.
+// statistics say (TestHistoryPlansStayBounded). queueHistory queues it
+// before the history statements, which run nowhere else: their cached
+// plans are made under these settings too.
 func planFromIndexes(b *pgx.Batch) {
 	b.Queue(`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`)
 }
@@ -174,9 +173,11 @@ func queueUserMessage(b *pgx.Batch, in tasks.TurnStart, token string, turn *task
 	})
 }
 
-// queueHistory adds the two history queries to b. They skip the newest
-// message, the user message the same batch stores.
+// queueHistory adds the two history queries to b, read from the index
+// (planFromIndexes). They skip the newest message, the user message the
+// same batch stores.
 func queueHistory(b *pgx.Batch, in tasks.TurnStart, turn *tasks.Turn) {
+	planFromIndexes(b)
 	b.Queue(historyMessages, in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var m tasks.Message
