@@ -97,6 +97,20 @@ type tracer struct{ rec *recorder }
 
 var tasksTable = regexp.MustCompile(`\btasks\b`)
 
+// onTasks memoizes tasksTable over the service's few statement texts: the
+// tracer is the load test's, and its cost is kept out of the figures the
+// server is measured by (a regexp match a statement was 3% of its CPU).
+var onTasks sync.Map // SQL string -> bool
+
+func isToolStatement(sql string) bool {
+	if v, ok := onTasks.Load(sql); ok {
+		return v.(bool)
+	}
+	match := tasksTable.MatchString(sql)
+	onTasks.Store(sql, match)
+	return match
+}
+
 func (t tracer) count(ctx context.Context) {
 	if s, ok := ctx.Value(turnKey{}).(*turnStats); ok {
 		s.roundTrips.Add(1)
@@ -104,7 +118,7 @@ func (t tracer) count(ctx context.Context) {
 }
 
 func (t tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	if tasksTable.MatchString(data.SQL) {
+	if isToolStatement(data.SQL) {
 		t.rec.toolRTs.Add(1)
 		return ctx
 	}
