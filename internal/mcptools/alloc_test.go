@@ -55,3 +55,19 @@ func allocatedBytes(f func()) uint64 {
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
 }
+
+// TestInProcessSessionsInitializeOnce: an in-process session is lent from
+// turn to turn, so it speaks the session-based protocol and is initialized
+// once, rather than 2026-07-28's, whose every request repeats the client's
+// version, capabilities and identity in _meta for the server to decode.
+func TestInProcessSessionsInitializeOnce(t *testing.T) {
+	servers := mcptools.NewServers(tasks.NewService(store.NewTasks(storetest.Pool(t))), 4)
+	cs, release, err := servers.Session(context.Background(), storetest.UserID(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release(true)
+	if got := cs.InitializeResult(); got == nil || got.ProtocolVersion != "2025-11-25" {
+		t.Fatalf("in-process session initialized with %+v; want protocol 2025-11-25", got)
+	}
+}
