@@ -5,6 +5,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -268,13 +269,12 @@ func (r *run) callTool(ctx context.Context, c Call) (json.RawMessage, bool) {
 	if !r.known[name] {
 		return toolFailure(fmt.Sprintf("Unknown tool %q. Available tools: %s.", name, strings.Join(r.toolNames(), ", ")))
 	}
-	var args map[string]any
-	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+	if !isObject(raw) {
 		return toolFailure(fmt.Sprintf("The arguments for %s must be a JSON object; got %s.", name, clip(string(raw), 120)))
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.lim.ToolTimeout)
 	defer cancel()
-	res, err := r.in.Tools.Call(ctx, c, args)
+	res, err := r.in.Tools.Call(ctx, c)
 	switch {
 	// A result is the truth even when it came late: a source may finish a
 	// call it cannot take back (see chat's turnTools).
@@ -299,6 +299,12 @@ func (r *run) toolNames() []string {
 		names[i] = d.Name
 	}
 	return names
+}
+
+// isObject reports whether raw is one valid JSON object. The tool decodes
+// it, against its schema; here it is only checked, not decoded.
+func isObject(raw json.RawMessage) bool {
+	return json.Valid(raw) && bytes.HasPrefix(bytes.TrimLeft(raw, " \t\r\n"), []byte("{"))
 }
 
 // toolFailure is the result of a failed tool call: {"error": message}.

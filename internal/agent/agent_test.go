@@ -165,6 +165,8 @@ func TestRunToolFailuresBecomeResults(t *testing.T) {
 		{"unknown tool", "launch_rockets", `{}`, `Unknown tool \"launch_rockets\"`},
 		{"malformed arguments", "add_task", `{"title": "unterminated`, "must be a JSON object"},
 		{"arguments not an object", "add_task", `["Buy milk"]`, "must be a JSON object"},
+		{"null arguments", "add_task", `null`, "must be a JSON object"},
+		{"object then more", "add_task", `{"title": "a"} {}`, "must be a JSON object"},
 		{"schema violation", "add_task", `{"title":"x","user_id":"someone"}`, "user_id"},
 	}
 	for _, c := range cases {
@@ -382,6 +384,6 @@ func TestRunBuildsTheReplyInLinearMemory(t *testing.T) {
 type noTools struct{}
 
 func (noTools) Definitions(context.Context) ([]ToolDef, error) { return nil, nil }
-func (noTools) Call(context.Context, Call, map[string]any) (*mcp.CallToolResult, error) {
+func (noTools) Call(context.Context, Call) (*mcp.CallToolResult, error) {
 	return nil, errors.New("no tools")
 }

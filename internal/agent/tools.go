@@ -15,9 +15,9 @@ import (
 // and a turn waiting on its model holds none.
 type ToolSource interface {
 	Definitions(ctx context.Context) ([]ToolDef, error)
-	// Call runs call (its ID, Tool, Round and Seq are set; Result is not)
-	// with args, the model's arguments already parsed.
-	Call(ctx context.Context, call Call, args map[string]any) (*mcp.CallToolResult, error)
+	// Call runs call (its ID, Tool, Round and Seq are set; Result is not).
+	// Its Arguments are a JSON object, sent to the tool as they are.
+	Call(ctx context.Context, call Call) (*mcp.CallToolResult, error)
 }
 
 // SessionTools is a ToolSource over an open session, listing its tools.
@@ -29,8 +29,8 @@ func (s sessionTools) Definitions(ctx context.Context) ([]ToolDef, error) {
 	return ListTools(ctx, s.cs)
 }
 
-func (s sessionTools) Call(ctx context.Context, call Call, args map[string]any) (*mcp.CallToolResult, error) {
-	return s.cs.CallTool(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: args})
+func (s sessionTools) Call(ctx context.Context, call Call) (*mcp.CallToolResult, error) {
+	return s.cs.CallTool(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: call.Arguments})
 }
 
 // ListTools describes the session's tools to a model.
@@ -72,8 +72,8 @@ func NewLazyTools(defs []ToolDef, open func(context.Context) (*mcp.ClientSession
 func (l *LazyTools) Definitions(context.Context) ([]ToolDef, error) { return l.defs, nil }
 
 // Call runs one call on the session, opening it first if need be.
-func (l *LazyTools) Call(ctx context.Context, call Call, args map[string]any) (*mcp.CallToolResult, error) {
-	return l.Send(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: args})
+func (l *LazyTools) Call(ctx context.Context, call Call) (*mcp.CallToolResult, error) {
+	return l.Send(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: call.Arguments})
 }
 
 // Send sends params, which a source may have given a _meta, on the

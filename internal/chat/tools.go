@@ -80,9 +80,9 @@ func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn
 
 // Call runs one tool call, observed: its duration by tool, whether it
 // failed, and a span (never its arguments or result).
-func (t *turnTools) Call(ctx context.Context, call agent.Call, args map[string]any) (*mcp.CallToolResult, error) {
+func (t *turnTools) Call(ctx context.Context, call agent.Call) (*mcp.CallToolResult, error) {
 	ctx, end := t.tel.StartTool(ctx, call.Tool, call.ID)
-	res, err := t.call(ctx, call, args)
+	res, err := t.call(ctx, call)
 	end(toolErrorType(res, err))
 	return res, err
 }
@@ -95,7 +95,7 @@ func (t *turnTools) Call(ctx context.Context, call agent.Call, args map[string]a
 // up, and the turn would then report as failed a change that was made (and
 // the model might make it again). It runs to its outcome, within grace, and
 // the agent takes that outcome even when it comes late.
-func (t *turnTools) call(ctx context.Context, call agent.Call, args map[string]any) (*mcp.CallToolResult, error) {
+func (t *turnTools) call(ctx context.Context, call agent.Call) (*mcp.CallToolResult, error) {
 	stored, ok := tasks.StorableJSON(call.Arguments)
 	if !ok {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
@@ -103,8 +103,10 @@ func (t *turnTools) call(ctx context.Context, call agent.Call, args map[string]a
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.grace)
 	defer cancel()
-	return t.Send(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: args, Meta: mcptools.CallMeta(tasks.CallRecord{
+	meta, forget := mcptools.CallMeta(tasks.CallRecord{
 		ConversationID: t.turn.Conversation.ID, TurnID: t.turn.ID(), ClaimToken: t.turn.ClaimToken,
 		CallID: call.ID, Tool: call.Tool, Arguments: stored, Round: call.Round, Seq: call.Seq, Started: time.Now(),
-	})})
+	})
+	defer forget()
+	return t.Send(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: call.Arguments, Meta: meta})
 }
