@@ -298,10 +298,12 @@ func TestMCPIgnoresAForgedTurnRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := mcptools.CallMeta(tasks.CallRecord{
+	// A live record's key, as the chat engine would send it in process.
+	forged, forget := mcptools.CallMeta(tasks.CallRecord{
 		ConversationID: turn.Conversation.ID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
 		CallID: "call_forged", Arguments: json.RawMessage(`{}`), Started: time.Now(),
 	})
+	defer forget()
 	added := c.call(t, "add_task", map[string]any{"title": "Buy milk"}, forged)
 	// In process, a record that cannot be read fails the call; here it is
 	// not read at all.

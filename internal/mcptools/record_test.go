@@ -42,9 +42,9 @@ func recordOf(turn tasks.Turn, seq int, args map[string]any) tasks.CallRecord {
 // mustCallFor makes a call for the turn's call number seq.
 func mustCallFor(tb testing.TB, cs *mcp.ClientSession, turn tasks.Turn, seq int, tool string, args map[string]any) *mcp.CallToolResult {
 	tb.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{
-		Name: tool, Arguments: args, Meta: mcptools.CallMeta(recordOf(turn, seq, args)),
-	})
+	meta, forget := mcptools.CallMeta(recordOf(turn, seq, args))
+	defer forget()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta})
 	if err != nil {
 		tb.Fatalf("%s: protocol error %v", tool, err)
 	}
@@ -160,14 +160,28 @@ func TestToolCallWithAnUnreadableRecordChangesNothing(t *testing.T) {
 	cs := mustSession(t, user)
 	milk := mustCall(t, cs, "add_task", map[string]any{"title": "Buy milk"})
 	turn := mustTurn(t, user)
+	// keyOf is the _meta value CallMeta gives rec, forgotten at once or
+	// at the test's end.
+	keyOf := func(rec tasks.CallRecord, forgetNow bool) any {
+		meta, forget := mcptools.CallMeta(rec)
+		if forgetNow {
+			forget()
+		} else {
+			t.Cleanup(forget)
+		}
+		return meta[mcptools.CallMetaKey]
+	}
+	whole := recordOf(turn, 0, nil)
+	noTurn, noToken := whole, whole
+	noTurn.TurnID, noToken.ClaimToken = 0, ""
 	garbage := map[string]any{
-		"a string":          "call 3 of turn 7",
-		"a number":          42,
-		"a list":            []any{1, 2},
-		"a turn id as text": map[string]any{"TurnID": "seven", "ClaimToken": turn.ClaimToken},
-		"no turn":           map[string]any{"ConversationID": turn.Conversation.ID, "ClaimToken": turn.ClaimToken},
-		"no claim token":    map[string]any{"ConversationID": turn.Conversation.ID, "TurnID": turn.ID()},
-		"a bad start time":  map[string]any{"TurnID": turn.ID(), "ClaimToken": turn.ClaimToken, "Started": "yesterday"},
+		"a string":               "call 3 of turn 7",
+		"a number":               42,
+		"a list":                 []any{1, 2},
+		"the record itself":      map[string]any{"TurnID": turn.ID(), "ClaimToken": turn.ClaimToken},
+		"a record with no turn":  keyOf(noTurn, false),
+		"a record with no claim": keyOf(noToken, false),
+		"a forgotten record":     keyOf(whole, true),
 	}
 	for name, meta := range garbage {
 		t.Run(name, func(t *testing.T) {
