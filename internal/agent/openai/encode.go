@@ -3,6 +3,8 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -218,6 +220,29 @@ func appendString(b []byte, s string) []byte {
 type pooledBody struct {
 	bytes.Reader
 	buf []byte
+}
+
+// bodyConn is a connection to the model that writes a request's pooled
+// body in one piece. net/http hands a body of known length to the
+// connection through an io.LimitedReader, which io.Copy can only read into
+// a buffer it allocates for the purpose (as large as the body, up to 32
+// KiB): a copy and an allocation per request, the largest of a turn. The
+// body is already in memory, so it is written from there. Over TLS the
+// body is encrypted on its way and this does not apply.
+type bodyConn struct{ net.Conn }
+
+// ReadFrom is called by the transport's buffered writer once it has sent
+// what it holds, with the rest of the body.
+func (c bodyConn) ReadFrom(r io.Reader) (int64, error) {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		if b, ok := lr.R.(*releasingBody); ok {
+			if n, err, whole := b.writeWhole(c.Conn, lr.N); whole {
+				lr.N -= n
+				return n, err
+			}
+		}
+	}
+	return io.Copy(c.Conn, r)
 }
 
 // maxPooledBody keeps an unusually large request's buffer out of the pool.

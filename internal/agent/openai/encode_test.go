@@ -2,9 +2,11 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,4 +172,27 @@ func benchRequest() agent.Request {
 			agent.Message{Role: agent.RoleAssistant, Content: "Added the task."})
 	}
 	return req
+}
+
+// TestRequestBodiesOfEverySizeArriveWhole sends bodies on either side of the
+// transport's 1 KiB write buffer, of io.Copy's 32 KiB, and of the largest
+// pooled buffer, through the process's HTTP client, whose connections
+// write a pooled body in one piece (bodyConn). Each arrives as encoded.
+func TestRequestBodiesOfEverySizeArriveWhole(t *testing.T) {
+	for _, size := range []int{10, 900, 1100, 5 << 10, 40 << 10, 300 << 10} {
+		f := newFakeOpenAI(t, sse(textChunk("ok")))
+		m := newTestModel(t, f)
+		req := agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: strings.Repeat("é", size/2)}}}
+		if _, err := m.Stream(context.Background(), req, nil); err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		want, err := m.enc.body(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.rawBody(0); !bytes.Equal(got, want.buf) {
+			t.Fatalf("%d bytes: the server got %d bytes, want the %d encoded", size, len(got), len(want.buf))
+		}
+		_ = want.Close()
+	}
 }

@@ -268,6 +268,22 @@ func (b *releasingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// writeWhole writes the rest of a pooled body to w in one piece and
+// releases it, when it is no longer than limit; whole is false, and nothing
+// is written, for any other body.
+func (b *releasingBody) writeWhole(w io.Writer, limit int64) (n int64, err error, whole bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pb, ok := b.rc.(*pooledBody)
+	if !ok || int64(pb.Len()) > limit {
+		return 0, nil, false
+	}
+	n, err = pb.WriteTo(w)
+	_ = pb.Close()
+	b.rc = nil
+	return n, err, true
+}
+
 func (b *releasingBody) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()

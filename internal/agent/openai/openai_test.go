@@ -51,6 +51,13 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	f.replies[min(n, len(f.replies)-1)](w, r)
 }
 
+// rawBody returns the body of request i as it arrived.
+func (f *fakeOpenAI) rawBody(i int) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.bodies[i]
+}
+
 // requests returns how many requests the fake received.
 func (f *fakeOpenAI) requests() int {
 	f.mu.Lock()
