@@ -56,7 +56,6 @@ type sseStream struct {
 	mu      sync.Mutex // serialises writes: the turn and the pinger
 	started bool
 	ended   bool
-	stalled bool // a write failed: the client is gone
 	pinger  *time.Timer
 }
 
@@ -148,12 +147,11 @@ func (s *sseStream) close(fallback func() string) {
 	if s.pinger != nil {
 		s.pinger.Stop()
 	}
-	// A healthy connection may serve another request and must not inherit
-	// the last frame's deadline; a stalled one keeps it, so the server's
-	// last write fails and the connection is closed.
-	if !s.stalled {
-		_ = s.rc.SetWriteDeadline(time.Time{})
-	}
+	// The write deadline stays as the last frame set it: net/http sends
+	// that frame, with the end of the body, after the handler returns, and
+	// a client that stopped reading must not hold the connection past it.
+	// net/http clears it once the response is out, before the connection
+	// serves another request (HTTP/2 deadlines are the stream's own).
 }
 
 // write sends str within the write timeout. A client that does not take it
@@ -180,7 +178,7 @@ func (s *sseStream) writeOnly(str string) bool {
 // lost ends the stream if err says the client is gone. The caller holds s.mu.
 func (s *sseStream) lost(err error) {
 	if err != nil {
-		s.ended, s.stalled = true, true // nothing more can reach this client
+		s.ended = true // nothing more can reach this client
 		s.log.InfoContext(s.r.Context(), "stream client gone; ending the turn", "err", err)
 		s.cancel(errClientStalled)
 	}
