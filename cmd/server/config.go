@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,10 @@ type config struct {
 	// PreparedStatements is false behind a pooler that does not keep them
 	// (see store.WithoutPreparedStatements).
 	PreparedStatements bool
+	// PlanCacheMode is the plan_cache_mode connections ask for with
+	// prepared statements, or store.PlanCacheServer for none (see
+	// store.WithPlanCacheMode).
+	PlanCacheMode string
 
 	// Retention is RETENTION_DAYS (0: keep everything, the default) and
 	// how its passes delete; one runs every RetentionEvery, give or take
@@ -222,6 +227,19 @@ func (e *envReader) bool(name string, def bool) bool {
 	return b
 }
 
+// oneOf reads one of the words given, the first being the default.
+func (e *envReader) oneOf(name string, words ...string) string {
+	v := strings.TrimSpace(e.getenv(name))
+	if v == "" {
+		return words[0]
+	}
+	if !slices.Contains(words, v) {
+		e.errs = append(e.errs, fmt.Errorf("%s must be one of %s, got %q", name, strings.Join(words, ", "), v))
+		return words[0]
+	}
+	return v
+}
+
 func (e *envReader) fail(format string, args ...any) {
 	e.errs = append(e.errs, fmt.Errorf(format, args...))
 }
@@ -237,6 +255,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 
 		MigrateDatabaseURL: e.str("MIGRATE_DATABASE_URL", ""),
 		PreparedStatements: e.bool("DATABASE_PREPARED_STATEMENTS", true),
+		PlanCacheMode:      e.oneOf("DATABASE_PLAN_CACHE_MODE", "force_generic_plan", "auto", "force_custom_plan", store.PlanCacheServer),
 
 		JWTSecret:   getenv("JWT_SECRET"),
 		JWTIssuer:   e.str("JWT_ISSUER", ""),

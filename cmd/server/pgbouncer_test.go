@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -110,21 +111,24 @@ func TestThroughPgBouncerInTransactionPooling(t *testing.T) {
 func TestConfigForAPooler(t *testing.T) {
 	vars := map[string]string{"DATABASE_URL": "postgres://app@pgbouncer:6432/taskchat", "JWT_SECRET": secret}
 	cfg, err := loadConfig(env(vars))
-	if err != nil || cfg.MigrateDatabaseURL != vars["DATABASE_URL"] || !cfg.PreparedStatements {
-		t.Fatalf("by default: migrations at %q, prepared statements %v, %v; want DATABASE_URL's, true", cfg.MigrateDatabaseURL, cfg.PreparedStatements, err)
+	if err != nil || cfg.MigrateDatabaseURL != vars["DATABASE_URL"] || !cfg.PreparedStatements || cfg.PlanCacheMode != "force_generic_plan" {
+		t.Fatalf("by default: migrations at %q, prepared statements %v, plan cache mode %q, %v; want DATABASE_URL's, true, force_generic_plan",
+			cfg.MigrateDatabaseURL, cfg.PreparedStatements, cfg.PlanCacheMode, err)
 	}
 
 	vars["MIGRATE_DATABASE_URL"] = "postgres://app@postgres:5432/taskchat"
 	vars["DATABASE_PREPARED_STATEMENTS"] = "false"
+	vars["DATABASE_PLAN_CACHE_MODE"] = "server"
 	cfg, err = loadConfig(env(vars))
-	if err != nil || cfg.MigrateDatabaseURL != vars["MIGRATE_DATABASE_URL"] || cfg.PreparedStatements {
-		t.Fatalf("set: migrations at %q, prepared statements %v, %v", cfg.MigrateDatabaseURL, cfg.PreparedStatements, err)
+	if err != nil || cfg.MigrateDatabaseURL != vars["MIGRATE_DATABASE_URL"] || cfg.PreparedStatements || cfg.PlanCacheMode != store.PlanCacheServer {
+		t.Fatalf("set: migrations at %q, prepared statements %v, plan cache mode %q, %v", cfg.MigrateDatabaseURL, cfg.PreparedStatements, cfg.PlanCacheMode, err)
 	}
 
 	vars["MIGRATE_DATABASE_URL"] = "mysql://app@db/taskchat"
 	vars["DATABASE_PREPARED_STATEMENTS"] = "sometimes"
+	vars["DATABASE_PLAN_CACHE_MODE"] = "generic"
 	_, err = loadConfig(env(vars))
-	for _, name := range []string{"MIGRATE_DATABASE_URL", "DATABASE_PREPARED_STATEMENTS"} {
+	for _, name := range []string{"MIGRATE_DATABASE_URL", "DATABASE_PREPARED_STATEMENTS", "DATABASE_PLAN_CACHE_MODE"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}

@@ -151,7 +151,7 @@ func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tel
 			return nil, nil, err
 		}
 	}
-	var opts []store.Option
+	opts := []store.Option{store.WithPlanCacheMode(cfg.PlanCacheMode)}
 	if !cfg.PreparedStatements {
 		opts = append(opts, store.WithoutPreparedStatements())
 	}

@@ -67,7 +67,8 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*pgxpool.Poo
 }
 
 // planOnce has PostgreSQL plan each prepared statement once per connection
-// (plan_cache_mode = force_generic_plan), unless the URL says otherwise.
+// (plan_cache_mode = force_generic_plan), unless the URL says otherwise or
+// an option (WithPlanCacheMode) decides.
 // Left to decide (auto), it re-plans a statement on every execution as
 // long as a plan for the actual arguments looks cheaper than the generic
 // one, which for the turn's statements — CTEs over several tables, their
@@ -82,12 +83,36 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*pgxpool.Poo
 // for their arguments anyway, and PgBouncer refuses startup parameters it
 // does not know.
 func planOnce(c *pgx.ConnConfig) {
-	if c.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement {
+	mode, chosen := c.RuntimeParams[planModeOption]
+	delete(c.RuntimeParams, planModeOption)
+	if !chosen {
+		mode = "force_generic_plan"
+	}
+	if c.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement || mode == PlanCacheServer {
 		return
 	}
 	if _, set := c.RuntimeParams["plan_cache_mode"]; !set {
-		c.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+		c.RuntimeParams["plan_cache_mode"] = mode
 	}
+}
+
+// planModeOption carries WithPlanCacheMode's choice to planOnce; it is
+// never sent.
+const planModeOption = "taskchat.plan_cache_mode"
+
+// PlanCacheServer is the WithPlanCacheMode that sends no plan_cache_mode at
+// all, leaving the database's or the role's setting to apply: for a pooler
+// that refuses startup parameters it does not know, as PgBouncer does
+// unless they are in its ignore_startup_parameters.
+const PlanCacheServer = "server"
+
+// WithPlanCacheMode sets the plan_cache_mode each connection asks for, in
+// place of force_generic_plan (see planOnce): auto, force_custom_plan or
+// force_generic_plan, or PlanCacheServer to ask for none. A plan_cache_mode
+// in the URL is kept whatever the option says, and none is sent without
+// prepared statements.
+func WithPlanCacheMode(mode string) Option {
+	return func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams[planModeOption] = mode }
 }
 
 // Migrate applies every embedded migration that databaseURL lacks. It is
