@@ -23,6 +23,28 @@ func NewConversations(pool *pgxpool.Pool) *Conversations {
 
 var _ tasks.ConversationStore = (*Conversations)(nil)
 
+// listConversations reads the first page of a user's conversations, and
+// listConversationsAfter a later one, from the index on (user_id,
+// updated_at DESC, id DESC). Two statements, not one with an optional
+// cursor: in a generic plan (see planOnce) a condition such as "$2 IS NULL
+// OR (updated_at, id) < ($2, $3)" cannot bound the index scan, and a page
+// deep in a long list would read every conversation before it
+// (TestConversationPagesReadOnlyThemselves).
+const (
+	listConversations = `
+		SELECT id, user_id, title, created_at, updated_at
+		FROM conversations
+		WHERE user_id = $1
+		ORDER BY updated_at DESC, id DESC
+		LIMIT $2`
+	listConversationsAfter = `
+		SELECT id, user_id, title, created_at, updated_at
+		FROM conversations
+		WHERE user_id = $1 AND (updated_at, id) < ($3, $4)
+		ORDER BY updated_at DESC, id DESC
+		LIMIT $2`
+)
+
 // ListConversations returns a page of userID's conversations, most
 // recently active first. The cursor is opaque to callers.
 func (s *Conversations) ListConversations(ctx context.Context, userID string, limit int, cursor string) (tasks.Page[tasks.Conversation], error) {
@@ -30,12 +52,12 @@ func (s *Conversations) ListConversations(ctx context.Context, userID string, li
 	if err != nil {
 		return tasks.Page[tasks.Conversation]{}, err
 	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT id, user_id, title, created_at, updated_at
-		FROM conversations
-		WHERE user_id = $1 AND ($2::timestamptz IS NULL OR (updated_at, id) < ($2, $3))
-		ORDER BY updated_at DESC, id DESC
-		LIMIT $4`, userID, after, afterID, limit+1)
+	var rows pgx.Rows
+	if after == nil {
+		rows, err = s.pool.Query(ctx, listConversations, userID, limit+1)
+	} else {
+		rows, err = s.pool.Query(ctx, listConversationsAfter, userID, limit+1, *after, afterID)
+	}
 	if err != nil {
 		return tasks.Page[tasks.Conversation]{}, translate(err)
 	}

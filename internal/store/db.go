@@ -77,8 +77,9 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*pgxpool.Poo
 // throughput up from 289–320 to 355–362 turns/s, on the same machine. It
 // gives nothing up: the statements whose cost could grow with a
 // conversation, the history's, are held to index plans, custom or generic
-// (planFromIndexes, TestHistoryPlansStayBounded), and the others find their
-// rows by key. Only with named prepared
+// (planFromIndexes, TestHistoryPlansStayBounded), a page of conversations
+// reads about a page of the index (TestConversationPagesReadOnlyThemselves),
+// and the others find their rows by key. Only with named prepared
 // statements: the unnamed ones of WithoutPreparedStatements are planned
 // for their arguments anyway, and PgBouncer refuses startup parameters it
 // does not know.

@@ -4,6 +4,9 @@ package store
 const (
 	HistoryMessages  = historyMessages
 	HistoryToolCalls = historyToolCalls
+
+	ListConversationsFirst = listConversations
+	ListConversationsAfter = listConversationsAfter
 )
 
 // PlanFromIndexes is planFromIndexes, for the plan tests.

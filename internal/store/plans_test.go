@@ -99,6 +99,57 @@ func TestHistoryPlansStayBounded(t *testing.T) {
 	}
 }
 
+// TestConversationPagesReadOnlyThemselves reads the plans of the
+// conversation list's statements, custom and generic, for a user with
+// 20,000 conversations: the first page, and a page near the end of the
+// list, may each read only about as many conversations as a page holds
+// (a generic plan of one statement with an optional cursor read 19,920).
+func TestConversationPagesReadOnlyThemselves(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.EmptyDatabase(t)
+	if err := store.Migrate(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	const n, limit = 20_000, 20
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO conversations (user_id, title, created_at, updated_at)
+		SELECT CASE WHEN g % 5 = 0 THEN 'other' ELSE 'many' END, 'c' || g,
+		       now() - g * interval '1 second', now() - g * interval '1 second'
+		FROM generate_series(1, $1 * 5 / 4) g`, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE conversations`); err != nil {
+		t.Fatal(err)
+	}
+	var deep time.Time
+	var deepID int64
+	if err := pool.QueryRow(ctx, `SELECT updated_at, id FROM conversations WHERE user_id = 'many'
+		ORDER BY updated_at DESC, id DESC OFFSET $1 LIMIT 1`, n-2*limit).Scan(&deep, &deepID); err != nil {
+		t.Fatal(err)
+	}
+	pages := []struct{ name, types, sql, args string }{
+		{"first page", "text, int", store.ListConversationsFirst, fmt.Sprintf("'many', %d", limit+1)},
+		{"a page near the end", "text, int, timestamptz, bigint", store.ListConversationsAfter,
+			fmt.Sprintf("'many', %d, '%s', %d", limit+1, deep.Format(time.RFC3339Nano), deepID)},
+	}
+	for _, p := range pages {
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			t.Run(p.name+" "+mode, func(t *testing.T) {
+				for _, s := range scans(explainAs(t, pool, mode, p.types, p.sql, p.args)) {
+					if read := s.ActualRows + s.RemovedByFilter; s.Relation == "conversations" && read > 2*limit+2 {
+						t.Errorf("%s on conversations read %v rows for a page of %d", s.Type, read, limit)
+					}
+				}
+			})
+		}
+	}
+}
+
 // planNode is the part of an EXPLAIN (ANALYZE, FORMAT JSON) node we check.
 type planNode struct {
 	Type            string     `json:"Node Type"`
@@ -112,6 +163,13 @@ type planNode struct {
 // cache mode given, and returns its plan.
 func explain(tb testing.TB, pool *pgxpool.Pool, mode, sql string, args ...any) planNode {
 	tb.Helper()
+	return explainAs(tb, pool, mode, "bigint, text, int", sql, fmt.Sprintf("%d, '%s', %d", args...))
+}
+
+// explainAs is explain for a statement whose parameters have the types
+// given, executed with args, a list of SQL literals.
+func explainAs(tb testing.TB, pool *pgxpool.Pool, mode, types, sql, args string) planNode {
+	tb.Helper()
 	ctx := context.Background()
 	tx, err := pool.Begin(ctx)
 	if err != nil {
@@ -121,12 +179,12 @@ func explain(tb testing.TB, pool *pgxpool.Pool, mode, sql string, args ...any) p
 	b := &pgx.Batch{}
 	store.PlanFromIndexes(b)
 	b.Queue(`SELECT set_config('plan_cache_mode', $1, true)`, mode)
-	b.Queue(`PREPARE explained(bigint, text, int) AS ` + sql)
+	b.Queue(`PREPARE explained(` + types + `) AS ` + sql)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		tb.Fatal(err)
 	}
 	var out []byte
-	if err := tx.QueryRow(ctx, fmt.Sprintf(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE explained(%d, '%s', %d)`, args...)).Scan(&out); err != nil {
+	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE explained(`+args+`)`).Scan(&out); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := tx.Exec(ctx, `DEALLOCATE explained`); err != nil {
