@@ -135,8 +135,17 @@ func closeAll(sessions []*mcp.ClientSession) {
 // (about 10 KB and 90 allocations a chat turn).
 const inProcessProtocol = "2025-11-25"
 
-// connect joins a new client session to server in process.
+// connect joins a new client session to server in process. The session
+// may outlive the call that opens it (Servers lends it to later turns), and
+// the SDK keeps the context it is opened with, values and all, for the
+// session's life: the server's handlers run in it. So it is opened with
+// none of ctx's values (a request's, a span, a logger), only with its
+// cancellation while connecting.
 func connect(ctx context.Context, server *mcp.Server) (*mcp.ClientSession, error) {
+	bare, stop := context.WithCancel(context.Background())
+	defer stop()
+	defer context.AfterFunc(ctx, stop)()
+	ctx = bare
 	serverT, clientT := newPipeTransports()
 	if _, err := server.Connect(ctx, serverT, nil); err != nil {
 		return nil, fmt.Errorf("mcp server: %w", err)

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskchat/taskchat/internal/mcptools"
@@ -307,5 +310,62 @@ func mustBeClosed(tb testing.TB, cs *mcp.ClientSession) {
 	tb.Helper()
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_tasks"}); err == nil {
 		tb.Fatal("a session that should be closed still answers")
+	}
+}
+
+// ctxProbe is a pgx tracer that notes the probe value of the context each
+// statement runs in.
+type ctxProbe struct {
+	mu   sync.Mutex
+	seen []any
+}
+
+type probeKey struct{}
+
+func (p *ctxProbe) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = append(p.seen, ctx.Value(probeKey{}))
+	return ctx
+}
+
+func (*ctxProbe) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A lent session serves later turns: nothing of the context of the turn
+// that opened it (its values, its cancellation) reaches their calls.
+func TestLentSessionsKeepNothingOfTheTurnThatOpenedThem(t *testing.T) {
+	ctx := context.Background()
+	probe := &ctxProbe{}
+	pool, err := store.Open(ctx, storetest.URL(t), func(c *pgxpool.Config) { c.ConnConfig.Tracer = probe })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	servers := mcptools.NewServers(tasks.NewService(store.NewTasks(pool)), 4)
+	user := storetest.UserID(t)
+
+	first, cancel := context.WithCancel(context.WithValue(ctx, probeKey{}, "the first turn's"))
+	cs, release, err := servers.Session(first, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release(true)
+	cancel() // the first turn is over
+
+	cs2, release, err := servers.Session(ctx, user)
+	if err != nil || cs2 != cs {
+		t.Fatalf("the idle session was not lent again (%v)", err)
+	}
+	defer release(true)
+	mustCall(t, cs2, "add_task", map[string]any{"title": "Buy milk"})
+	probe.mu.Lock()
+	defer probe.mu.Unlock()
+	for _, v := range probe.seen {
+		if v != nil {
+			t.Fatalf("a later turn's statement ran in a context holding %v", v)
+		}
+	}
+	if len(probe.seen) == 0 {
+		t.Fatal("no statement was traced")
 	}
 }
