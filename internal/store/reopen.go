@@ -31,8 +31,8 @@ func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64
 	claimed := false
 	queueReopenClaim(b, in, turnID, token, &turn, &claimed)
 	queueReopen(b, in, token, &turn)
-	queueHistory(b, in, &turn)
 	queueEarlierCalls(b, in, token, &turn)
+	queueHistory(b, in, &turn) // last: it turns the planner's other scans off for the rest of the batch
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		if be := budgetError(err, in.DailyTokenBudget); be != nil {
 			return tasks.Turn{}, be
