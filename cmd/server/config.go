@@ -127,7 +127,8 @@ const (
 )
 
 // Retention's passes: every 5 minutes or so, each statement deleting at
-// most 200 rows (a conversation with its messages counting as one), at
+// most 200 rows (a conversation with its messages counting as one, and
+// with no more than 10,000 messages in all but for a longer one alone), at
 // least 100 ms apart and never closer than the last one took (see
 // store.RetentionConfig). A replica's passes, run one after the other,
 // thus use at most one database connection, at most half the time.

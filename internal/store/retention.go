@@ -20,6 +20,12 @@ type RetentionConfig struct {
 	// Batch is the most rows one statement deletes (a conversation counts
 	// as one, its messages going with it).
 	Batch int
+	// BatchMessages is the most messages a statement deletes with its
+	// conversations (0: 50 × Batch): fewer conversations go at once when
+	// they are long, so that no statement deletes millions of rows in one
+	// transaction. A conversation is never split: one that alone holds
+	// more goes whole, on its own.
+	BatchMessages int
 	// Pause is the least wait between two statements; a statement that
 	// took longer is followed by a wait as long as it took, so that a pass
 	// through a large backlog keeps its connection busy at most half the
@@ -72,12 +78,14 @@ func (r *Retention) Sweep(ctx context.Context) (Swept, error) {
 		// Zero days would delete every conversation not held this instant.
 		return s, fmt.Errorf("retention of %d days in batches of %d: %w", r.cfg.Days, r.cfg.Batch, tasks.ErrInvalid)
 	}
+	if err := r.drainConversations(ctx, &s); err != nil {
+		return s, err
+	}
 	for _, t := range []struct {
 		sql   string
 		arg   any
 		count *int64
 	}{
-		{deleteOldConversations, r.cfg.Days, &s.Conversations},
 		{deleteOldDetachedCalls, r.cfg.Days, &s.ToolCalls},
 		{deleteExpiredKeys, r.cfg.KeyTTL, &s.IdempotencyKeys},
 		{deleteOldUsage, r.cfg.Days, &s.UsageDays},
@@ -113,6 +121,34 @@ func (r *Retention) drain(ctx context.Context, sql string, age any, count *int64
 	}
 }
 
+// drainConversations runs deleteOldConversations until it has deleted every
+// conversation it found: until a statement finds fewer than a batch and
+// leaves none of them for the next (for their messages' sake).
+func (r *Retention) drainConversations(ctx context.Context, s *Swept) error {
+	messages := r.cfg.BatchMessages
+	if messages <= 0 {
+		messages = 50 * r.cfg.Batch
+	}
+	for {
+		start := time.Now()
+		var deleted, found, left int64
+		if err := r.pool.QueryRow(ctx, deleteOldConversations, r.cfg.Days, r.cfg.Batch, messages).Scan(&deleted, &found, &left); err != nil {
+			return translate(err)
+		}
+		if deleted == 0 {
+			return nil
+		}
+		s.Conversations += deleted
+		s.Batches++
+		if found < int64(r.cfg.Batch) && left == 0 {
+			return nil
+		}
+		if err := pause(ctx, max(r.cfg.Pause, time.Since(start))); err != nil {
+			return err
+		}
+	}
+}
+
 // pause waits for d, or until ctx ends.
 func pause(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -138,22 +174,38 @@ func pause(ctx context.Context, d time.Duration) error {
 // checked again against its newest version (READ COMMITTED's recheck of
 // locked rows), and so is it by the DELETE: a conversation with a new turn
 // is never deleted, nor one a turn holds, even with a claim made to look
-// old. Deleting the calls here spares the detaching update that deleting
-// the conversation alone would make each of them (see migration 000005):
-// they are as old as it is, so the next statement would delete them anyway.
+// old. Of the $2 it picks, it deletes the oldest whose messages come to at
+// most $3 together, and always the first: a conversation is never split.
+// Deleting the calls here spares the detaching update that deleting the
+// conversation alone would make each of them (see migration 000005): they
+// are as old as it is, so the next statement would delete them anyway.
+// It returns how many it deleted, how many it picked, and how many of
+// those it left for the next statement.
 const deleteOldConversations = `
-	WITH doomed AS (
-		SELECT id FROM conversations
+	WITH picked AS (
+		SELECT id, updated_at FROM conversations
 		WHERE updated_at < now() - make_interval(days => $1) AND ` + unheld + `
 		ORDER BY updated_at
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
+	), sized AS (
+		SELECT id,
+		       row_number() OVER w AS pos,
+		       sum((SELECT count(*) FROM messages m WHERE m.conversation_id = p.id)) OVER w AS upto
+		FROM picked p
+		WINDOW w AS (ORDER BY updated_at, id)
+	), doomed AS (
+		SELECT id FROM sized WHERE pos = 1 OR upto <= $3
 	), calls AS (
 		DELETE FROM tool_calls WHERE conversation_id = ANY(ARRAY(SELECT id FROM doomed))
+	), gone AS (
+		DELETE FROM conversations
+		WHERE id = ANY(ARRAY(SELECT id FROM doomed))
+		  AND updated_at < now() - make_interval(days => $1) AND ` + unheld + `
+		RETURNING id
 	)
-	DELETE FROM conversations
-	WHERE id = ANY(ARRAY(SELECT id FROM doomed))
-	  AND updated_at < now() - make_interval(days => $1) AND ` + unheld
+	SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM picked),
+	       (SELECT count(*) FROM picked) - (SELECT count(*) FROM doomed)`
 
 // deleteOldDetachedCalls deletes a batch of tool calls older than $1 days
 // that belong to no conversation: an MCP client's, or those of a

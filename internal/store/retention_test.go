@@ -202,6 +202,31 @@ func TestRetentionDeletesInBatches(t *testing.T) {
 	}
 }
 
+// Long conversations go fewer at a time: a statement deletes, of the
+// conversations it picks, the oldest whose messages fit its budget, and a
+// conversation longer than the budget alone, whole.
+func TestRetentionDeletesLongConversationsFewerAtATime(t *testing.T) {
+	pool := mustRetentionDB(t)
+	user := storetest.UserID(t)
+	var ids []int64
+	for i := range 5 { // oldest first; each of two messages, the middle one of twelve
+		turn := mustOldConversation(t, pool, user)
+		mustWrite(t, pool, `UPDATE conversations SET updated_at = now() - interval '40 days' + $2 * interval '1 hour' WHERE id = $1`, turn.Conversation.ID, i)
+		ids = append(ids, turn.Conversation.ID)
+	}
+	mustWrite(t, pool, `INSERT INTO messages (conversation_id, user_id, role, content)
+		SELECT $1, $2, 'user', 'more ' || g FROM generate_series(1, 10) g`, ids[2], user)
+	r := store.NewRetention(pool, store.RetentionConfig{Days: retentionDays, KeyTTL: time.Hour, Batch: 10, BatchMessages: 4})
+	got := mustSweep(t, r)
+	// Two of two messages each; then the long one alone; then the last two.
+	if got.Conversations != 5 || got.Batches != 3 {
+		t.Fatalf("swept %+v, want 5 conversations in 3 statements", got)
+	}
+	if n := countIn(t, pool, `SELECT count(*) FROM messages`); n != 0 {
+		t.Fatalf("%d messages left", n)
+	}
+}
+
 // A conversation a turn claims while the pass runs is not deleted: the pass
 // skips the row the turn has locked, and the claim makes it recent.
 func TestRetentionSkipsAConversationATurnIsClaiming(t *testing.T) {
