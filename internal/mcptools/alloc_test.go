@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskchat/taskchat/internal/mcptools"
@@ -69,5 +70,64 @@ func TestInProcessSessionsInitializeOnce(t *testing.T) {
 	defer release(true)
 	if got := cs.InitializeResult(); got == nil || got.ProtocolVersion != "2025-11-25" {
 		t.Fatalf("in-process session initialized with %+v; want protocol 2025-11-25", got)
+	}
+}
+
+// TestServerBuildAllocations guards the second go-sdk patch in
+// third_party/go-sdk: AddTool read each tool's input schema for x-mcp-header
+// annotations by marshalling it to JSON, about 130 µs and 38 KiB for our
+// five tools, paid for every user whose server is built; the patch reads
+// the schema's fields (about 9 µs and 8 KiB).
+func TestServerBuildAllocations(t *testing.T) {
+	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
+	mcptools.NewServer("warm-up", svc) // the schema cache
+	const n = 50
+	perServer := allocatedBytes(func() {
+		for range n {
+			mcptools.NewServer("user", svc)
+		}
+	}) / n
+	if perServer > 24<<10 {
+		t.Fatalf("building a user's server allocates %d KiB; the go-sdk patch (third_party/go-sdk/README.md) keeps it near 8", perServer>>10)
+	}
+}
+
+// The patched reading of x-mcp-header annotations (see
+// TestServerBuildAllocations) still refuses the tools the SDK refuses, and
+// still takes those it takes, a schema with a list of types among them.
+func TestHeaderAnnotationsAreStillChecked(t *testing.T) {
+	prop := func(typ string, header any) *jsonschema.Schema {
+		s := &jsonschema.Schema{Type: typ}
+		if header != nil {
+			s.Extra = map[string]any{"x-mcp-header": header}
+		}
+		return s
+	}
+	cases := []struct {
+		name   string
+		props  map[string]*jsonschema.Schema
+		refuse bool
+	}{
+		{"no annotation", map[string]*jsonschema.Schema{"a": prop("string", nil)}, false},
+		{"a string header", map[string]*jsonschema.Schema{"a": prop("string", "Region")}, false},
+		{"an object header", map[string]*jsonschema.Schema{"a": prop("object", "Region")}, true},
+		{"an empty header", map[string]*jsonschema.Schema{"a": prop("string", "")}, true},
+		{"a header that is no string", map[string]*jsonschema.Schema{"a": prop("integer", 7)}, true},
+		{"a duplicate header", map[string]*jsonschema.Schema{"a": prop("string", "Region"), "b": prop("boolean", "region")}, true},
+		{"a nested bad header", map[string]*jsonschema.Schema{"a": {Type: "object", Properties: map[string]*jsonschema.Schema{"b": prop("array", "Region")}}}, true},
+		// Through JSON, a list of types makes the SDK read no annotation.
+		{"a bad header beside a list of types", map[string]*jsonschema.Schema{"a": prop("object", "Region"), "b": {Types: []string{"null", "string"}}}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+			defer func() {
+				if p := recover(); (p != nil) != c.refuse {
+					t.Fatalf("AddTool panicked with %v; want a refusal: %v", p, c.refuse)
+				}
+			}()
+			s.AddTool(&mcp.Tool{Name: "t", InputSchema: &jsonschema.Schema{Type: "object", Properties: c.props}},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+		})
 	}
 }
