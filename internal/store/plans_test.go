@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/taskchat/taskchat/internal/store"
-	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -24,17 +23,9 @@ import (
 func longConversation(tb testing.TB, n int) (*pgxpool.Pool, string, int64) {
 	tb.Helper()
 	ctx := context.Background()
-	url := storetest.EmptyDatabase(tb)
-	if err := store.Migrate(ctx, url); err != nil {
-		tb.Fatal(err)
-	}
-	pool, err := store.Open(ctx, url)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(pool.Close)
+	pool := mustOwnDB(tb)
 	var conv int64
-	err = pool.QueryRow(ctx, `
+	err := pool.QueryRow(ctx, `
 		WITH c AS (
 			INSERT INTO conversations (user_id, title) VALUES ('long', 'long') RETURNING id
 		), m AS (
@@ -106,15 +97,7 @@ func TestHistoryPlansStayBounded(t *testing.T) {
 // (a generic plan of one statement with an optional cursor read 19,920).
 func TestConversationPagesReadOnlyThemselves(t *testing.T) {
 	ctx := context.Background()
-	url := storetest.EmptyDatabase(t)
-	if err := store.Migrate(ctx, url); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := mustOwnDB(t)
 	const n, limit = 20_000, 20
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO conversations (user_id, title, created_at, updated_at)

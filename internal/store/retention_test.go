@@ -20,9 +20,9 @@ import (
 // retentionDays is the RETENTION_DAYS of these stories.
 const retentionDays = 30
 
-// mustRetentionDB returns a pool on a freshly migrated database of the
+// mustOwnDB returns a pool on a freshly migrated database of the
 // test's own.
-func mustRetentionDB(tb testing.TB) *pgxpool.Pool {
+func mustOwnDB(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
 	u := storetest.EmptyDatabase(tb)
 	if err := store.Migrate(context.Background(), u); err != nil {
@@ -92,7 +92,7 @@ func countIn(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
 // it, and nothing else: not a conversation in use, however old its
 // messages, nor one a turn holds, nor a task.
 func TestRetentionDeletesWhatIsOlderAndKeepsTheRest(t *testing.T) {
-	pool := mustRetentionDB(t)
+	pool := mustOwnDB(t)
 	turns, ts, user := store.NewTurns(pool), store.NewTasks(pool), storetest.UserID(t)
 	ctx := context.Background()
 
@@ -191,7 +191,7 @@ func TestRetentionDeletesWhatIsOlderAndKeepsTheRest(t *testing.T) {
 // Each statement deletes at most a batch: five old conversations in
 // batches of two take three statements.
 func TestRetentionDeletesInBatches(t *testing.T) {
-	pool := mustRetentionDB(t)
+	pool := mustOwnDB(t)
 	user := storetest.UserID(t)
 	for range 5 {
 		mustOldConversation(t, pool, user)
@@ -206,7 +206,7 @@ func TestRetentionDeletesInBatches(t *testing.T) {
 // conversations it picks, the oldest whose messages fit its budget, and a
 // conversation longer than the budget alone, whole.
 func TestRetentionDeletesLongConversationsFewerAtATime(t *testing.T) {
-	pool := mustRetentionDB(t)
+	pool := mustOwnDB(t)
 	user := storetest.UserID(t)
 	var ids []int64
 	for i := range 5 { // oldest first; each of two messages, the middle one of twelve
@@ -230,7 +230,7 @@ func TestRetentionDeletesLongConversationsFewerAtATime(t *testing.T) {
 // A conversation a turn claims while the pass runs is not deleted: the pass
 // skips the row the turn has locked, and the claim makes it recent.
 func TestRetentionSkipsAConversationATurnIsClaiming(t *testing.T) {
-	pool := mustRetentionDB(t)
+	pool := mustOwnDB(t)
 	user := storetest.UserID(t)
 	ctx := context.Background()
 	claimed, other := mustOldConversation(t, pool, user), mustOldConversation(t, pool, user)
@@ -262,7 +262,7 @@ func TestRetentionSkipsAConversationATurnIsClaiming(t *testing.T) {
 // Two replicas sweeping at once share the work: neither fails or waits for
 // the other, and every old row is deleted, and counted, once.
 func TestRetentionOnTwoReplicasAtOnce(t *testing.T) {
-	pool := mustRetentionDB(t)
+	pool := mustOwnDB(t)
 	user := storetest.UserID(t)
 	const n = 300
 	mustWrite(t, pool, `
@@ -304,7 +304,7 @@ func TestRetentionOnTwoReplicasAtOnce(t *testing.T) {
 // A retention of no days would delete every conversation not held at that
 // instant: it is refused, not run.
 func TestRetentionOfNoDaysIsRefused(t *testing.T) {
-	pool := mustRetentionDB(t)
+	pool := mustOwnDB(t)
 	mustOldConversation(t, pool, storetest.UserID(t))
 	r := store.NewRetention(pool, store.RetentionConfig{Days: 0, KeyTTL: time.Hour, Batch: 10})
 	if _, err := r.Sweep(context.Background()); !errors.Is(err, tasks.ErrInvalid) {
