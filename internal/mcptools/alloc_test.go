@@ -76,8 +76,8 @@ func TestInProcessSessionsInitializeOnce(t *testing.T) {
 // TestServerBuildAllocations guards the second go-sdk patch in
 // third_party/go-sdk: AddTool read each tool's input schema for x-mcp-header
 // annotations by marshalling it to JSON, about 130 µs and 38 KiB for our
-// five tools, paid for every user whose server is built; the patch reads
-// the schema's fields (about 9 µs and 8 KiB).
+// five tools, paid for every user whose server is built; the patch keeps
+// what it read in the servers' SchemaCache (a few KiB a server remain).
 func TestServerBuildAllocations(t *testing.T) {
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	mcptools.NewServer("warm-up", svc) // the schema cache
@@ -88,13 +88,13 @@ func TestServerBuildAllocations(t *testing.T) {
 		}
 	}) / n
 	if perServer > 24<<10 {
-		t.Fatalf("building a user's server allocates %d KiB; the go-sdk patch (third_party/go-sdk/README.md) keeps it near 8", perServer>>10)
+		t.Fatalf("building a user's server allocates %d KiB; the go-sdk patch (third_party/go-sdk/README.md) keeps it near 5", perServer>>10)
 	}
 }
 
-// The patched reading of x-mcp-header annotations (see
-// TestServerBuildAllocations) still refuses the tools the SDK refuses, and
-// still takes those it takes, a schema with a list of types among them.
+// The annotations a server with a SchemaCache takes and refuses, the
+// first time a schema is added and when it is added again from the cache
+// (see TestServerBuildAllocations), are those a server without one does.
 func TestHeaderAnnotationsAreStillChecked(t *testing.T) {
 	prop := func(typ string, header any) *jsonschema.Schema {
 		s := &jsonschema.Schema{Type: typ}
@@ -118,16 +118,24 @@ func TestHeaderAnnotationsAreStillChecked(t *testing.T) {
 		// Through JSON, a list of types makes the SDK read no annotation.
 		{"a bad header beside a list of types", map[string]*jsonschema.Schema{"a": prop("object", "Region"), "b": {Types: []string{"null", "string"}}}, false},
 	}
+	refused := func(cache *mcp.SchemaCache, schema *jsonschema.Schema) (refused bool) {
+		s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SchemaCache: cache})
+		defer func() { refused = recover() != nil }()
+		s.AddTool(&mcp.Tool{Name: "t", InputSchema: schema},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+		return false
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-			defer func() {
-				if p := recover(); (p != nil) != c.refuse {
-					t.Fatalf("AddTool panicked with %v; want a refusal: %v", p, c.refuse)
+			schema, cache := &jsonschema.Schema{Type: "object", Properties: c.props}, mcp.NewSchemaCache()
+			for _, try := range []struct {
+				name  string
+				cache *mcp.SchemaCache
+			}{{"without a cache", nil}, {"with a cache", cache}, {"from the cache", cache}} {
+				if got := refused(try.cache, schema); got != c.refuse {
+					t.Errorf("%s: AddTool refused the tool: %v, want %v", try.name, got, c.refuse)
 				}
-			}()
-			s.AddTool(&mcp.Tool{Name: "t", InputSchema: &jsonschema.Schema{Type: "object", Properties: c.props}},
-				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+			}
 		})
 	}
 }

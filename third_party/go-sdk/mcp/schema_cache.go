@@ -33,6 +33,24 @@ import (
 type SchemaCache struct {
 	byType   sync.Map // reflect.Type -> *cachedSchema
 	bySchema sync.Map // *jsonschema.Schema -> *jsonschema.Resolved
+	headers  sync.Map // *jsonschema.Schema -> map[string]headerSchemaProperty
+}
+
+// headerProperties is unmarshalSchemaProperties(schema), computed once per
+// *jsonschema.Schema pointer, as the resolved schemas are: marshalling the
+// schema to JSON was most of the cost of AddTool. Patched for taskchat
+// (see README.md); c may be nil.
+func (c *SchemaCache) headerProperties(schema any) map[string]headerSchemaProperty {
+	js, ok := schema.(*jsonschema.Schema)
+	if c == nil || !ok || js == nil {
+		return unmarshalSchemaProperties(schema)
+	}
+	if v, ok := c.headers.Load(js); ok {
+		return v.(map[string]headerSchemaProperty)
+	}
+	props := unmarshalSchemaProperties(js)
+	c.headers.Store(js, props)
+	return props
 }
 
 type cachedSchema struct {

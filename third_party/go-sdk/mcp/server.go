@@ -351,7 +351,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) {
 			}
 		}
 	}
-	if err := validateParamHeaderAnnotations(t); err != nil {
+	if err := validateParamHeaderAnnotationsIn(t, s.opts.SchemaCache); err != nil {
 		panic(fmt.Errorf("AddTool %q: invalid parameter header annotations: %v", t.Name, err))
 	}
 	st := &serverTool{tool: t, handler: h}

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -66,65 +65,11 @@ type headerSchemaProperty struct {
 // (*jsonschema.Schema, map[string]any, or json.RawMessage) into a common
 // representation by marshaling to JSON and unmarshaling only the fields we need.
 func unmarshalSchemaProperties(schema any) map[string]headerSchemaProperty {
-	// Patched for taskchat (see README.md): a *jsonschema.Schema is read
-	// from its fields, where that reads as the JSON would; marshalling it
-	// cost building a server with five tools over 100 µs.
-	if js, ok := schema.(*jsonschema.Schema); ok {
-		if props, ok := schemaHeaderProperties(js); ok {
-			return props
-		}
-	}
 	var s headerSchemaProperty
 	if err := remarshal(schema, &s); err != nil {
 		return nil
 	}
 	return s.Properties
-}
-
-// schemaHeaderProperties is unmarshalSchemaProperties of s, read from its
-// fields. A list of types anywhere makes it nil, as it does through JSON,
-// where the list does not fit headerSchemaProperty's string. ok is false
-// where its JSON could read otherwise, and the caller then goes through
-// JSON: a schema or property with no type (an empty schema marshals as
-// true), or extra keywords that could collide with the fields read.
-func schemaHeaderProperties(s *jsonschema.Schema) (map[string]headerSchemaProperty, bool) {
-	props, typeList, ok := headerPropertiesOf(s)
-	if typeList {
-		return nil, true
-	}
-	return props, ok
-}
-
-func headerPropertiesOf(s *jsonschema.Schema) (props map[string]headerSchemaProperty, typeList, ok bool) {
-	if s == nil || s.Extra["type"] != nil || s.Extra["properties"] != nil {
-		return nil, false, false
-	}
-	if s.Types != nil {
-		return nil, true, true
-	}
-	if s.Type == "" {
-		return nil, false, false
-	}
-	if len(s.Properties) == 0 {
-		return nil, false, true
-	}
-	props = make(map[string]headerSchemaProperty, len(s.Properties))
-	for name, p := range s.Properties {
-		nested, typeList, ok := headerPropertiesOf(p)
-		if typeList || !ok {
-			return nil, typeList, ok
-		}
-		hp := headerSchemaProperty{Type: p.Type, Properties: nested}
-		if v, ok := p.Extra["x-mcp-header"]; ok {
-			raw, err := json.Marshal(v)
-			if err != nil {
-				return nil, false, false
-			}
-			hp.XMCPHeader = raw
-		}
-		props[name] = hp
-	}
-	return props, false, true
 }
 
 // paramHeaderBinding maps a (possibly nested) input-schema property to the
@@ -336,7 +281,14 @@ func filterValidTools(logger *slog.Logger, tools []*Tool) []*Tool {
 // are valid. Annotations may appear on properties at any nesting
 // depth within the inputSchema and must be unique across all of them.
 func validateParamHeaderAnnotations(tool *Tool) error {
-	props := unmarshalSchemaProperties(tool.InputSchema)
+	return validateParamHeaderAnnotationsIn(tool, nil)
+}
+
+// validateParamHeaderAnnotationsIn is validateParamHeaderAnnotations with
+// the schema's properties read through cache, which may be nil (patched
+// for taskchat, see README.md).
+func validateParamHeaderAnnotationsIn(tool *Tool, cache *SchemaCache) error {
+	props := cache.headerProperties(tool.InputSchema)
 	if len(props) == 0 {
 		return nil
 	}
