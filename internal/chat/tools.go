@@ -65,13 +65,14 @@ func (d *toolDefs) isReadOnly(tool string) bool {
 // change, in one transaction, while the turn holds its conversation.
 type turnTools struct {
 	*agent.LazyTools
-	turn  *tasks.Turn
-	grace time.Duration // how long a call may run, once started, whatever its caller does
-	tel   *telemetry.Telemetry
+	userID string
+	turn   *tasks.Turn
+	grace  time.Duration // how long a call may run, once started, whatever its caller does
+	tel    *telemetry.Telemetry
 }
 
 func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn *tasks.Turn, toolTimeout time.Duration, tel *telemetry.Telemetry) *turnTools {
-	t := &turnTools{turn: turn, grace: toolTimeout + persistTimeout, tel: tel}
+	t := &turnTools{userID: userID, turn: turn, grace: toolTimeout + persistTimeout, tel: tel}
 	t.LazyTools = agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, func(bool), error) {
 		return servers.Session(ctx, userID)
 	})
@@ -103,7 +104,7 @@ func (t *turnTools) call(ctx context.Context, call agent.Call) (*mcp.CallToolRes
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.grace)
 	defer cancel()
-	meta, forget := mcptools.CallMeta(tasks.CallRecord{
+	meta, forget := mcptools.CallMeta(t.userID, tasks.CallRecord{
 		ConversationID: t.turn.Conversation.ID, TurnID: t.turn.ID(), ClaimToken: t.turn.ClaimToken,
 		CallID: call.ID, Tool: call.Tool, Arguments: stored, Round: call.Round, Seq: call.Seq, Started: time.Now(),
 	})

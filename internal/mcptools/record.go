@@ -1,11 +1,9 @@
 package mcptools
 
 import (
-	"context"
+	"crypto/rand"
 	"errors"
-	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,29 +18,36 @@ import (
 // only in process; a server exposed to outside clients must not honour it.
 const CallMetaKey = "taskchat.dev/call"
 
-// CallMeta is the _meta of a call made for rec, and forget, to be called
-// once the call has returned. The record stays in this process, in a table
-// the _meta names one entry of: in-process servers read it from there, so
-// neither side encodes or decodes it (it holds the call's arguments, which
-// the call carries already). A call whose entry is gone, forgotten before
-// its server read it, fails as a call with an unreadable record does:
-// nothing is changed.
-func CallMeta(rec tasks.CallRecord) (meta mcp.Meta, forget func()) {
-	key := strconv.FormatUint(callKeys.Add(1), 36)
-	callRecords.Store(key, &rec)
+// CallMeta is the _meta of a call made for rec on userID's server, and
+// forget, to be called once the call has returned. The record stays in
+// this process, in a table the _meta names one entry of: in-process
+// servers read it from there, so neither side encodes or decodes it (it
+// holds the call's arguments, which the call carries already). The entry's
+// key is 128 random bits, it is taken by userID's server only, and once: a
+// call whose entry is gone (forgotten, taken, or never there) or another
+// user's fails as a call with an unreadable record does: nothing is
+// changed.
+func CallMeta(userID string, rec tasks.CallRecord) (meta mcp.Meta, forget func()) {
+	key := rand.Text()
+	callRecords.Store(key, &callEntry{userID: userID, rec: rec})
 	return mcp.Meta{CallMetaKey: key}, func() { callRecords.Delete(key) }
 }
 
-var (
-	callKeys    atomic.Uint64
-	callRecords sync.Map // key -> *tasks.CallRecord, while its call runs
-)
+// callRecords holds the records of in-process calls, by key, while their
+// calls run.
+var callRecords sync.Map // key -> *callEntry
 
-// callRecord reads the call's record from its _meta; nil when it has none.
-// A record that cannot be found fails the call: a change meant to be
-// recorded is never made without its record. The record is a chat turn's,
-// whatever it says: only the chat engine calls these servers.
-func callRecord(_ context.Context, req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
+type callEntry struct {
+	userID string // whose server may take it
+	rec    tasks.CallRecord
+}
+
+// callRecord takes the record of a call to userID's server from its
+// _meta; nil when it has none. A record that cannot be found, or is
+// another user's, fails the call: a change meant to be recorded is never
+// made without its record. The record is a chat turn's, whatever it says:
+// only the chat engine calls these servers.
+func callRecord(userID string, req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
 	if req == nil || req.Params == nil {
 		return nil, nil
 	}
@@ -51,11 +56,11 @@ func callRecord(_ context.Context, req *mcp.CallToolRequest) (*tasks.CallRecord,
 		return nil, nil
 	}
 	key, _ := v.(string)
-	found, ok := callRecords.Load(key)
-	if !ok {
+	found, ok := callRecords.LoadAndDelete(key)
+	if !ok || found.(*callEntry).userID != userID {
 		return nil, errBadRecord
 	}
-	rec := *found.(*tasks.CallRecord)
+	rec := found.(*callEntry).rec
 	if rec.TurnID == 0 || rec.ClaimToken == "" {
 		return nil, errBadRecord
 	}

@@ -42,7 +42,7 @@ func recordOf(turn tasks.Turn, seq int, args map[string]any) tasks.CallRecord {
 // mustCallFor makes a call for the turn's call number seq.
 func mustCallFor(tb testing.TB, cs *mcp.ClientSession, turn tasks.Turn, seq int, tool string, args map[string]any) *mcp.CallToolResult {
 	tb.Helper()
-	meta, forget := mcptools.CallMeta(recordOf(turn, seq, args))
+	meta, forget := mcptools.CallMeta(turn.Conversation.UserID, recordOf(turn, seq, args))
 	defer forget()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta})
 	if err != nil {
@@ -160,10 +160,10 @@ func TestToolCallWithAnUnreadableRecordChangesNothing(t *testing.T) {
 	cs := mustSession(t, user)
 	milk := mustCall(t, cs, "add_task", map[string]any{"title": "Buy milk"})
 	turn := mustTurn(t, user)
-	// keyOf is the _meta value CallMeta gives rec, forgotten at once or
-	// at the test's end.
-	keyOf := func(rec tasks.CallRecord, forgetNow bool) any {
-		meta, forget := mcptools.CallMeta(rec)
+	// keyOf is the _meta value CallMeta gives rec for owner's server,
+	// forgotten at once or at the test's end.
+	keyOf := func(owner string, rec tasks.CallRecord, forgetNow bool) any {
+		meta, forget := mcptools.CallMeta(owner, rec)
 		if forgetNow {
 			forget()
 		} else {
@@ -179,9 +179,10 @@ func TestToolCallWithAnUnreadableRecordChangesNothing(t *testing.T) {
 		"a number":               42,
 		"a list":                 []any{1, 2},
 		"the record itself":      map[string]any{"TurnID": turn.ID(), "ClaimToken": turn.ClaimToken},
-		"a record with no turn":  keyOf(noTurn, false),
-		"a record with no claim": keyOf(noToken, false),
-		"a forgotten record":     keyOf(whole, true),
+		"a record with no turn":  keyOf(user, noTurn, false),
+		"a record with no claim": keyOf(user, noToken, false),
+		"a forgotten record":     keyOf(user, whole, true),
+		"another user's record":  keyOf(storetest.UserID(t), whole, false),
 	}
 	for name, meta := range garbage {
 		t.Run(name, func(t *testing.T) {
@@ -233,4 +234,27 @@ func mustStructured(tb testing.TB, res *mcp.CallToolResult) map[string]any {
 		tb.Fatal(err)
 	}
 	return out
+}
+
+// A record is taken by the first call that reads it: its key, sent again,
+// finds nothing, and the second call changes nothing.
+func TestCallRecordIsTakenOnce(t *testing.T) {
+	user := storetest.UserID(t)
+	cs := mustSession(t, user)
+	turn := mustTurn(t, user)
+	args := map[string]any{"title": "Buy milk"}
+	meta, forget := mcptools.CallMeta(user, recordOf(turn, 0, args))
+	defer forget()
+	for i, wantError := range []bool{false, true} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_task", Arguments: args, Meta: meta})
+		if err != nil || res.IsError != wantError {
+			t.Fatalf("call %d with the record's key: %q (isError %v), %v; want isError %v", i+1, text(res), res.IsError, err, wantError)
+		}
+	}
+	if list := mustCall(t, cs, "list_tasks", nil)["tasks"].([]any); len(list) != 1 {
+		t.Fatalf("tasks = %v, want the one the first call added", list)
+	}
+	if rows := mustAuditRows(t, user, turn.ID()); len(rows) != 1 {
+		t.Fatalf("audit rows = %+v, want the first call's", rows)
+	}
 }

@@ -25,7 +25,9 @@ var schemas = mcp.NewSchemaCache()
 // the turn its _meta names (see CallMetaKey). Outside clients get
 // NewRemoteServer's servers instead.
 func NewServer(userID string, svc *tasks.Service) *mcp.Server {
-	return newServer(&tools{userID: userID, svc: svc, recordOf: callRecord})
+	return newServer(&tools{userID: userID, svc: svc, recordOf: func(_ context.Context, req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
+		return callRecord(userID, req)
+	}})
 }
 
 // newServer builds a server with t's five tools.
