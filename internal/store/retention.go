@@ -122,17 +122,22 @@ func (r *Retention) drain(ctx context.Context, sql string, age any, count *int64
 }
 
 // drainConversations runs deleteOldConversations until it has deleted every
-// conversation it found: until a statement finds fewer than a batch and
-// leaves none of them for the next (for their messages' sake).
+// conversation it found: until a statement finds fewer than it may pick and
+// leaves none of them for the next (for their messages' sake). A statement
+// that leaves some has the next pick one more than it deleted, so long
+// conversations are not counted, and locked, again and again while they
+// wait their turn; a statement that deletes all it picked doubles the
+// pick again, up to a batch.
 func (r *Retention) drainConversations(ctx context.Context, s *Swept) error {
 	messages := r.cfg.BatchMessages
 	if messages <= 0 {
 		messages = 50 * r.cfg.Batch
 	}
+	pick := int64(r.cfg.Batch)
 	for {
 		start := time.Now()
 		var deleted, found, left int64
-		if err := r.pool.QueryRow(ctx, deleteOldConversations, r.cfg.Days, r.cfg.Batch, messages).Scan(&deleted, &found, &left); err != nil {
+		if err := r.pool.QueryRow(ctx, deleteOldConversations, r.cfg.Days, pick, messages).Scan(&deleted, &found, &left); err != nil {
 			return translate(err)
 		}
 		if deleted == 0 {
@@ -140,8 +145,13 @@ func (r *Retention) drainConversations(ctx context.Context, s *Swept) error {
 		}
 		s.Conversations += deleted
 		s.Batches++
-		if found < int64(r.cfg.Batch) && left == 0 {
+		switch {
+		case left > 0:
+			pick = deleted + 1
+		case found < pick:
 			return nil
+		default:
+			pick = min(2*pick, int64(r.cfg.Batch))
 		}
 		if err := pause(ctx, max(r.cfg.Pause, time.Since(start))); err != nil {
 			return err
@@ -176,6 +186,8 @@ func pause(ctx context.Context, d time.Duration) error {
 // is never deleted, nor one a turn holds, even with a claim made to look
 // old. Of the $2 it picks, it deletes the oldest whose messages come to at
 // most $3 together, and always the first: a conversation is never split.
+// No conversation's messages are counted past $3 + 1, which is enough to
+// know it does not fit.
 // Deleting the calls here spares the detaching update that deleting the
 // conversation alone would make each of them (see migration 000005): they
 // are as old as it is, so the next statement would delete them anyway.
@@ -191,7 +203,8 @@ const deleteOldConversations = `
 	), sized AS (
 		SELECT id,
 		       row_number() OVER w AS pos,
-		       sum((SELECT count(*) FROM messages m WHERE m.conversation_id = p.id)) OVER w AS upto
+		       sum((SELECT count(*) FROM (
+		           SELECT FROM messages m WHERE m.conversation_id = p.id LIMIT $3 + 1) n)) OVER w AS upto
 		FROM picked p
 		WINDOW w AS (ORDER BY updated_at, id)
 	), doomed AS (
