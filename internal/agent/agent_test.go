@@ -288,6 +288,9 @@ func TestHistoryReplaysToolCalls(t *testing.T) {
 	if strings.Join(shape, "|") != strings.Join(want, "|") {
 		t.Fatalf("history\n got %q\nwant %q", shape, want)
 	}
+	if cap(got) != len(got) {
+		t.Errorf("History made room for %d messages and made %d", cap(got), len(got))
+	}
 }
 
 func TestHistoryWindowKeepsNewestWholeMessages(t *testing.T) {

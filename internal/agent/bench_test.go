@@ -2,7 +2,10 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // BenchmarkRunOneToolCall measures one turn with one add_task call through
@@ -44,4 +47,26 @@ func (m *instant) Stream(_ context.Context, _ Request, onText func(string)) (Res
 		onText(r.Text)
 	}
 	return r, nil
+}
+
+// BenchmarkHistory measures turning a stored history of 50 messages (every
+// other reply with a tool call) into the model's messages, as each turn
+// does before its first model call.
+func BenchmarkHistory(b *testing.B) {
+	var stored []tasks.Message
+	for i := range 25 {
+		stored = append(stored, tasks.Message{Role: tasks.RoleUser, Content: "add milk to my list please"})
+		reply := tasks.Message{Role: tasks.RoleAssistant, Content: "Added task 3: Buy milk."}
+		if i%2 == 0 {
+			reply.ToolCalls = []tasks.ToolCall{{CallID: "call_1", Tool: "add_task", Arguments: json.RawMessage(`{"title":"Buy milk"}`),
+				Result: json.RawMessage(`{"task_id":3,"status":"created","title":"Buy milk"}`)}}
+		}
+		stored = append(stored, reply)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(History(stored, 8000)) == 0 {
+			b.Fatal("no history")
+		}
+	}
 }

@@ -30,11 +30,32 @@ func History(stored []tasks.Message, maxTokens int) []Message {
 	for first < len(stored) && stored[first].Role != tasks.RoleUser {
 		first++
 	}
-	var out []Message
+	n := 0
+	for _, m := range stored[first:] {
+		n += modelMessages(m)
+	}
+	out := make([]Message, 0, n)
 	for _, m := range stored[first:] {
 		out = appendStored(out, m)
 	}
 	return out
+}
+
+// modelMessages is how many model messages appendStored makes of m.
+func modelMessages(m tasks.Message) int {
+	if m.Role == tasks.RoleUser {
+		return 1
+	}
+	n := len(m.ToolCalls)
+	for i, c := range m.ToolCalls {
+		if i == 0 || c.Round != m.ToolCalls[i-1].Round {
+			n++ // the assistant message of the round's calls
+		}
+	}
+	if m.Content != "" {
+		n++
+	}
+	return n
 }
 
 // appendStored appends the model messages of one stored message.
@@ -72,7 +93,7 @@ func appendStored(out []Message, m tasks.Message) []Message {
 // stores arguments that were not JSON as a JSON string.
 func argumentsText(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	return string(raw)
