@@ -56,9 +56,9 @@ func callRecord(userID string, req *mcp.CallToolRequest) (*tasks.CallRecord, err
 		return nil, nil
 	}
 	key, _ := v.(string)
-	found, ok := callRecords.LoadAndDelete(key)
-	if !ok || found.(*callEntry).userID != userID {
-		return nil, errBadRecord
+	found, ok := callRecords.Load(key)
+	if !ok || found.(*callEntry).userID != userID || !callRecords.CompareAndDelete(key, found) {
+		return nil, errBadRecord // another user's call leaves the entry to its owner
 	}
 	rec := found.(*callEntry).rec
 	if rec.TurnID == 0 || rec.ClaimToken == "" {

@@ -236,8 +236,9 @@ func mustStructured(tb testing.TB, res *mcp.CallToolResult) map[string]any {
 	return out
 }
 
-// A record is taken by the first call that reads it: its key, sent again,
-// finds nothing, and the second call changes nothing.
+// A record is taken by the first call of its user that reads it: its key,
+// sent again, finds nothing, and the second call changes nothing. Another
+// user's call with the key fails and leaves the record to its owner.
 func TestCallRecordIsTakenOnce(t *testing.T) {
 	user := storetest.UserID(t)
 	cs := mustSession(t, user)
@@ -245,6 +246,10 @@ func TestCallRecordIsTakenOnce(t *testing.T) {
 	args := map[string]any{"title": "Buy milk"}
 	meta, forget := mcptools.CallMeta(user, recordOf(turn, 0, args))
 	defer forget()
+	other := mustSession(t, storetest.UserID(t))
+	if res, err := other.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_task", Arguments: args, Meta: meta}); err != nil || !res.IsError {
+		t.Fatalf("another user's call with the record's key: %q (isError %v), %v; want refused", text(res), res.IsError, err)
+	}
 	for i, wantError := range []bool{false, true} {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_task", Arguments: args, Meta: meta})
 		if err != nil || res.IsError != wantError {

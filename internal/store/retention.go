@@ -204,11 +204,11 @@ const deleteOldConversations = `
 		SELECT id,
 		       row_number() OVER w AS pos,
 		       sum((SELECT count(*) FROM (
-		           SELECT FROM messages m WHERE m.conversation_id = p.id LIMIT $3 + 1) n)) OVER w AS upto
+		           SELECT FROM messages m WHERE m.conversation_id = p.id LIMIT $3::bigint + 1) n)) OVER w AS upto
 		FROM picked p
 		WINDOW w AS (ORDER BY updated_at, id)
 	), doomed AS (
-		SELECT id FROM sized WHERE pos = 1 OR upto <= $3
+		SELECT id FROM sized WHERE pos = 1 OR upto <= $3::bigint
 	), calls AS (
 		DELETE FROM tool_calls WHERE conversation_id = ANY(ARRAY(SELECT id FROM doomed))
 	), gone AS (
