@@ -9,6 +9,7 @@ package http
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -397,13 +398,18 @@ var screenshotDir = flag.String("screenshots", "", "write screenshots of the pag
 
 func TestPageInBrowser(t *testing.T) {
 	browser := mustBrowser(t)
+	// user names the test run alone has: the database outlives a run (and
+	// a user's token budget is counted by day), so a second run, with
+	// -count or on the same database, starts from users with nothing.
+	run := strings.ToLower(rand.Text()[:8])
+	user := func(name string) string { return "page-" + name + "-" + run }
 	devLogin := func(c *serverConfig) { c.api.DevLogin = DevLogin{Enabled: true, TTL: time.Hour} }
 
 	t.Run("a person signs in by name, sends a message and sees the reply stream in and the task appear", func(t *testing.T) {
 		t.Parallel()
 		s := mustServer(t, offline.New(), devLogin)
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
-		b.typeInto("User name", "page-ada")
+		b.typeInto("User name", user("ada"))
 		b.click("button", "Sign in")
 		for _, region := range []string{"Conversations", "Messages", "Tasks"} {
 			b.find("region", region)
@@ -479,8 +485,8 @@ func TestPageInBrowser(t *testing.T) {
 		b.click("button", "Sign in")
 		b.waitJS("the refusal", `document.getElementById('signin-error').textContent.includes('not a taskchat token')`)
 		b.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('token').value = ''`))
-		b.signInWithToken("page-bea")
-		b.waitJS("the user's name", `document.getElementById('who-name').textContent === 'page-bea'`)
+		b.signInWithToken(user("bea"))
+		b.waitJS("the user's name", `document.getElementById('who-name').textContent === '`+user("bea")+`'`)
 		b.click("button", "Sign out")
 		b.find("textbox", "Token")
 		if n := js[int](b, `sessionStorage.length`); n != 0 {
@@ -493,7 +499,7 @@ func TestPageInBrowser(t *testing.T) {
 		const title = `<img src=x onerror=alert(1)>`
 		s := mustServer(t, offline.New())
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
-		b.signInWithToken("page-cy")
+		b.signInWithToken(user("cy"))
 		b.send(`Add "` + title + `" to my list`)
 		b.waitJS("the task", taskTitles+`.join() === `+jsString(title))
 		b.waitJS("the reply", lastReplyTxt+`.includes(`+jsString(title)+`)`)
@@ -513,7 +519,7 @@ func TestPageInBrowser(t *testing.T) {
 		})
 		s := mustServer(t, slow)
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
-		b.signInWithToken("page-dan")
+		b.signInWithToken(user("dan"))
 		b.send("Take your time")
 		b.waitJS("the streamed start of the reply", lastReplyTxt+` === 'Let me think about that'`)
 		if !b.absent("button", "Send") {
@@ -524,10 +530,10 @@ func TestPageInBrowser(t *testing.T) {
 		b.find("button", "Send")
 
 		// The server stored it so: a reload shows it from there.
-		tok := mustToken(t, "page-dan")
+		tok := mustToken(t, user("dan"))
 		id := strings.TrimPrefix(js[string](b, `location.hash`), "#c=")
 		waitFor(t, "the interrupted reply to be stored", func() bool {
-			r := s.do(t, call{method: "GET", path: "/api/page-dan/conversations/" + id + "/messages", token: tok})
+			r := s.do(t, call{method: "GET", path: "/api/" + user("dan") + "/conversations/" + id + "/messages", token: tok})
 			return strings.Contains(string(r.body), `"interrupted":true`)
 		})
 		b.do(chromedp.Reload())
@@ -538,7 +544,7 @@ func TestPageInBrowser(t *testing.T) {
 		t.Parallel()
 		s := mustServer(t, offline.New(), func(c *serverConfig) { c.api.TurnBurst, c.api.TurnsPerMinute = 1, 1 })
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
-		b.signInWithToken("page-eve")
+		b.signInWithToken(user("eve"))
 		b.send("Add a task to buy groceries")
 		b.waitJS("the first reply", lastReplyTxt+`.match(/^Added task [0-9]+: Buy groceries[.]$/)`)
 		b.send("Add a task to pay bills")
@@ -553,7 +559,7 @@ func TestPageInBrowser(t *testing.T) {
 		t.Parallel()
 		s := mustServer(t, offline.New(), func(c *serverConfig) { c.chat.DailyTokenBudget = 1 })
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
-		b.signInWithToken("page-bea")
+		b.signInWithToken(user("budget"))
 		b.send("Add a task to buy groceries")
 		b.waitJS("the first reply", lastReplyTxt+`.match(/^Added task [0-9]+: Buy groceries[.]$/)`)
 		b.send("Add a task to pay bills")
@@ -572,7 +578,7 @@ func TestPageInBrowser(t *testing.T) {
 		})
 		s := mustServer(t, flaky)
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
-		b.signInWithToken("page-fay")
+		b.signInWithToken(user("fay"))
 		b.send("Hello there")
 		b.waitJS("the explanation", errorText+`.includes('The model is unavailable, your message was saved.')`)
 		b.click("button", "Retry")
@@ -583,7 +589,7 @@ func TestPageInBrowser(t *testing.T) {
 		if keys := b.keys(); len(keys) != 2 || keys[0] == keys[1] || keys[0] == "" || keys[1] == "" {
 			t.Errorf("the send and its retry carried the keys %q, want two keys", keys)
 		}
-		convs := s.do(t, call{method: "GET", path: "/api/page-fay/conversations", token: mustToken(t, "page-fay")}).json(t)["conversations"].([]any)
+		convs := s.do(t, call{method: "GET", path: "/api/" + user("fay") + "/conversations", token: mustToken(t, user("fay"))}).json(t)["conversations"].([]any)
 		if len(convs) != 1 {
 			t.Errorf("the retry left %d conversations, want the one the send opened", len(convs))
 		}
@@ -600,7 +606,7 @@ func TestPageInBrowser(t *testing.T) {
 		})
 		s := mustServer(t, failing)
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
-		b.signInWithToken("page-gus")
+		b.signInWithToken(user("gus"))
 		b.send("Add a task to buy milk")
 		b.waitJS("the explanation", errorText+`.includes('The model is unavailable, your message was saved.')`)
 		b.waitJS("the saved change", errorText+`.includes('Before that, these changes were made and saved:') && `+errorText+`.match(/Added task [0-9]+: Buy milk/)`)
@@ -611,12 +617,12 @@ func TestPageInBrowser(t *testing.T) {
 		t.Parallel()
 		s := mustServer(t, offline.New())
 		for i := range 22 {
-			if r := s.chat(t, "page-hal", 0, fmt.Sprintf("Show me all my tasks %d", i)); r.status != 200 {
+			if r := s.chat(t, user("hal"), 0, fmt.Sprintf("Show me all my tasks %d", i)); r.status != 200 {
 				t.Fatalf("turn %d: %d %s", i, r.status, r.body)
 			}
 		}
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
-		b.signInWithToken("page-hal")
+		b.signInWithToken(user("hal"))
 		b.waitJS("the first page", convTitles+`.length === 20 && `+convTitles+`[0] === 'Show me all my tasks 21'`)
 		b.click("button", "More")
 		b.waitJS("the second page", convTitles+`.length === 22 && `+convTitles+`[21] === 'Show me all my tasks 0'`)
@@ -631,7 +637,7 @@ func TestPageInBrowser(t *testing.T) {
 		b.click("button", "Delete “Show me all my tasks 21”")
 		b.click("button", "Delete")
 		b.waitJS("the conversation gone", convTitles+`.length === 20 && !`+convTitles+`.includes('Show me all my tasks 21')`)
-		r := s.do(t, call{method: "GET", path: "/api/page-hal/conversations/" + id + "/messages", token: mustToken(t, "page-hal")})
+		r := s.do(t, call{method: "GET", path: "/api/" + user("hal") + "/conversations/" + id + "/messages", token: mustToken(t, user("hal"))})
 		if r.status != 404 {
 			t.Errorf("the deleted conversation answers %d", r.status)
 		}
@@ -640,14 +646,14 @@ func TestPageInBrowser(t *testing.T) {
 	t.Run("a long conversation is read to its end, page after page", func(t *testing.T) {
 		t.Parallel()
 		s := mustServer(t, offline.New())
-		conv := int64(s.chat(t, "page-jo", 0, "Show me all my tasks").json(t)["conversation_id"].(float64))
+		conv := int64(s.chat(t, user("jo"), 0, "Show me all my tasks").json(t)["conversation_id"].(float64))
 		for i := range 64 {
-			if r := s.chat(t, "page-jo", conv, fmt.Sprintf("What's pending? %d", i)); r.status != 200 {
+			if r := s.chat(t, user("jo"), conv, fmt.Sprintf("What's pending? %d", i)); r.status != 200 {
 				t.Fatalf("turn %d: %d %s", i, r.status, r.body)
 			}
 		}
 		b := openTab(t, browser, fmt.Sprintf("%s/#c=%d", s.URL, conv), 1280, 800)
-		b.signInWithToken("page-jo")
+		b.signInWithToken(user("jo"))
 		b.waitJS("every message", `document.querySelectorAll('#thread .msg').length === 130`)
 		b.waitJS("the last one last", `[...document.querySelectorAll('#thread .msg.user .text')].at(-1).textContent === "What's pending? 63"`)
 	})
@@ -656,7 +662,7 @@ func TestPageInBrowser(t *testing.T) {
 		t.Parallel()
 		s := mustServer(t, offline.New())
 		b := openTab(t, browser, s.URL+"/", 390, 844)
-		b.signInWithToken("page-ida")
+		b.signInWithToken(user("ida"))
 		b.send("Add a task to buy groceries")
 		b.waitJS("the reply", lastReplyTxt+`.match(/^Added task [0-9]+: Buy groceries[.]$/)`)
 		if !b.absent("region", "Tasks") || !b.absent("region", "Conversations") {
