@@ -177,16 +177,23 @@ func (e *envReader) str(name, def string) string {
 }
 
 func (e *envReader) int(name string, def, lo, hi int) int {
+	return intIn(e, name, def, lo, hi)
+}
+
+// intIn reads an integer from lo to hi, of a type wide enough for them on
+// every platform (USER_DAILY_TOKEN_BUDGET's 10^12 is not an int on 32-bit
+// ones).
+func intIn[T int | int64](e *envReader, name string, def, lo, hi T) T {
 	v := e.getenv(name)
 	if v == "" {
 		return def
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < lo || n > hi {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < int64(lo) || n > int64(hi) {
 		e.errs = append(e.errs, fmt.Errorf("%s must be an integer from %d to %d, got %q", name, lo, hi, v))
 		return def
 	}
-	return n
+	return T(n)
 }
 
 func (e *envReader) float(name string, def float64) float64 {
@@ -291,7 +298,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DevLogin:        e.bool("DEV_LOGIN", false),
 		MetricsAddr:     e.str("METRICS_ADDR", ""),
 
-		DailyTokenBudget: int64(e.int("USER_DAILY_TOKEN_BUDGET", 0, 0, maxDailyTokenBudget)),
+		DailyTokenBudget: intIn[int64](e, "USER_DAILY_TOKEN_BUDGET", 0, 0, maxDailyTokenBudget),
 
 		MCPRequestsPerMinute: e.float("RATE_LIMIT_MCP_REQUESTS_PER_MINUTE", defaultMCPRequestsPerMinute),
 		MCPBurst:             e.int("RATE_LIMIT_MCP_BURST", defaultMCPBurst, 1, 10_000),

@@ -137,10 +137,18 @@ func TestConfigOfTelemetry(t *testing.T) {
 			{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_PROTOCOL"},
 			{map[string]string{"USER_DAILY_TOKEN_BUDGET": "-1"}, "USER_DAILY_TOKEN_BUDGET"},
 			{map[string]string{"USER_DAILY_TOKEN_BUDGET": "lots"}, "USER_DAILY_TOKEN_BUDGET"},
+			{map[string]string{"USER_DAILY_TOKEN_BUDGET": "1000000000001"}, "USER_DAILY_TOKEN_BUDGET"},
 		} {
 			if _, err := loadConfig(env(with(c.vars))); err == nil || !strings.Contains(err.Error(), c.name) {
 				t.Errorf("%v: err = %v, want one naming %s", c.vars, err, c.name)
 			}
+		}
+	})
+	t.Run("the largest budget", func(t *testing.T) {
+		// 10^12 tokens: more than an int holds on a 32-bit platform.
+		cfg, err := loadConfig(env(with(map[string]string{"USER_DAILY_TOKEN_BUDGET": "1000000000000"})))
+		if err != nil || cfg.DailyTokenBudget != 1_000_000_000_000 {
+			t.Fatalf("budget %d, %v; want 10^12", cfg.DailyTokenBudget, err)
 		}
 	})
 	t.Run("accepted", func(t *testing.T) {
