@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -194,5 +195,27 @@ func TestRequestBodiesOfEverySizeArriveWhole(t *testing.T) {
 			t.Fatalf("%d bytes: the server got %d bytes, want the %d encoded", size, len(got), len(want.buf))
 		}
 		_ = want.Close()
+	}
+}
+
+// BenchmarkStreamReply measures reading a streamed reply of 200 chunks, a
+// token or so each, as OpenAI sends them, from a local server: the client's
+// work per chunk, with the server's in the same process.
+func BenchmarkStreamReply(b *testing.B) {
+	chunks := []string{roleChunk()}
+	for i := range 200 {
+		chunks = append(chunks, textChunk(fmt.Sprintf(" word%d", i)))
+	}
+	chunks = append(chunks, finishChunk("stop"), usageChunk(500, 200))
+	f := newFakeOpenAI(b, sse(chunks...))
+	m := newTestModel(b, f)
+	req := agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "Tell me a story"}}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := m.Stream(ctx, req, nil)
+		if err != nil || resp.Usage.CompletionTokens != 200 {
+			b.Fatal(resp, err)
+		}
 	}
 }

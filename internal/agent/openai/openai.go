@@ -181,10 +181,16 @@ func (m *Model) try(parent context.Context, req agent.Request, a *attempt) (agen
 	defer stream.Close()
 	a.streaming = true
 	for {
-		chunk, err := stream.Recv()
+		// go-openai finds each chunk's data and the stream's errors; the
+		// chunk is decoded here, into the little of it the answer is made of.
+		raw, err := stream.RecvRaw()
 		if errors.Is(err, io.EOF) {
 			idle.Reset(drainTimeout) // bounds finish's wait for the body's end
 			return a.finish()
+		}
+		var chunk streamChunk
+		if err == nil {
+			err = json.Unmarshal(raw, &chunk)
 		}
 		if err != nil {
 			return agent.Response{}, failure(parent, ctx, err, agent.ErrModelStream)

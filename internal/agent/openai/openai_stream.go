@@ -64,9 +64,25 @@ func (a *attempt) closeBody() {
 	}
 }
 
+// streamChunk is what the answer is made of in a chat.completion.chunk:
+// go-openai's ChatCompletionStreamResponse holds every field the API
+// sends, which costs twice the allocations a chunk, and a model sends a
+// chunk for every token or so. Other fields are skipped as the chunk is
+// decoded.
+type streamChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   string              `json:"content"`
+			ToolCalls []goopenai.ToolCall `json:"tool_calls"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *goopenai.Usage `json:"usage"`
+}
+
 // add folds one chunk into the answer, passing text on as it comes. The
 // usage chunk has no choices; other chunks carry a null usage.
-func (a *attempt) add(chunk goopenai.ChatCompletionStreamResponse) {
+func (a *attempt) add(chunk streamChunk) {
 	if u := chunk.Usage; u != nil {
 		a.usage = agent.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	}

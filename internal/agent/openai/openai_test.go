@@ -589,3 +589,17 @@ func TestOpenAIDefaults(t *testing.T) {
 		t.Errorf("cfg = %+v, want %+v", m.cfg, want)
 	}
 }
+
+// A chunk that is not the JSON of a chunk fails the stream, after the text
+// that came before it, and is not retried: text has reached the caller.
+func TestOpenAIMalformedChunk(t *testing.T) {
+	for _, bad := range []string{`{"choices":`, `{"choices":"none"}`, `{"choices":[{"delta":{"content":7}}]}`, `not json`} {
+		f := newFakeOpenAI(t, sse(textChunk("Hel"), bad, textChunk("lo")))
+		onText, got := collect()
+		_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, onText)
+		mustKind(t, err, agent.ErrModelStream)
+		if !reflect.DeepEqual(*got, []string{"Hel"}) || f.requests() != 1 {
+			t.Errorf("%s: text %q after %d requests; want only what came before it, once", bad, *got, f.requests())
+		}
+	}
+}
