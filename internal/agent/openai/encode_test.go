@@ -219,3 +219,26 @@ func BenchmarkStreamReply(b *testing.B) {
 		}
 	}
 }
+
+// FuzzDecodeChunk holds decodeChunk to encoding/json's reading of a chunk:
+// the same inputs fail, and the others give the same values.
+func FuzzDecodeChunk(f *testing.F) {
+	for _, c := range []string{
+		roleChunk(), textChunk("Hel"), textChunk("é \u2028 \"quoted\" \\ done"), finishChunk("stop"), usageChunk(12, 4),
+		toolChunk(0, "call_1", "add_task", `{"title":`), toolChunk(0, "", "", `"Buy milk"}`),
+		`{"error":{"message":"overloaded"}}`, "{\"choices\":[{\"delta\":{\"content\":\"a\xffb\\ud800\"}}]}",
+		`{"choices":[{"delta":{"Content":"x","content":"y"}}]}`, `{"choices":[{"index":1.5}]}`, `{"choices":[]} {}`, `null`, ``,
+	} {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var got, want streamChunk
+		errGot, errWant := decodeChunk(raw, &got), json.Unmarshal(raw, &want)
+		if (errGot == nil) != (errWant == nil) {
+			t.Fatalf("%q: decodeChunk says %v, encoding/json %v", raw, errGot, errWant)
+		}
+		if errGot == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n decodeChunk %+v\n encoding/json %+v", raw, got, want)
+		}
+	})
+}

@@ -190,7 +190,7 @@ func (m *Model) try(parent context.Context, req agent.Request, a *attempt) (agen
 		}
 		var chunk streamChunk
 		if err == nil {
-			err = json.Unmarshal(raw, &chunk)
+			err = decodeChunk(raw, &chunk)
 		}
 		if err != nil {
 			return agent.Response{}, failure(parent, ctx, err, agent.ErrModelStream)
