@@ -228,12 +228,23 @@ func FuzzDecodeChunk(f *testing.F) {
 		toolChunk(0, "call_1", "add_task", `{"title":`), toolChunk(0, "", "", `"Buy milk"}`),
 		`{"error":{"message":"overloaded"}}`, "{\"choices\":[{\"delta\":{\"content\":\"a\xffb\\ud800\"}}]}",
 		`{"choices":[{"delta":{"Content":"x","content":"y"}}]}`, `{"choices":[{"index":1.5}]}`, `{"choices":[]} {}`, `null`, ``,
+		// As deep as encoding/json allows, in a field a chunk skips; and one deeper.
+		`{"x":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+		`{"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+		`{"x":"` + strings.Repeat("[", 20000) + `","choices":[]}`,
 	} {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var got, want streamChunk
-		errGot, errWant := decodeChunk(raw, &got), json.Unmarshal(raw, &want)
+		// decodeChunk reads a copy that is overwritten after: nothing it
+		// returns may point into the line it was given.
+		line := bytes.Clone(raw)
+		errGot := decodeChunk(line, &got)
+		for i := range line {
+			line[i] = 'X'
+		}
+		errWant := json.Unmarshal(raw, &want)
 		if (errGot == nil) != (errWant == nil) {
 			t.Fatalf("%q: decodeChunk says %v, encoding/json %v", raw, errGot, errWant)
 		}

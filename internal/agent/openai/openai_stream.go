@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -85,9 +86,45 @@ type streamChunk struct {
 // decodeChunk decodes one chunk with segmentio's decoder, which the MCP
 // go-sdk brings already: a quarter of encoding/json's time and allocations
 // for a chunk (0.6 against 2.4 µs), and a model sends hundreds a reply. It
-// takes the same inputs and gives the same values (FuzzDecodeChunk).
+// takes the same inputs and gives the same values (FuzzDecodeChunk). The
+// decoder recurses without limit, and a stack that overflows ends the
+// process, not the stream: a chunk nested deeper than encoding/json allows
+// is refused first, as encoding/json refuses it.
 func decodeChunk(raw []byte, chunk *streamChunk) error {
+	if tooDeep(raw) {
+		return errChunkTooDeep
+	}
 	return segjson.Unmarshal(raw, chunk)
+}
+
+// maxChunkDepth is encoding/json's limit on nesting.
+const maxChunkDepth = 10000
+
+var errChunkTooDeep = fmt.Errorf("a stream chunk nests deeper than %d", maxChunkDepth)
+
+// tooDeep reports whether raw's objects and arrays, outside strings, nest
+// deeper than maxChunkDepth, in one pass over it.
+func tooDeep(raw []byte) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range raw {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case inString:
+			inString = b != '"'
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > maxChunkDepth {
+				return true
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // add folds one chunk into the answer, passing text on as it comes. The

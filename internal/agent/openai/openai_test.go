@@ -590,6 +590,15 @@ func TestOpenAIDefaults(t *testing.T) {
 	}
 }
 
+// A chunk nested millions deep, which would overflow the decoder's stack
+// and end the process, fails the stream as any malformed chunk does.
+func TestOpenAIChunkNestedTooDeep(t *testing.T) {
+	deep := `{"x":` + strings.Repeat("[", 3<<20) + strings.Repeat("]", 3<<20) + `}`
+	f := newFakeOpenAI(t, sse(textChunk("Hel"), deep))
+	_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
+	mustKind(t, err, agent.ErrModelStream)
+}
+
 // A chunk that is not the JSON of a chunk fails the stream, after the text
 // that came before it, and is not retried: text has reached the caller.
 func TestOpenAIMalformedChunk(t *testing.T) {
