@@ -256,15 +256,27 @@ const maxDoneLine = 64
 // go-openai reports both that line and a body that merely ends as io.EOF.
 type sseBody struct {
 	io.ReadCloser
-	line []byte // the current line, while it is short
-	long bool   // the current line outgrew maxDoneLine
-	done bool
+	line    []byte // the current line, while it is short
+	long    bool   // the current line outgrew maxDoneLine
+	lineLen int    // the current line's length so far
+	done    bool
 }
+
+// maxLine bounds one line of the stream. go-openai reads each line whole
+// into memory; a server that sent one without end (a broken proxy, say)
+// would take all of it. No chunk comes near: a model sends a token or so
+// a chunk, and even a server that sends a whole reply at once sends less.
+const maxLine = 4 << 20
+
+var errLineTooLong = fmt.Errorf("a line of the model's stream is longer than %d bytes", maxLine)
 
 // Read reads from the body and scans what it read.
 func (b *sseBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.scan(p[:n])
+	if b.lineLen > maxLine {
+		return 0, errLineTooLong
+	}
 	if errors.Is(err, io.EOF) {
 		b.endLine()
 	}
@@ -287,6 +299,7 @@ func (b *sseBody) scan(p []byte) {
 
 // keep adds p to the current line unless the line is too long to matter.
 func (b *sseBody) keep(p []byte) {
+	b.lineLen += len(p)
 	if b.long || len(b.line)+len(p) > maxDoneLine {
 		b.long = true
 		return
@@ -300,7 +313,7 @@ func (b *sseBody) endLine() {
 	if !b.long && ok && string(bytes.TrimSpace(data)) == "[DONE]" {
 		b.done = true
 	}
-	b.line, b.long = b.line[:0], false
+	b.line, b.long, b.lineLen = b.line[:0], false, 0
 }
 
 // drain reads the little that follows [DONE] (the end of a chunked body

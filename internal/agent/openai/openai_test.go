@@ -590,10 +590,27 @@ func TestOpenAIDefaults(t *testing.T) {
 	}
 }
 
+// A line of the stream is held whole while it is read, so one may not
+// grow without end: a 3 MiB chunk (a whole long reply at once) is read,
+// a 5 MiB one fails the stream.
+func TestOpenAILongLines(t *testing.T) {
+	long := strings.Repeat("a", 3<<20)
+	f := newFakeOpenAI(t, sse(textChunk(long)))
+	resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
+	if err != nil || resp.Text != long {
+		t.Fatalf("a 3 MiB chunk: %d bytes of text, %v; want all of it", len(resp.Text), err)
+	}
+	f = newFakeOpenAI(t, sse(textChunk("Hel"), textChunk(strings.Repeat("a", 5<<20))))
+	_, err = newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
+	mustKind(t, err, agent.ErrModelStream)
+}
+
 // A chunk nested millions deep, which would overflow the decoder's stack
-// and end the process, fails the stream as any malformed chunk does.
+// and end the process, fails the stream as any malformed chunk does. (The
+// brackets need not close: the decoder recurses as it opens them. The
+// line stays under maxLine.)
 func TestOpenAIChunkNestedTooDeep(t *testing.T) {
-	deep := `{"x":` + strings.Repeat("[", 3<<20) + strings.Repeat("]", 3<<20) + `}`
+	deep := `{"x":` + strings.Repeat("[", 3<<20)
 	f := newFakeOpenAI(t, sse(textChunk("Hel"), deep))
 	_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 	mustKind(t, err, agent.ErrModelStream)
