@@ -263,10 +263,11 @@ func TestStreamPingsWhileTheModelThinks(t *testing.T) {
 }
 
 func TestStreamClientThatStopsReadingEndsTheTurn(t *testing.T) {
-	// The model says, in one chunk, far more than the socket buffers hold.
+	// The model says, in eight chunks of 1 MiB (a line of the stream may
+	// not pass 4 MiB), far more than the socket buffers hold.
 	fake := newFakeOpenAI(t,
 		openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Read later"}`}}},
-		openaitest.Step{Text: strings.Repeat("blah", 2<<20)},
+		openaitest.Step{Text: strings.Repeat(strings.Repeat("blah", 256<<10)+" ", 8)},
 	)
 	s := mustServer(t, fake.Model(), func(c *serverConfig) { c.api.Stream.WriteTimeout = 200 * time.Millisecond })
 	user := storetest.UserID(t)
