@@ -12,9 +12,8 @@ import (
 	"sync"
 	"time"
 
-	segjson "github.com/segmentio/encoding/json"
-
 	goopenai "github.com/sashabaranov/go-openai"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/taskchat/taskchat/internal/agent"
 )
