@@ -70,49 +70,48 @@ func (s Swept) Total() int64 {
 
 // Sweep runs one pass: each table in batches of at most Batch rows, one
 // short transaction each, at least Pause apart, until a batch finds fewer
-// than Batch rows to delete. It returns what it deleted, also when ctx ends
-// it early (the statement under way then rolls back whole).
+// than Batch rows to delete (conversations, until one finds fewer than it
+// may pick and leaves none of them; see conversationStep). It returns what
+// it deleted, also when ctx ends it early (the statement under way then
+// rolls back whole).
 func (r *Retention) Sweep(ctx context.Context) (Swept, error) {
 	var s Swept
 	if r.cfg.Days < 1 || r.cfg.Batch < 1 {
 		// Zero days would delete every conversation not held this instant.
 		return s, fmt.Errorf("retention of %d days in batches of %d: %w", r.cfg.Days, r.cfg.Batch, tasks.ErrInvalid)
 	}
-	if err := r.drainConversations(ctx, &s); err != nil {
-		return s, err
-	}
 	for _, t := range []struct {
-		sql   string
-		arg   any
+		step  func(context.Context) (deleted int64, more bool, err error)
 		count *int64
 	}{
-		{deleteOldDetachedCalls, r.cfg.Days, &s.ToolCalls},
-		{deleteExpiredKeys, r.cfg.KeyTTL, &s.IdempotencyKeys},
-		{deleteOldUsage, r.cfg.Days, &s.UsageDays},
+		{r.conversationStep(), &s.Conversations},
+		{r.batchStep(deleteOldDetachedCalls, r.cfg.Days), &s.ToolCalls},
+		{r.batchStep(deleteExpiredKeys, r.cfg.KeyTTL), &s.IdempotencyKeys},
+		{r.batchStep(deleteOldUsage, r.cfg.Days), &s.UsageDays},
 	} {
-		if err := r.drain(ctx, t.sql, t.arg, t.count, &s.Batches); err != nil {
+		if err := r.drain(ctx, t.step, t.count, &s.Batches); err != nil {
 			return s, err
 		}
 	}
 	return s, nil
 }
 
-// drain runs statement sql, which deletes at most $2 rows older than $1,
-// until it deletes fewer than a batch, adding what it deleted to count.
-func (r *Retention) drain(ctx context.Context, sql string, age any, count *int64, batches *int) error {
+// drain runs step, which deletes one batch and says whether more may be
+// left, until it deletes nothing or says no more, adding what it deleted to
+// count.
+func (r *Retention) drain(ctx context.Context, step func(context.Context) (int64, bool, error), count *int64, batches *int) error {
 	for {
 		start := time.Now()
-		tag, err := r.pool.Exec(ctx, sql, age, r.cfg.Batch)
+		n, more, err := step(ctx)
 		if err != nil {
 			return translate(err)
 		}
-		n := tag.RowsAffected()
 		if n == 0 {
 			return nil
 		}
 		*count += n
 		*batches++
-		if n < int64(r.cfg.Batch) {
+		if !more {
 			return nil
 		}
 		if err := pause(ctx, max(r.cfg.Pause, time.Since(start))); err != nil {
@@ -121,41 +120,40 @@ func (r *Retention) drain(ctx context.Context, sql string, age any, count *int64
 	}
 }
 
-// drainConversations runs deleteOldConversations until it has deleted every
-// conversation it found: until a statement finds fewer than it may pick and
-// leaves none of them for the next (for their messages' sake). A statement
-// that leaves some has the next pick one more than it deleted, so long
-// conversations are not counted, and locked, again and again while they
-// wait their turn; a statement that deletes all it picked doubles the
-// pick again, up to a batch.
-func (r *Retention) drainConversations(ctx context.Context, s *Swept) error {
+// batchStep runs statement sql, which deletes at most $2 rows older than
+// $1; a full batch may leave more.
+func (r *Retention) batchStep(sql string, age any) func(context.Context) (int64, bool, error) {
+	return func(ctx context.Context) (int64, bool, error) {
+		tag, err := r.pool.Exec(ctx, sql, age, r.cfg.Batch)
+		n := tag.RowsAffected()
+		return n, n == int64(r.cfg.Batch), err
+	}
+}
+
+// conversationStep runs deleteOldConversations. More may be left while a
+// statement leaves some of what it picked (for their messages' sake) or
+// picks as many as it may. A statement that leaves some has the next pick
+// one more than it deleted, so long conversations are not counted, and
+// locked, again and again while they wait their turn; a statement that
+// deletes all it picked doubles the pick again, up to a batch.
+func (r *Retention) conversationStep() func(context.Context) (int64, bool, error) {
 	messages := r.cfg.BatchMessages
 	if messages <= 0 {
 		messages = 50 * r.cfg.Batch
 	}
 	pick := int64(r.cfg.Batch)
-	for {
-		start := time.Now()
+	return func(ctx context.Context) (int64, bool, error) {
 		var deleted, found, left int64
 		if err := r.pool.QueryRow(ctx, deleteOldConversations, r.cfg.Days, pick, messages).Scan(&deleted, &found, &left); err != nil {
-			return translate(err)
+			return 0, false, err
 		}
-		if deleted == 0 {
-			return nil
-		}
-		s.Conversations += deleted
-		s.Batches++
-		switch {
-		case left > 0:
+		more := left > 0 || found == pick
+		if left > 0 {
 			pick = deleted + 1
-		case found < pick:
-			return nil
-		default:
+		} else {
 			pick = min(2*pick, int64(r.cfg.Batch))
 		}
-		if err := pause(ctx, max(r.cfg.Pause, time.Since(start))); err != nil {
-			return err
-		}
+		return deleted, more, nil
 	}
 }
 
@@ -187,8 +185,7 @@ func pause(ctx context.Context, d time.Duration) error {
 // old. Of the $2 it picks, it deletes the oldest whose messages come to at
 // most $3 together, and always the first: a conversation is never split.
 // No conversation's messages are counted past $3 + 1, which is enough to
-// know it does not fit.
-// Deleting the calls here spares the detaching update that deleting the
+// know it does not fit. Deleting the calls here spares the detaching update that deleting the
 // conversation alone would make each of them (see migration 000005): they
 // are as old as it is, so the next statement would delete them anyway.
 // It returns how many it deleted, how many it picked, and how many of

@@ -68,9 +68,8 @@ func (a *attempt) closeBody() {
 
 // streamChunk is what the answer is made of in a chat.completion.chunk:
 // go-openai's ChatCompletionStreamResponse holds every field the API
-// sends, which costs twice the allocations a chunk, and a model sends a
-// chunk for every token or so. Other fields are skipped as the chunk is
-// decoded.
+// sends, each decoded for every chunk, and a model sends a chunk for every
+// token or so. Other fields are skipped as the chunk is decoded.
 type streamChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
@@ -256,7 +255,6 @@ const maxDoneLine = 64
 type sseBody struct {
 	io.ReadCloser
 	line    []byte // the current line, while it is short
-	long    bool   // the current line outgrew maxDoneLine
 	lineLen int    // the current line's length so far
 	done    bool
 }
@@ -298,9 +296,7 @@ func (b *sseBody) scan(p []byte) {
 
 // keep adds p to the current line unless the line is too long to matter.
 func (b *sseBody) keep(p []byte) {
-	b.lineLen += len(p)
-	if b.long || len(b.line)+len(p) > maxDoneLine {
-		b.long = true
+	if b.lineLen += len(p); b.lineLen > maxDoneLine {
 		return
 	}
 	b.line = append(b.line, p...)
@@ -309,10 +305,10 @@ func (b *sseBody) keep(p []byte) {
 // endLine notes a [DONE] line and starts the next one.
 func (b *sseBody) endLine() {
 	data, ok := bytes.CutPrefix(bytes.TrimSpace(b.line), []byte("data:"))
-	if !b.long && ok && string(bytes.TrimSpace(data)) == "[DONE]" {
+	if b.lineLen <= maxDoneLine && ok && string(bytes.TrimSpace(data)) == "[DONE]" {
 		b.done = true
 	}
-	b.line, b.long, b.lineLen = b.line[:0], false, 0
+	b.line, b.lineLen = b.line[:0], 0
 }
 
 // drain reads the little that follows [DONE] (the end of a chunked body
