@@ -31,6 +31,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/gctune"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/store"
 )
@@ -60,10 +62,14 @@ func main() {
 		certFile    = flag.String("model-cert", "", "server role: PEM certificate the fake model uses")
 		asyncCommit = flag.Bool("async-commit", false, "diagnostic: run the scratch database with synchronous_commit=off, to separate the disk's fsync wait from the service's own work")
 		floor       = flag.Bool("floor", false, "measure the hand-written floor (floor.go) instead of taskchat: the same turns, schema and fake model with only the work a turn cannot avoid")
+		gcHeadroom  = flag.Int("gc-headroom", gctune.DefaultHeadroom>>20, "MiB the server's heap grows by at least between garbage collections, as cmd/server's GC_HEADROOM_MB (0, or GOGC set: Go's GOGC alone)")
 		pgbouncer   = flag.String("pgbouncer", "", "host:port of a PgBouncer in transaction pooling mode in front of -db's server (a * database entry): the server connects through it without prepared statements, as DATABASE_PREPARED_STATEMENTS=false does; the scratch database and its migrations stay direct")
 	)
 	flag.Parse()
 	var err error
+	if *role != "driver" && os.Getenv("GOGC") == "" { // as cmd/server: a GOGC set rules alone
+		defer gctune.Start(uint64(*gcHeadroom) << 20)()
+	}
 	switch *role {
 	case "server":
 		err = runServer(*db, *modelURL, *certFile, *cpuProfile)
@@ -71,7 +77,7 @@ func main() {
 		err = runFloor(*db, *modelURL, *certFile, *cpuProfile)
 	default:
 		err = drive(*db, options{users: *users, turns: *turns, concurrency: *concurrency, streams: *streams,
-			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile, pgbouncer: *pgbouncer, floor: *floor})
+			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile, pgbouncer: *pgbouncer, floor: *floor, gcHeadroom: *gcHeadroom})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
@@ -86,6 +92,7 @@ type options struct {
 	cpuProfile                         string
 	pgbouncer                          string // host:port; "" for PostgreSQL directly
 	floor                              bool   // the hand-written floor instead of taskchat
+	gcHeadroom                         int    // MiB; see gctune
 }
 
 // drive runs the whole measurement and prints the report.
@@ -123,7 +130,7 @@ func drive(adminURL string, o options) error {
 	if o.floor {
 		role = "floor"
 	}
-	base, stop, err := startServer(role, serverURL, fake.URL+"/v1", certFile, o.cpuProfile)
+	base, stop, err := startServer(role, serverURL, fake.URL+"/v1", certFile, o.cpuProfile, o.gcHeadroom)
 	if err != nil {
 		return err
 	}
@@ -202,8 +209,9 @@ func startFake(http2 bool) (*openaitest.Server, string, error) {
 }
 
 // startServer starts this binary in role (server, or floor) and waits for its address.
-func startServer(role, dbURL, modelURL, certFile, cpuProfile string) (string, func(), error) {
-	cmd := exec.Command(os.Args[0], "-role", role, "-db", dbURL, "-model", modelURL, "-model-cert", certFile, "-cpuprofile", cpuProfile)
+func startServer(role, dbURL, modelURL, certFile, cpuProfile string, gcHeadroom int) (string, func(), error) {
+	cmd := exec.Command(os.Args[0], "-role", role, "-db", dbURL, "-model", modelURL, "-model-cert", certFile, "-cpuprofile", cpuProfile,
+		"-gc-headroom", strconv.Itoa(gcHeadroom))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -424,8 +432,8 @@ func report(w io.Writer, o options, load loadResult, st serverStats, db dbUse, i
 	if o.asyncCommit {
 		commit = "synchronous_commit=off (diagnostic)"
 	}
-	fmt.Fprintf(w, "taskchat load test: %d turns (half streamed) by %d concurrent clients, %s, %s, %s, %d CPUs, %s\n\n",
-		load.turns, o.concurrency, proto, commit, runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
+	fmt.Fprintf(w, "taskchat load test: %d turns (half streamed) by %d concurrent clients, %s, %s, %s, %d CPUs, GC headroom %d MiB, %s\n\n",
+		load.turns, o.concurrency, proto, commit, runtime.Version(), runtime.NumCPU(), o.gcHeadroom, time.Now().UTC().Format(time.DateOnly))
 	if o.floor {
 		fmt.Fprintf(w, "This is the hand-written floor (cmd/loadtest/floor.go), not taskchat.\n\n")
 	}

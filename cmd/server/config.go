@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openai"
+	"github.com/taskchat/taskchat/internal/gctune"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/store"
 )
@@ -77,6 +78,11 @@ type config struct {
 	Retention      store.RetentionConfig
 	RetentionEvery time.Duration
 
+	// GCHeadroom is the least the heap grows between two garbage
+	// collections (see gctune): GC_HEADROOM_MB, or 0 when GOGC is set,
+	// which then rules the collector alone.
+	GCHeadroom uint64
+
 	// Not read from the environment; here so that every default has one home.
 	IdempotencyTTL     time.Duration
 	PingInterval       time.Duration
@@ -124,6 +130,7 @@ const (
 	jwksUnknownKeyRefresh = time.Minute
 	jwksTimeout           = 5 * time.Second
 	maxDailyTokenBudget   = 1_000_000_000_000
+	maxGCHeadroomMB       = 1 << 20 // 1 TiB
 )
 
 // Retention's passes: every 5 minutes or so, each statement deleting at
@@ -317,6 +324,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		TokenTTL:           defaultTokenTTL,
 	}
 	c.Provider = provider(e, c.OpenAI)
+	c.GCHeadroom = gcHeadroom(e)
 	c.LogLevel = logLevel(e)
 	c.MCPAuthorizationServers = authorizationServers(e, c.JWTIssuer)
 	if c.PublicURL != "" {
@@ -449,6 +457,19 @@ func retentionDays(e *envReader) int {
 		return 0
 	}
 	return n
+}
+
+// gcHeadroom reads GC_HEADROOM_MB, unless GOGC is set: an operator who
+// chose a GOGC gets exactly that.
+func gcHeadroom(e *envReader) uint64 {
+	mb := strings.TrimSpace(e.getenv("GC_HEADROOM_MB"))
+	if strings.TrimSpace(e.getenv("GOGC")) != "" {
+		if mb != "" {
+			e.fail("set GOGC or GC_HEADROOM_MB, not both: with GOGC set, the garbage collector follows it alone")
+		}
+		return 0
+	}
+	return uint64(e.int("GC_HEADROOM_MB", gctune.DefaultHeadroom>>20, 0, maxGCHeadroomMB)) << 20
 }
 
 func logLevel(e *envReader) slog.Level {

@@ -15,6 +15,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openai"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/gctune"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
@@ -60,6 +61,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	defer gctune.Start(cfg.GCHeadroom)()
 	if cfg.DevLogin {
 		log.Warn("DEV_LOGIN is on: POST /auth/dev/token gives anyone who reaches this server a token for any user; for development only")
 	}
