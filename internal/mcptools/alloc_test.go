@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -138,4 +141,63 @@ func TestHeaderAnnotationsAreStillChecked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestToolHandlersReuseTheirGoroutines guards the third go-sdk patch: a
+// connection runs its handlers on goroutines it keeps, whose stacks have
+// grown already, rather than on a new goroutine each. Goroutine numbers
+// only grow, so a handler that runs on a goroutine numbered below one
+// started just before its call ran on a goroutine that existed already.
+func TestToolHandlersReuseTheirGoroutines(t *testing.T) {
+	ctx := context.Background()
+	server := mcp.NewServer(&mcp.Implementation{Name: "probe", Version: "1.0.0"}, nil)
+	ran := make(chan uint64, 1)
+	mcp.AddTool(server, &mcp.Tool{Name: "where"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
+		ran <- goroutineID()
+		return &mcp.CallToolResult{}, struct{}{}, nil
+	})
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, serverT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1.0.0"}, nil).Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func() uint64 {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "where"}); err != nil {
+			t.Fatal(err)
+		}
+		return <-ran
+	}
+	call()
+	// The goroutine that ran a handler waits for the next only once it has
+	// sent the answer and returned; a call that comes sooner gets a new one.
+	// Calls a moment apart, as a turn's are, find it waiting.
+	var id, before uint64
+	for range 50 {
+		time.Sleep(time.Millisecond)
+		started := make(chan uint64)
+		go func() { started <- goroutineID() }()
+		before = <-started
+		if id = call(); id < before {
+			return
+		}
+	}
+	t.Errorf("50 calls' handlers each ran on a goroutine started after the call (the last on %d, after %d): each handler has a new goroutine again, and grows its stack again (third_party/go-sdk/README.md)", id, before)
+}
+
+// goroutineID is the number runtime.Stack prints for the calling goroutine.
+func goroutineID() uint64 {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	n, err := strconv.ParseUint(id, 10, 64)
+	if err != nil {
+		panic("goroutineID: " + string(buf))
+	}
+	return n
 }

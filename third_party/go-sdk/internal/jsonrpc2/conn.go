@@ -51,6 +51,8 @@ type Connection struct {
 	state   inFlightState // accessed only in updateInFlight
 	done    chan struct{} // closed (under stateMu) when state.closed is true and all goroutines have completed
 
+	idleHandlers chan func() // taskchat patch: see goHandle
+
 	writer  Writer
 	handler Handler
 
@@ -236,6 +238,7 @@ func NewConnection(ctx context.Context, cfg ConnectionConfig) *Connection {
 	c := &Connection{
 		state:           inFlightState{closer: cfg.Closer},
 		done:            make(chan struct{}),
+		idleHandlers:    make(chan func()),
 		writer:          cfg.Writer,
 		onDone:          cfg.OnDone,
 		onInternalError: cfg.OnInternalError,
@@ -681,12 +684,43 @@ func (c *Connection) handleAsync() {
 
 		releaser := &releaser{ch: make(chan struct{})}
 		ctx := context.WithValue(req.ctx, asyncKey, releaser)
-		go func() {
+		c.goHandle(func() {
 			defer releaser.release(true)
 			result, err := c.handler.Handle(ctx, req.Request)
 			c.processResult(c.handler, req, result, err)
-		}()
+		})
 		<-releaser.ch
+	}
+}
+
+// taskchat patch: a connection runs its handlers on goroutines it reuses. A
+// handler decodes its request, validates it against the tool's schema and
+// runs the tool, some 16 KiB of stack; a new goroutine starts with a few KiB
+// and copies its stack each time it doubles, which was 3-5 % of taskchat's
+// CPU (gRPC's NumStreamWorkers reuses goroutines for the same reason). A
+// goroutine that has run a handler waits for the connection's next one and
+// exits once the connection is done.
+
+// goHandle runs f on one of the connection's idle handler goroutines, or on
+// a new one when none is waiting.
+func (c *Connection) goHandle(f func()) {
+	select {
+	case c.idleHandlers <- f:
+	default:
+		go c.handleLoop(f)
+	}
+}
+
+// handleLoop runs f, then whatever goHandle passes it, until the connection
+// is done.
+func (c *Connection) handleLoop(f func()) {
+	for {
+		f()
+		select {
+		case f = <-c.idleHandlers:
+		case <-c.done:
+			return
+		}
 	}
 }
 
