@@ -62,12 +62,19 @@ func main() {
 		certFile    = flag.String("model-cert", "", "server role: PEM certificate the fake model uses")
 		asyncCommit = flag.Bool("async-commit", false, "diagnostic: run the scratch database with synchronous_commit=off, to separate the disk's fsync wait from the service's own work")
 		floor       = flag.Bool("floor", false, "measure the hand-written floor (floor.go) instead of taskchat: the same turns, schema and fake model with only the work a turn cannot avoid")
-		gcHeadroom  = flag.Int("gc-headroom", gctune.DefaultHeadroom>>20, "MiB the server's heap grows by at least between garbage collections, as cmd/server's GC_HEADROOM_MB (0, or GOGC set: Go's GOGC alone)")
+		gcHeadroom  = flag.Int("gc-headroom", gctune.DefaultHeadroom>>20, "MiB the server's heap goal sits at least above its live heap, as cmd/server's GC_HEADROOM_MB (0, or GOGC set: Go's GOGC alone)")
 		pgbouncer   = flag.String("pgbouncer", "", "host:port of a PgBouncer in transaction pooling mode in front of -db's server (a * database entry): the server connects through it without prepared statements, as DATABASE_PREPARED_STATEMENTS=false does; the scratch database and its migrations stay direct")
 	)
 	flag.Parse()
+	if *gcHeadroom < 0 {
+		fmt.Fprintln(os.Stderr, "loadtest: -gc-headroom must be 0 or more MiB")
+		os.Exit(2)
+	}
+	if os.Getenv("GOGC") != "" { // as in cmd/server: a GOGC set rules alone
+		*gcHeadroom = 0
+	}
 	var err error
-	if *role != "driver" && os.Getenv("GOGC") == "" { // as cmd/server: a GOGC set rules alone
+	if *role != "driver" {
 		defer gctune.Start(uint64(*gcHeadroom) << 20)()
 	}
 	switch *role {
@@ -432,8 +439,14 @@ func report(w io.Writer, o options, load loadResult, st serverStats, db dbUse, i
 	if o.asyncCommit {
 		commit = "synchronous_commit=off (diagnostic)"
 	}
-	fmt.Fprintf(w, "taskchat load test: %d turns (half streamed) by %d concurrent clients, %s, %s, %s, %d CPUs, GC headroom %d MiB, %s\n\n",
-		load.turns, o.concurrency, proto, commit, runtime.Version(), runtime.NumCPU(), o.gcHeadroom, time.Now().UTC().Format(time.DateOnly))
+	gc := fmt.Sprintf("GC headroom %d MiB", o.gcHeadroom)
+	if v := os.Getenv("GOGC"); v != "" {
+		gc = "GOGC=" + v
+	} else if o.gcHeadroom == 0 {
+		gc = "GOGC=100"
+	}
+	fmt.Fprintf(w, "taskchat load test: %d turns (half streamed) by %d concurrent clients, %s, %s, %s, %d CPUs, %s, %s\n\n",
+		load.turns, o.concurrency, proto, commit, runtime.Version(), runtime.NumCPU(), gc, time.Now().UTC().Format(time.DateOnly))
 	if o.floor {
 		fmt.Fprintf(w, "This is the hand-written floor (cmd/loadtest/floor.go), not taskchat.\n\n")
 	}

@@ -1,20 +1,25 @@
 // Package gctune keeps the garbage collector from running more often than a
 // service with a small heap needs.
 //
-// Go starts a collection when the heap has grown by GOGC percent (100 by
-// default) of what the last one left live, plus goroutine stacks and
-// globals. taskchat keeps little live, a few megabytes, and every turn
-// allocates about 90 KB that is garbage when the turn ends, so with GOGC=100
-// it collects every few dozen turns, and marking took 15 % of its CPU at
-// load where a service with a tenth of its live heap spent 7 %. Raising
-// GOGC for good would cut that, but it would also multiply a large live
-// heap (a replica holding many open streams) by the same factor.
+// Go sets its heap goal GOGC percent (100 by default) above what the last
+// collection left live, plus goroutine stacks and globals, and starts the
+// next collection a little before the heap reaches it. taskchat keeps
+// little live, a few megabytes, and every turn allocates about 90 KB that
+// is garbage when the turn ends, so with GOGC=100 it collects every few
+// dozen turns, and marking took 15 % of its CPU at load where a service
+// with a tenth of its live heap spent 7 %. Raising GOGC for good would cut
+// that, but it would also multiply a large live heap (a replica holding
+// many open streams) by the same factor.
 //
 // Start takes the middle way: after every collection it sets GOGC so that
-// the next one starts when the heap has grown by the larger of headroom and
-// what GOGC=100 allows. A small heap then grows by headroom bytes between
-// collections, a heap past headroom is collected as Go's default would
-// collect it, and a memory limit (GOMEMLIMIT) still applies as always.
+// the heap goal is the larger of headroom and what GOGC=100 allows above
+// the live heap. A small heap then grows by about headroom bytes between
+// collections, and a heap past headroom is collected as Go's default would
+// collect it. The percent follows the live heap one collection late: a
+// heap that grows by much within one cycle is let grow by the percent its
+// smaller predecessor set, until the next collection tunes it. A memory
+// limit (GOMEMLIMIT) applies as always, and is the bound to set where
+// memory is tight.
 package gctune
 
 import (
@@ -111,21 +116,32 @@ func (t *tuner) stop(headroom uint64) {
 }
 
 // heapMinimum is the runtime's least heap goal at GOGC=100 (its
-// defaultHeapMinimum), which it scales with GOGC like everything else.
+// defaultHeapMinimum, 4 MiB unless the runtime is built with
+// GOEXPERIMENT=heapminimum512kib), which it scales with GOGC like the rest
+// of the goal.
 const heapMinimum = 4 << 20
 
-// Percent is the GOGC that lets a heap whose collection base (live heap,
-// stacks and globals) is base bytes grow by at least headroom bytes before
-// the next collection, and never less than Go's default of 100.
+// maxHeadroom bounds the headroom Percent works with (1 PiB), so that its
+// arithmetic cannot overflow.
+const maxHeadroom = 1 << 50
+
+// Percent is the GOGC that sets the heap goal of a heap whose collection
+// base (live heap, stacks and globals) is base bytes at least headroom
+// bytes above it, and never less than Go's default of 100.
 //
 // The runtime never sets a heap goal below 4 MiB × GOGC/100, so while base
 // is under 4 MiB the percent is the one that puts that floor at base plus
 // headroom; otherwise a nearly empty heap would be let grow to many times
 // the headroom.
 func Percent(base, headroom uint64) int {
-	p := (base + headroom) * 100 / heapMinimum
+	base, headroom = min(base, maxHeadroom), min(headroom, maxHeadroom)
+	p := ((base+headroom)*100 + heapMinimum - 1) / heapMinimum // rounded up: at least headroom
 	if base > 0 {
-		p = min(p, (headroom*100+base-1)/base) // rounded up: at least headroom
+		p = min(p, (headroom*100+base-1)/base)
 	}
-	return int(max(p, 100))
+	return int(min(max(p, 100), maxPercent))
 }
+
+// maxPercent is the largest GOGC Percent gives: 2^31-1, the runtime's own
+// bound, which a headroom of a petabyte over a heap of a few bytes reaches.
+const maxPercent = 1<<31 - 1
