@@ -698,8 +698,13 @@ func (c *Connection) handleAsync() {
 // runs the tool, some 16 KiB of stack; a new goroutine starts with a few KiB
 // and copies its stack each time it doubles, which was 3-5 % of taskchat's
 // CPU (gRPC's NumStreamWorkers reuses goroutines for the same reason). A
-// goroutine that has run a handler waits for the connection's next one and
-// exits once the connection is done.
+// goroutine that has run a handler waits for the connection's next one, for
+// handlerIdle at most and never past the connection's end.
+
+// handlerIdle is how long a handler goroutine waits for the next request:
+// long enough for the next tool call of a conversation, short enough that a
+// connection left open holds no goroutine for long.
+const handlerIdle = 30 * time.Second
 
 // goHandle runs f on one of the connection's idle handler goroutines, or on
 // a new one when none is waiting.
@@ -711,13 +716,18 @@ func (c *Connection) goHandle(f func()) {
 	}
 }
 
-// handleLoop runs f, then whatever goHandle passes it, until the connection
-// is done.
+// handleLoop runs f, then whatever goHandle passes it, until it has waited
+// handlerIdle or the connection is done.
 func (c *Connection) handleLoop(f func()) {
+	idle := time.NewTimer(handlerIdle)
+	defer idle.Stop()
 	for {
 		f()
+		idle.Reset(handlerIdle)
 		select {
 		case f = <-c.idleHandlers:
+		case <-idle.C:
+			return
 		case <-c.done:
 			return
 		}
