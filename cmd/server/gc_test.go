@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -18,13 +19,8 @@ func TestConfigOfGCHeadroom(t *testing.T) {
 		{map[string]string{"GOGC": "200"}, 0},
 		{map[string]string{"GOGC": "off"}, 0},
 	} {
-		vars := map[string]string{}
-		for k, v := range base {
-			vars[k] = v
-		}
-		for k, v := range c.vars {
-			vars[k] = v
-		}
+		vars := maps.Clone(base)
+		maps.Copy(vars, c.vars)
 		cfg, err := loadConfig(env(vars))
 		if err != nil || cfg.GCHeadroom != c.want {
 			t.Errorf("%v: %d bytes of headroom, %v; want %d", c.vars, cfg.GCHeadroom, err, c.want)

@@ -37,6 +37,15 @@ func TestPercentLeavesAtLeastTheHeadroom(t *testing.T) {
 
 var sink []byte
 
+// keepLive allocates n bytes for the caller to keep live.
+func keepLive(n int) [][]byte {
+	live := make([][]byte, 0, n/(64<<10))
+	for range n / (64 << 10) {
+		live = append(live, make([]byte, 64<<10))
+	}
+	return live
+}
+
 // collections allocates n bytes of garbage and counts the collections it took.
 func collections(n int) uint32 {
 	var ms runtime.MemStats
@@ -73,10 +82,7 @@ func TestPercentOfExtremes(t *testing.T) {
 
 func TestStartCollectsAfterTheHeadroom(t *testing.T) {
 	withGOGC(t, 100)
-	live := make([][]byte, 0, 128)
-	for range 128 {
-		live = append(live, make([]byte, 64<<10)) // 8 MiB that stays
-	}
+	live := keepLive(8 * mib)
 	runtime.GC()
 	plain := collections(256 * mib)
 
@@ -100,10 +106,7 @@ func TestStartCollectsAfterTheHeadroom(t *testing.T) {
 
 func TestStartLeavesALargeHeapToGOGC(t *testing.T) {
 	withGOGC(t, 100)
-	live := make([][]byte, 0, 768)
-	for range 768 {
-		live = append(live, make([]byte, 64<<10)) // 48 MiB
-	}
+	live := keepLive(48 * mib)
 	runtime.GC()
 	stop := Start(16 * mib)
 	defer stop()
@@ -122,10 +125,7 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 	if small <= 100 {
 		t.Fatalf("GOGC with a nearly empty heap and 16 MiB of headroom = %d, want more than 100", small)
 	}
-	live := make([][]byte, 0, 768)
-	for range 768 {
-		live = append(live, make([]byte, 64<<10)) // 48 MiB
-	}
+	live := keepLive(48 * mib)
 	// The tuning runs after a collection, on the runtime's cleanup
 	// goroutine; collect until it has.
 	deadline := time.Now().Add(10 * time.Second)
@@ -141,10 +141,7 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 
 func TestStartsNest(t *testing.T) {
 	withGOGC(t, 120)
-	live := make([][]byte, 0, 128)
-	for range 128 {
-		live = append(live, make([]byte, 64<<10)) // 8 MiB
-	}
+	live := keepLive(8 * mib)
 	runtime.GC()
 	stopLarge := Start(64 * mib)
 	stopSmall := Start(16 * mib)
