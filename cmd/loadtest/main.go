@@ -70,7 +70,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest: -gc-headroom must be 0 or more MiB")
 		os.Exit(2)
 	}
-	if os.Getenv("GOGC") != "" { // as in cmd/server: a GOGC set rules alone
+	if strings.TrimSpace(os.Getenv("GOGC")) != "" { // as in cmd/server: a GOGC set rules alone
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "gc-headroom" && *role == "driver" {
+				fmt.Fprintln(os.Stderr, "loadtest: set GOGC or -gc-headroom, not both")
+				os.Exit(2)
+			}
+		})
 		*gcHeadroom = 0
 	}
 	var err error
@@ -440,7 +446,7 @@ func report(w io.Writer, o options, load loadResult, st serverStats, db dbUse, i
 		commit = "synchronous_commit=off (diagnostic)"
 	}
 	gc := fmt.Sprintf("GC headroom %d MiB", o.gcHeadroom)
-	if v := os.Getenv("GOGC"); v != "" {
+	if v := strings.TrimSpace(os.Getenv("GOGC")); v != "" {
 		gc = "GOGC=" + v
 	} else if o.gcHeadroom == 0 {
 		gc = "GOGC=100"

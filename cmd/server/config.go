@@ -78,9 +78,9 @@ type config struct {
 	Retention      store.RetentionConfig
 	RetentionEvery time.Duration
 
-	// GCHeadroom is the least the heap grows between two garbage
-	// collections (see gctune): GC_HEADROOM_MB, or 0 when GOGC is set,
-	// which then rules the collector alone.
+	// GCHeadroom is how far above the live heap the garbage collector's
+	// heap goal is set at least (see gctune): GC_HEADROOM_MB, or 0 when
+	// GOGC is set, which then rules the collector alone.
 	GCHeadroom uint64
 
 	// Not read from the environment; here so that every default has one home.

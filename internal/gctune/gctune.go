@@ -1,25 +1,27 @@
 // Package gctune keeps the garbage collector from running more often than a
 // service with a small heap needs.
 //
-// Go sets its heap goal GOGC percent (100 by default) above what the last
-// collection left live, plus goroutine stacks and globals, and starts the
-// next collection a little before the heap reaches it. taskchat keeps
-// little live, a few megabytes, and every turn allocates about 90 KB that
-// is garbage when the turn ends, so with GOGC=100 it collects every few
-// dozen turns, and marking took 15 % of its CPU at load where a service
-// with a tenth of its live heap spent 7 %. Raising GOGC for good would cut
+// Go sets its heap goal above what the last collection left live by GOGC
+// percent (100 by default) of the live heap, goroutine stacks and globals
+// together, and never under 4 MiB; it starts the next collection a little
+// before the heap reaches the goal. taskchat keeps little live, a few
+// megabytes, and every turn allocates about 90 KB that is garbage when the
+// turn ends, so with GOGC=100 it collects every few dozen turns: in a load
+// test's profile marking took 15.6 % of its CPU, where a hand-written turn
+// with a tenth of its live heap spent 7.1 %. Raising GOGC for good would cut
 // that, but it would also multiply a large live heap (a replica holding
 // many open streams) by the same factor.
 //
 // Start takes the middle way: after every collection it sets GOGC so that
-// the heap goal is the larger of headroom and what GOGC=100 allows above
-// the live heap. A small heap then grows by about headroom bytes between
-// collections, and a heap past headroom is collected as Go's default would
-// collect it. The percent follows the live heap one collection late: a
-// heap that grows by much within one cycle is let grow by the percent its
-// smaller predecessor set, until the next collection tunes it. A memory
-// limit (GOMEMLIMIT) applies as always, and is the bound to set where
-// memory is tight.
+// the heap goal is at least headroom bytes above the live heap, and never
+// less than GOGC=100 puts it. A small heap then grows by about headroom
+// bytes between collections, and a live heap larger than headroom is
+// collected as Go's default would collect it. The collection that first
+// finds a much larger live heap sets its goal with the percent the smaller
+// one called for, until the tuning that follows it runs (on the runtime's
+// cleanup goroutine, usually within milliseconds). A memory limit
+// (GOMEMLIMIT) applies as always, and is the bound to set where memory is
+// tight.
 package gctune
 
 import (
@@ -30,16 +32,16 @@ import (
 	"sync"
 )
 
-// DefaultHeadroom is the heap growth between collections Start is given by
-// cmd/server unless GC_HEADROOM_MB says otherwise: about 350 turns of
-// garbage, and a few percent of a small container's memory.
+// DefaultHeadroom is the headroom cmd/server gives Start unless
+// GC_HEADROOM_MB says otherwise: about 350 turns of garbage, and a few
+// percent of a small container's memory.
 const DefaultHeadroom = 32 << 20
 
-// Start tunes GOGC after every collection from now on, for at least headroom
-// bytes of growth between collections, until stop is called. headroom 0
-// tunes nothing. GOGC is the process's, so Starts nest: while several are
-// running the largest headroom counts, and the last stop puts back the GOGC
-// that was in force before the first Start.
+// Start tunes GOGC after every collection from now on, so that the heap goal
+// is at least headroom bytes above the live heap, until stop is called.
+// headroom 0 tunes nothing. GOGC is the process's, so Starts nest: while
+// several are running the largest headroom counts, and the last stop puts
+// back the GOGC that was in force before the first Start.
 func Start(headroom uint64) (stop func()) {
 	if headroom == 0 {
 		return func() {}
@@ -125,9 +127,9 @@ const heapMinimum = 4 << 20
 // arithmetic cannot overflow.
 const maxHeadroom = 1 << 50
 
-// Percent is the GOGC that sets the heap goal of a heap whose collection
-// base (live heap, stacks and globals) is base bytes at least headroom
-// bytes above it, and never less than Go's default of 100.
+// Percent is the GOGC that puts the heap goal at least headroom bytes above
+// the live heap, for a collection base (live heap, stacks and globals) of
+// base bytes, and never below Go's default of 100.
 //
 // The runtime never sets a heap goal below 4 MiB × GOGC/100, so while base
 // is under 4 MiB the percent is the one that puts that floor at base plus

@@ -11,7 +11,9 @@ import (
 const mib = 1 << 20
 
 // goal is the heap goal the runtime sets for a collection base at GOGC p
-// (mgcpacer.go: the base grown by p percent, never under 4 MiB × p/100).
+// (mgcpacer.go: the live heap plus p percent of the base, never under
+// 4 MiB × p/100), taking the live heap to be the whole base: the goal's
+// distance from the live heap is the same either way.
 func goal(base uint64, p int) uint64 {
 	return max(base+base*uint64(p)/100, heapMinimum*uint64(p)/100)
 }
@@ -147,7 +149,7 @@ func TestStartsNest(t *testing.T) {
 	stopSmall := Start(16 * mib)
 	both := gogc() // 64 MiB's: about 800 over 8 MiB
 	stopLarge()
-	stopLarge() // a second call changes nothing
+	stopLarge()     // a second call changes nothing
 	small := gogc() // about 200
 	if small <= 100 || both < 2*small {
 		t.Errorf("GOGC with 64 and 16 MiB of headroom asked for = %d, with only 16 MiB = %d; want the larger's, about four times the smaller's", both, small)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -149,6 +150,50 @@ func TestHeaderAnnotationsAreStillChecked(t *testing.T) {
 // gives two goroutines the same number, so a handler that runs on a
 // goroutine an earlier handler ran on ran on a reused one.
 func TestToolHandlersReuseTheirGoroutines(t *testing.T) {
+	call := probeSession(t)
+	// The goroutine that ran a handler waits for the next only once it has
+	// sent the answer and returned; a call that comes sooner gets a new one.
+	// Calls a moment apart, as a turn's are, find it waiting.
+	seen := map[uint64]bool{}
+	for range 50 {
+		id := call()
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		time.Sleep(time.Millisecond)
+	}
+	t.Errorf("50 calls' handlers ran on 50 goroutines: each handler has a new goroutine again, and grows its stack again (third_party/go-sdk/README.md)")
+}
+
+// A handler goroutine left waiting for 30 s exits: a cached session idle
+// between turns holds none for long.
+func TestIdleHandlerGoroutinesExit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		call := probeSession(t)
+		// Connecting ran handlers too; each waiting goroutine takes the
+		// next call in turn, so a few calls have run on all of them.
+		seen := map[uint64]bool{}
+		for range 10 {
+			seen[call()] = true
+			synctest.Wait()
+		}
+		time.Sleep(29 * time.Second)
+		if id := call(); !seen[id] {
+			t.Fatalf("a call 29 s after the last ran on a new goroutine, %d", id)
+		}
+		synctest.Wait()
+		time.Sleep(31 * time.Second)
+		if id := call(); seen[id] {
+			t.Errorf("a call 31 s after the last ran on goroutine %d, which ran one before: idle handler goroutines no longer exit", id)
+		}
+	})
+}
+
+// probeSession connects a client to a server whose one tool reports the
+// goroutine it ran on, and returns a call of that tool.
+func probeSession(t *testing.T) (call func() uint64) {
+	t.Helper()
 	ctx := context.Background()
 	server := mcp.NewServer(&mcp.Implementation{Name: "probe", Version: "1.0.0"}, nil)
 	ran := make(chan uint64, 1)
@@ -161,28 +206,18 @@ func TestToolHandlersReuseTheirGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1.0.0"}, nil).Connect(ctx, clientT, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	// The goroutine that ran a handler waits for the next only once it has
-	// sent the answer and returned; a call that comes sooner gets a new one.
-	// Calls a moment apart, as a turn's are, find it waiting.
-	seen := map[uint64]bool{}
-	for range 50 {
+	t.Cleanup(func() { cs.Close() })
+	return func() uint64 {
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "where"}); err != nil {
 			t.Fatal(err)
 		}
-		id := <-ran
-		if seen[id] {
-			return
-		}
-		seen[id] = true
-		time.Sleep(time.Millisecond)
+		return <-ran
 	}
-	t.Errorf("50 calls' handlers ran on 50 goroutines: each handler has a new goroutine again, and grows its stack again (third_party/go-sdk/README.md)")
 }
 
 // goroutineID is the number runtime.Stack prints for the calling goroutine.

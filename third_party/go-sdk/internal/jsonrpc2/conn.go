@@ -699,7 +699,7 @@ func (c *Connection) handleAsync() {
 // and copies its stack each time it doubles, which was 3-5 % of taskchat's
 // CPU (gRPC's NumStreamWorkers reuses goroutines for the same reason). A
 // goroutine that has run a handler waits for the connection's next one, for
-// handlerIdle at most and never past the connection's end.
+// handlerIdle at most, and exits once the connection is done.
 
 // handlerIdle is how long a handler goroutine waits for the next request:
 // long enough for the next tool call of a conversation, short enough that a
