@@ -37,8 +37,6 @@ func TestPercentLeavesAtLeastTheHeadroom(t *testing.T) {
 	}
 }
 
-var sink []byte
-
 // keepLive allocates n bytes for the caller to keep live.
 func keepLive(n int) [][]byte {
 	live := make([][]byte, 0, n/(64<<10))
@@ -48,22 +46,15 @@ func keepLive(n int) [][]byte {
 	return live
 }
 
-// collections allocates n bytes of garbage and counts the collections it took.
-func collections(n int) uint32 {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	before := ms.NumGC
-	for range n / (64 << 10) {
-		sink = make([]byte, 64<<10)
-	}
-	runtime.ReadMemStats(&ms)
-	return ms.NumGC - before
-}
+func gogc() int { return int(read("/gc/gogc:percent")) }
 
-func gogc() int {
-	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+func heapGoal() uint64 { return read("/gc/heap/goal:bytes") }
+
+// read reads one of the runtime's metrics.
+func read(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
-	return int(s[0].Value.Uint64())
+	return s[0].Value.Uint64()
 }
 
 // withGOGC runs the test at GOGC=p and puts back what was there.
@@ -82,26 +73,30 @@ func TestPercentOfExtremes(t *testing.T) {
 	}
 }
 
-func TestStartCollectsAfterTheHeadroom(t *testing.T) {
+// The runtime's own heap goal, after a collection, sits the headroom above
+// the live heap while tuned, and at Go's default before and after.
+func TestStartSetsTheHeapGoal(t *testing.T) {
 	withGOGC(t, 100)
 	live := keepLive(8 * mib)
 	runtime.GC()
-	plain := collections(256 * mib)
+	plain, base := heapGoal(), read("/gc/heap/live:bytes")
+	if plain > 3*base {
+		t.Fatalf("heap goal %d over %d live at GOGC=100; want about twice the live heap", plain, base)
+	}
 
 	stop := Start(64 * mib)
 	runtime.GC()
-	tuned := collections(256 * mib)
-	t.Logf("collections: %d tuned, %d at GOGC=100", tuned, plain)
-	if tuned > 8 || tuned*2 > plain {
-		t.Errorf("256 MiB of garbage over 8 MiB live took %d collections tuned for 64 MiB of headroom, %d at GOGC=100; want about 4 and 15", tuned, plain)
+	tuned, live2 := heapGoal(), read("/gc/heap/live:bytes")
+	if tuned < live2+64*mib || tuned > live2+72*mib {
+		t.Errorf("heap goal %d over %d live with 64 MiB of headroom; want 64 MiB above the live heap", tuned, live2)
 	}
 	stop()
 	if got := gogc(); got != 100 {
 		t.Errorf("GOGC after stop = %d, want the 100 it was", got)
 	}
 	runtime.GC()
-	if again := collections(64 * mib); again < 4 {
-		t.Errorf("after stop, 64 MiB of garbage took %d collections; want GOGC=100's 8 or so", again)
+	if again := heapGoal(); again > 3*read("/gc/heap/live:bytes") {
+		t.Errorf("heap goal %d after stop; want GOGC=100's, about twice the live heap", again)
 	}
 	runtime.KeepAlive(live)
 }
