@@ -8,7 +8,7 @@
 // megabytes, and every turn allocates about 90 KB that is garbage when the
 // turn ends, so with GOGC=100 it collects every few dozen turns: in a load
 // test's profile marking took 15.6 % of its CPU, where a hand-written turn
-// with a tenth of its live heap spent 7.1 %. Raising GOGC for good would cut
+// doing the same work spent 7.1 %. Raising GOGC for good would cut
 // that, but it would also multiply a large live heap (a replica holding
 // many open streams) by the same factor.
 //
