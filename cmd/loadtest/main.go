@@ -187,8 +187,8 @@ func drive(adminURL string, o options) error {
 }
 
 // throughPgBouncer returns dbURL through the PgBouncer at addr, with pgx's
-// cache_describe mode (store.WithoutPreparedStatements); dbURL itself when
-// addr is "".
+// cache_describe mode (store.Settings.NoPreparedStatements); dbURL itself
+// when addr is "".
 func throughPgBouncer(dbURL, addr string) (string, error) {
 	if addr == "" {
 		return dbURL, nil

@@ -237,7 +237,7 @@ func pct(ds []time.Duration, p int) float64 {
 // tracer recording its round trips.
 func openMeasured(ctx context.Context, databaseURL string) (*recorder, *pgxpool.Pool, error) {
 	rec := &recorder{}
-	pool, err := store.Open(ctx, databaseURL, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer{rec: rec} })
+	pool, err := store.Open(ctx, databaseURL, store.Settings{}, func(c *pgxpool.Config) { c.ConnConfig.Tracer = tracer{rec: rec} })
 	return rec, pool, err
 }
 

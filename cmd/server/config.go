@@ -64,13 +64,10 @@ type config struct {
 	// DatabaseURL goes through a pooler in transaction mode (see
 	// store.Migrate); DatabaseURL unless MIGRATE_DATABASE_URL is set.
 	MigrateDatabaseURL string
-	// PreparedStatements is false behind a pooler that does not keep them
-	// (see store.WithoutPreparedStatements).
-	PreparedStatements bool
-	// PlanCacheMode is the plan_cache_mode connections ask for with
-	// prepared statements, or store.PlanCacheServer for none (see
-	// store.WithPlanCacheMode).
-	PlanCacheMode string
+	// Store is how the pool's connections talk to PostgreSQL:
+	// DATABASE_PREPARED_STATEMENTS=false behind a pooler that does not
+	// keep prepared statements, and DATABASE_PLAN_CACHE_MODE.
+	Store store.Settings
 
 	// Retention is RETENTION_DAYS (0: keep everything, the default) and
 	// how its passes delete; one runs every RetentionEvery, give or take
@@ -269,8 +266,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Migrate:     e.bool("MIGRATE", true),
 
 		MigrateDatabaseURL: e.str("MIGRATE_DATABASE_URL", ""),
-		PreparedStatements: e.bool("DATABASE_PREPARED_STATEMENTS", true),
-		PlanCacheMode:      e.oneOf("DATABASE_PLAN_CACHE_MODE", "force_generic_plan", "auto", "force_custom_plan", store.PlanCacheServer),
+		Store: store.Settings{
+			NoPreparedStatements: !e.bool("DATABASE_PREPARED_STATEMENTS", true),
+			PlanCacheMode:        e.oneOf("DATABASE_PLAN_CACHE_MODE", "force_generic_plan", "auto", "force_custom_plan", store.PlanCacheServer),
+		},
 
 		JWTSecret:   getenv("JWT_SECRET"),
 		JWTIssuer:   e.str("JWT_ISSUER", ""),

@@ -111,17 +111,16 @@ func TestThroughPgBouncerInTransactionPooling(t *testing.T) {
 func TestConfigForAPooler(t *testing.T) {
 	vars := map[string]string{"DATABASE_URL": "postgres://app@pgbouncer:6432/taskchat", "JWT_SECRET": secret}
 	cfg, err := loadConfig(env(vars))
-	if err != nil || cfg.MigrateDatabaseURL != vars["DATABASE_URL"] || !cfg.PreparedStatements || cfg.PlanCacheMode != "force_generic_plan" {
-		t.Fatalf("by default: migrations at %q, prepared statements %v, plan cache mode %q, %v; want DATABASE_URL's, true, force_generic_plan",
-			cfg.MigrateDatabaseURL, cfg.PreparedStatements, cfg.PlanCacheMode, err)
+	if want := (store.Settings{PlanCacheMode: "force_generic_plan"}); err != nil || cfg.MigrateDatabaseURL != vars["DATABASE_URL"] || cfg.Store != want {
+		t.Fatalf("by default: migrations at %q, connections %+v, %v; want DATABASE_URL's, %+v", cfg.MigrateDatabaseURL, cfg.Store, err, want)
 	}
 
 	vars["MIGRATE_DATABASE_URL"] = "postgres://app@postgres:5432/taskchat"
 	vars["DATABASE_PREPARED_STATEMENTS"] = "false"
 	vars["DATABASE_PLAN_CACHE_MODE"] = "server"
 	cfg, err = loadConfig(env(vars))
-	if err != nil || cfg.MigrateDatabaseURL != vars["MIGRATE_DATABASE_URL"] || cfg.PreparedStatements || cfg.PlanCacheMode != store.PlanCacheServer {
-		t.Fatalf("set: migrations at %q, prepared statements %v, plan cache mode %q, %v", cfg.MigrateDatabaseURL, cfg.PreparedStatements, cfg.PlanCacheMode, err)
+	if want := (store.Settings{NoPreparedStatements: true, PlanCacheMode: store.PlanCacheServer}); err != nil || cfg.MigrateDatabaseURL != vars["MIGRATE_DATABASE_URL"] || cfg.Store != want {
+		t.Fatalf("set: migrations at %q, connections %+v, %v; want %+v", cfg.MigrateDatabaseURL, cfg.Store, err, want)
 	}
 
 	vars["MIGRATE_DATABASE_URL"] = "mysql://app@db/taskchat"

@@ -23,7 +23,7 @@ func mustRetentionDB(tb testing.TB, n int) (string, *pgxpool.Pool) {
 	if err := store.Migrate(ctx, u); err != nil {
 		tb.Fatal(err)
 	}
-	pool, err := store.Open(ctx, u)
+	pool, err := store.Open(ctx, u, store.Settings{})
 	if err != nil {
 		tb.Fatal(err)
 	}

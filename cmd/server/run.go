@@ -153,11 +153,7 @@ func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tel
 			return nil, nil, err
 		}
 	}
-	opts := []store.Option{store.WithPlanCacheMode(cfg.PlanCacheMode)}
-	if !cfg.PreparedStatements {
-		opts = append(opts, store.WithoutPreparedStatements())
-	}
-	pool, err := store.Open(ctx, cfg.DatabaseURL, opts...)
+	pool, err := store.Open(ctx, cfg.DatabaseURL, cfg.Store)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -135,7 +135,7 @@ func TestErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("unavailable", func(t *testing.T) {
-		pool, err := store.Open(context.Background(), strings.Replace(storetest.URL(t), "127.0.0.1:5432", "127.0.0.1:1", 1))
+		pool, err := store.Open(context.Background(), strings.Replace(storetest.URL(t), "127.0.0.1:5432", "127.0.0.1:1", 1), store.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -336,7 +336,7 @@ func (*ctxProbe) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData
 func TestLentSessionsKeepNothingOfTheTurnThatOpenedThem(t *testing.T) {
 	ctx := context.Background()
 	probe := &ctxProbe{}
-	pool, err := store.Open(ctx, storetest.URL(t), func(c *pgxpool.Config) { c.ConnConfig.Tracer = probe })
+	pool, err := store.Open(ctx, storetest.URL(t), store.Settings{}, func(c *pgxpool.Config) { c.ConnConfig.Tracer = probe })
 	if err != nil {
 		t.Fatal(err)
 	}

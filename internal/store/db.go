@@ -24,35 +24,48 @@ import (
 	"github.com/taskchat/taskchat/migrations"
 )
 
-// Option changes how Open sets a pool up.
-type Option func(*pgxpool.Config)
-
-// WithoutPreparedStatements is for a connection pooler in transaction
-// pooling mode that does not carry prepared statements from one server
-// connection to the next, as PgBouncer before 1.21 (Debian 12 ships 1.18),
-// or a later one without max_prepared_statements: a statement prepared by
-// name in one transaction may be missing, or another client's, in the
-// next. Every statement is then sent whole, with its arguments, as the
-// unnamed statement in the same round trip (pgx's cache_describe mode);
-// only its parameter and column types are cached, per connection, and
-// these are the same on every server connection. PostgreSQL parses and
-// plans it each time, which a named statement spares it.
-func WithoutPreparedStatements() Option {
-	return func(c *pgxpool.Config) { c.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe }
+// Settings are a deployment's choices about its connections. The zero
+// value suits PostgreSQL reached directly.
+type Settings struct {
+	// NoPreparedStatements is for a connection pooler in transaction
+	// pooling mode that does not carry prepared statements from one server
+	// connection to the next, as PgBouncer before 1.21 (Debian 12 ships
+	// 1.18), or a later one without max_prepared_statements: a statement
+	// prepared by name in one transaction may be missing, or another
+	// client's, in the next. Every statement is then sent whole, with its
+	// arguments, as the unnamed statement in the same round trip (pgx's
+	// cache_describe mode); only its parameter and column types are cached,
+	// per connection, and these are the same on every server connection.
+	// PostgreSQL parses and plans it each time, which a named statement
+	// spares it.
+	NoPreparedStatements bool
+	// PlanCacheMode is the plan_cache_mode each connection asks for when it
+	// prepares statements: "" for force_generic_plan (see planOnce), auto,
+	// force_custom_plan or force_generic_plan, or PlanCacheServer to ask
+	// for none. A plan_cache_mode in the URL is kept whatever this says,
+	// and none is sent without prepared statements.
+	PlanCacheMode string
 }
+
+// Option changes how Open sets a pool up beyond its Settings; tests and
+// the load command add a tracer with one.
+type Option func(*pgxpool.Config)
 
 // Open connects a pool to databaseURL. It does not wait for the database to
 // answer: a server that starts during a database outage becomes ready when
 // the database does.
-func Open(ctx context.Context, databaseURL string, opts ...Option) (*pgxpool.Pool, error) {
+func Open(ctx context.Context, databaseURL string, s Settings, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
+	if s.NoPreparedStatements {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
 	for _, o := range opts {
 		o(cfg)
 	}
-	planOnce(cfg.ConnConfig)
+	planOnce(cfg.ConnConfig, s.PlanCacheMode)
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// Without it a request during an outage waits for the kernel's TCP
 		// timeout; with it, it fails fast and is answered 503.
@@ -68,7 +81,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*pgxpool.Poo
 
 // planOnce has PostgreSQL plan each prepared statement once per connection
 // (plan_cache_mode = force_generic_plan), unless the URL says otherwise or
-// an option (WithPlanCacheMode) decides.
+// Settings.PlanCacheMode decides.
 // Left to decide (auto), it re-plans a statement on every execution as
 // long as a plan for the actual arguments looks cheaper than the generic
 // one, which for the turn's statements — CTEs over several tables, their
@@ -80,13 +93,11 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*pgxpool.Poo
 // (planFromIndexes, TestHistoryPlansStayBounded), a page of conversations
 // reads about a page of the index (TestConversationPagesReadOnlyThemselves),
 // and the others find their rows by key. Only with named prepared
-// statements: the unnamed ones of WithoutPreparedStatements are planned
+// statements: the unnamed ones of Settings.NoPreparedStatements are planned
 // for their arguments anyway, and PgBouncer refuses startup parameters it
 // does not know.
-func planOnce(c *pgx.ConnConfig) {
-	mode, chosen := c.RuntimeParams[planModeOption]
-	delete(c.RuntimeParams, planModeOption)
-	if !chosen {
+func planOnce(c *pgx.ConnConfig, mode string) {
+	if mode == "" {
 		mode = "force_generic_plan"
 	}
 	if c.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement || mode == PlanCacheServer {
@@ -97,24 +108,11 @@ func planOnce(c *pgx.ConnConfig) {
 	}
 }
 
-// planModeOption carries WithPlanCacheMode's choice to planOnce; it is
-// never sent.
-const planModeOption = "taskchat.plan_cache_mode"
-
-// PlanCacheServer is the WithPlanCacheMode that sends no plan_cache_mode at
-// all, leaving the database's or the role's setting to apply: for a pooler
-// that refuses startup parameters it does not know, as PgBouncer does
-// unless they are in its ignore_startup_parameters.
+// PlanCacheServer is the Settings.PlanCacheMode that sends no
+// plan_cache_mode at all, leaving the database's or the role's setting to
+// apply: for a pooler that refuses startup parameters it does not know, as
+// PgBouncer does unless they are in its ignore_startup_parameters.
 const PlanCacheServer = "server"
-
-// WithPlanCacheMode sets the plan_cache_mode each connection asks for, in
-// place of force_generic_plan (see planOnce): auto, force_custom_plan or
-// force_generic_plan, or PlanCacheServer to ask for none. A plan_cache_mode
-// in the URL is kept whatever the option says, and none is sent without
-// prepared statements.
-func WithPlanCacheMode(mode string) Option {
-	return func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams[planModeOption] = mode }
-}
 
 // Migrate applies every embedded migration that databaseURL lacks. It is
 // safe to call from several processes at once: golang-migrate serialises

@@ -13,9 +13,9 @@ func TestOpenPlansPreparedStatementsOnce(t *testing.T) {
 	ctx := context.Background()
 	// mode is the connection's plan_cache_mode, and "sent" when it came
 	// from the client (a startup parameter a pooler may refuse).
-	mode := func(url string, opts ...store.Option) string {
+	mode := func(url string, s store.Settings) string {
 		t.Helper()
-		pool, err := store.Open(ctx, url, opts...)
+		pool, err := store.Open(ctx, url, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,13 +30,13 @@ func TestOpenPlansPreparedStatementsOnce(t *testing.T) {
 		return m
 	}
 	url := storetest.URL(t)
-	if got := mode(url); got != "force_generic_plan sent" {
+	if got := mode(url, store.Settings{}); got != "force_generic_plan sent" {
 		t.Errorf("by default, plan_cache_mode = %q, want force_generic_plan sent", got)
 	}
-	if got := mode(url, store.WithPlanCacheMode("force_custom_plan")); got != "force_custom_plan sent" {
+	if got := mode(url, store.Settings{PlanCacheMode: "force_custom_plan"}); got != "force_custom_plan sent" {
 		t.Errorf("chosen, plan_cache_mode = %q, want force_custom_plan sent", got)
 	}
-	if got := mode(url, store.WithPlanCacheMode(store.PlanCacheServer)); got != "auto" {
+	if got := mode(url, store.Settings{PlanCacheMode: store.PlanCacheServer}); got != "auto" {
 		t.Errorf("left to the server, plan_cache_mode = %q, want the server's auto, not sent", got)
 	}
 	auto, err := neturl.Parse(url)
@@ -46,10 +46,10 @@ func TestOpenPlansPreparedStatementsOnce(t *testing.T) {
 	q := auto.Query()
 	q.Set("plan_cache_mode", "auto")
 	auto.RawQuery = q.Encode()
-	if got := mode(auto.String(), store.WithPlanCacheMode("force_generic_plan")); got != "auto sent" {
+	if got := mode(auto.String(), store.Settings{PlanCacheMode: "force_generic_plan"}); got != "auto sent" {
 		t.Errorf("with plan_cache_mode=auto in the URL, plan_cache_mode = %q, want auto sent", got)
 	}
-	if got := mode(url, store.WithoutPreparedStatements(), store.WithPlanCacheMode("force_generic_plan")); got != "auto" {
+	if got := mode(url, store.Settings{NoPreparedStatements: true, PlanCacheMode: "force_generic_plan"}); got != "auto" {
 		t.Errorf("without prepared statements (a pooler may refuse the parameter), plan_cache_mode = %q, want the server's auto", got)
 	}
 }

@@ -181,7 +181,7 @@ func TestMigrationGivesOldToolCallsTheirTurn(t *testing.T) {
 	// Today's code works on the migrated rows, and adds rows that the old
 	// rules had no place for: a call detached from its deleted conversation,
 	// and one recorded before its reply.
-	pool, err := store.Open(ctx, u)
+	pool, err := store.Open(ctx, u, store.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestMigrationNumbersOldTasksPerUser(t *testing.T) {
 	if err := store.Migrate(ctx, u); err != nil {
 		t.Fatalf("up from 5: %v", err)
 	}
-	pool, err := store.Open(ctx, u)
+	pool, err := store.Open(ctx, u, store.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func mustOwnDB(tb testing.TB) *pgxpool.Pool {
 // test ends.
 func mustPool(tb testing.TB, u string) *pgxpool.Pool {
 	tb.Helper()
-	pool, err := store.Open(context.Background(), u)
+	pool, err := store.Open(context.Background(), u, store.Settings{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func Pool(tb testing.TB) *pgxpool.Pool {
 	u := URL(tb)
 	poolOnce.Do(func() {
 		var err error
-		pool, err = store.Open(context.Background(), u)
+		pool, err = store.Open(context.Background(), u, store.Settings{})
 		if err != nil {
 			tb.Fatalf("storetest: open pool: %v", err)
 		}
