@@ -6,7 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +200,86 @@ func TestRequestBodiesOfEverySizeArriveWhole(t *testing.T) {
 		}
 		_ = want.Close()
 	}
+}
+
+// TestModelConnectionsWriteBodiesWithoutACopy holds bodyConn to its
+// saving: without it, net/http copies every request body through a buffer
+// allocated for the purpose, as large as the body up to 32 KiB. Calls with
+// a 40 KiB body go through the process's client and through the same
+// client on plain connections, and the heap profile, recording every
+// allocation, counts the bytes allocated where the transport hands the
+// body to its connection (a count of the whole process's allocations is
+// too noisy: the race detector's sync.Pool drops a quarter of what it is
+// given).
+func TestModelConnectionsWriteBodiesWithoutACopy(t *testing.T) {
+	defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+	runtime.MemProfileRate = 1
+	const size, calls = 40 << 10, 10
+	reply := sse(textChunk("ok"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		reply(w, r)
+	}))
+	defer srv.Close()
+	req := agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: strings.Repeat("x", size)}}}
+	perCall := func(hc *http.Client) int64 {
+		t.Helper()
+		defer hc.CloseIdleConnections()
+		m := New(Config{BaseURL: srv.URL + "/v1"}, hc)
+		stream := func() {
+			if _, err := m.Stream(context.Background(), req, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stream() // dials
+		const handOver = "net/http.persistConnWriter.ReadFrom"
+		before := allocatedUnder(handOver)
+		for range calls {
+			stream()
+		}
+		return (allocatedUnder(handOver) - before) / calls
+	}
+	plain := NewHTTPClient()
+	tr := plain.Transport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{}).DialContext
+	plain.Transport = tr
+	if n := perCall(plain); n < 32<<10 {
+		t.Fatalf("on plain connections, writing a %d-byte body allocates %d bytes, want a copy of it: the test no longer sees one", size, n)
+	}
+	if n := perCall(NewHTTPClient()); n > 1<<10 { // sync.Pool growing, as the body goes back to it
+
+		t.Fatalf("writing a %d-byte body allocates %d bytes: it is copied on its way to the connection", size, n)
+	}
+}
+
+// allocatedUnder returns the bytes the heap profile has seen allocated by
+// fn or what it called.
+func allocatedUnder(fn string) int64 {
+	// A profile is published two collections after its allocations.
+	runtime.GC()
+	runtime.GC()
+	var records []runtime.MemProfileRecord
+	n, ok := runtime.MemProfile(nil, true)
+	for !ok {
+		records = make([]runtime.MemProfileRecord, n+64)
+		n, ok = runtime.MemProfile(records, true)
+	}
+	records = records[:n]
+	var total int64
+	for _, r := range records {
+		frames := runtime.CallersFrames(r.Stack())
+		for {
+			f, more := frames.Next()
+			if f.Function == fn {
+				total += r.AllocBytes
+				break
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	return total
 }
 
 // BenchmarkStreamReply measures reading a streamed reply of 200 chunks, a
