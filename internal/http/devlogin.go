@@ -1,7 +1,9 @@
 package http
 
 import (
+	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -32,8 +34,15 @@ type devTokenResponse struct {
 
 // handleDevTokenCreate mints a token for the user in the body, signed as
 // the token subcommand signs them, so the API accepts it like any other.
+// It answers only requests addressed to this machine by a loopback name
+// (see addressedToLoopback).
 func handleDevTokenCreate(auth *Authenticator, ttl time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !addressedToLoopback(r.Host) {
+			writeProblem(w, apiErrf(codeMisdirected,
+				"The development login answers only requests addressed to localhost or a loopback address, not %q.", r.Host))
+			return
+		}
 		var body devTokenRequest
 		if err := decodeJSON(w, r, maxDevTokenBody, &body); err != nil {
 			writeProblem(w, toAPIError(err))
@@ -52,6 +61,25 @@ func handleDevTokenCreate(auth *Authenticator, ttl time.Duration) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, devTokenResponse{Token: token, ExpiresAt: expires})
 	})
+}
+
+// addressedToLoopback reports whether host, a request's Host, names this
+// machine: localhost, a name under .localhost, or a loopback address. A
+// loopback listener is what keeps the development login to its machine,
+// and DNS rebinding gets around it: a web page whose own name comes to
+// resolve to 127.0.0.1 sends requests there as from its own origin, the
+// browser lets it read the answers, and a token from this route opens any
+// user's API to it. Such a request carries the page's name as its Host.
+func addressedToLoopback(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // mint signs a token for userID with the authenticator's own secret,

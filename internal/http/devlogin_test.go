@@ -82,6 +82,21 @@ func TestDevLogin(t *testing.T) {
 		}
 	})
 
+	t.Run("a request addressed to another name is misdirected", func(t *testing.T) {
+		// As a web page whose name was rebound to 127.0.0.1 sends it.
+		s := mustServer(t, offline.New(), withDevLogin)
+		r := s.do(t, call{method: "POST", path: "/auth/dev/token", body: `{"user_id":"alice"}`, host: "attacker.example:8080"})
+		mustMatchSpec(t, "POST", "/auth/dev/token", r.status, r.header, r.body)
+		if r.status != 421 || !strings.Contains(string(r.body), `"code":"misdirected_request"`) || strings.Contains(string(r.body), "token\"") {
+			t.Fatalf("status %d, body %s; want 421 misdirected_request and no token", r.status, r.body)
+		}
+		for _, host := range []string{"localhost:8080", "LOCALHOST", "app.localhost:8080", "127.0.0.1:8080", "127.0.0.2", "[::1]:8080"} {
+			if r := s.do(t, call{method: "POST", path: "/auth/dev/token", body: `{"user_id":"alice"}`, host: host}); r.status != 200 {
+				t.Errorf("Host %s: status %d, want 200: %s", host, r.status, r.body)
+			}
+		}
+	})
+
 	t.Run("off by default: the route does not exist", func(t *testing.T) {
 		s := mustServer(t, offline.New())
 		r := s.do(t, call{method: "POST", path: "/auth/dev/token", body: `{"user_id":"alice"}`})

@@ -23,6 +23,7 @@ const (
 	codeForbidden            = "forbidden"
 	codeNotFound             = "not_found"
 	codeMethodNotAllowed     = "method_not_allowed"
+	codeMisdirected          = "misdirected_request"
 	codeConversationBusy     = "conversation_busy"
 	codeRequestInProgress    = "request_in_progress"
 	codeNothingToRegenerate  = "nothing_to_regenerate"
@@ -45,6 +46,7 @@ var codeStatus = map[string]int{
 	codeForbidden:            http.StatusForbidden,
 	codeNotFound:             http.StatusNotFound,
 	codeMethodNotAllowed:     http.StatusMethodNotAllowed,
+	codeMisdirected:          http.StatusMisdirectedRequest,
 	codeConversationBusy:     http.StatusConflict,
 	codeRequestInProgress:    http.StatusConflict,
 	codeNothingToRegenerate:  http.StatusConflict,

@@ -102,6 +102,7 @@ type call struct {
 	method, path, token string
 	body                string
 	header              http.Header
+	host                string // the request's Host, when not the server's address
 }
 
 // reply is a finished response with its body read.
@@ -134,6 +135,9 @@ func (s *testServer) do(tb testing.TB, c call) reply {
 	}
 	for k, v := range c.header {
 		req.Header[k] = v
+	}
+	if c.host != "" {
+		req.Host = c.host
 	}
 	resp, err := s.Client().Do(req)
 	if err != nil {

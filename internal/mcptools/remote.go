@@ -190,7 +190,9 @@ func text(res *mcp.CallToolResult) string {
 // that reached a loopback address under another host name, which is what
 // a reverse proxy on the same machine forwards, and it guards nothing
 // here. Rebinding lets a web page reach a local server, not send it a
-// bearer token, and no request gets this far without one.
+// bearer token, and no request gets this far without one; nor can the
+// page get one from the development login, which answers only requests
+// addressed to a loopback name (internal/http's addressedToLoopback).
 func NewHTTPHandler(servers *Servers, log *slog.Logger) http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.UserID != "" {
