@@ -193,14 +193,24 @@ var (
 
 func aboutTheList(ws []word) bool {
 	vague := false
-	for _, w := range ws {
-		if listTopics[w.low] || statusWord(w.low) != "" {
+	for i, w := range ws {
+		if listTopics[w.low] || statusWord(w.low) != "" || owesDoing(ws, i) {
 			return true
 		}
 		vague = vague || vagueTopics[w.low]
 	}
 	return vague && len(ws) <= 5
 }
+
+// owesDoing reports whether ws[i] is the "do" of "have to do", "need to
+// do", "got to do": a question about what the person has to do is about
+// their list however long it is ("what do I need to do today?"), where
+// "what is there to do in Paris?" is not.
+func owesDoing(ws []word, i int) bool {
+	return i >= 2 && ws[i].low == "do" && ws[i-1].low == "to" && obligations[ws[i-2].low]
+}
+
+var obligations = wordSet("have has need needs got")
 
 // statusOf picks the state a listing asks for: "pending", "still to do"
 // and "not done" mean pending; "completed", "done" and "finished" mean
@@ -218,7 +228,7 @@ func statusOf(ws []word) string {
 		case "not", "haven't", "havent", "didn't", "didnt", "isn't", "aren't", "un":
 			negated = true
 		case "do":
-			if i >= 2 && ws[i-1].low == "to" && (ws[i-2].low == "have" || ws[i-2].low == "need" || ws[i-2].low == "got") {
+			if owesDoing(ws, i) {
 				return "pending"
 			}
 		}

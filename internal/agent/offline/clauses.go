@@ -94,6 +94,9 @@ func splitClauses(sentence string) []clauseWords {
 		for next < len(ws) && connectors[ws[next].low] {
 			next++
 		}
+		if inNumberList(ws, i, next) {
+			continue
+		}
 		if next < len(ws) && !fillerOnly(ws[start:i]) && startsRequest(sentence, ws[next:]) {
 			out = append(out, clauseWords{ws: ws[start:i]})
 			start = next
@@ -105,6 +108,16 @@ func splitClauses(sentence string) []clauseWords {
 		out[0].whole = true
 	}
 	return out
+}
+
+// inNumberList reports a connector inside a list of task numbers, "1, 3
+// and 4", where a number alone follows it: "3 and 4 done" after "mark 1,"
+// reads as a request of its own, but cut there the list would lose its 3.
+func inNumberList(ws []word, connector, next int) bool {
+	if connector == 0 || next >= len(ws) || taskNumber(ws[connector-1]) == 0 || taskNumber(ws[next]) == 0 {
+		return false
+	}
+	return next+1 == len(ws) || connectors[ws[next+1].low]
 }
 
 // startsRequest reports whether ws, up to its next connector, is a request
@@ -151,12 +164,47 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 	if len(ws) == 0 {
 		return step{}, false
 	}
+	if s, ok := parseException(sentence, ws, whole); ok {
+		return s, true
+	}
 	if rest := stripLeading(ws, modals); len(rest) < len(ws) {
 		if s, ok := parseClause(sentence, rest, whole); ok && isCommand(s) {
 			return s, true
 		}
 	}
 	return parseClause(sentence, ws, whole)
+}
+
+// exceptionWords leave tasks out of a request about all of them.
+var exceptionWords = phrases("except|except_for|but|but_not|besides|other_than|apart_from|aside_from|excluding|" +
+	"save_for|with_the_exception_of")
+
+// parseException reads a request about all tasks, or all of those just
+// shown, that leaves some out: "mark everything done except the
+// dentist", "delete all but tasks 3 and 5". What comes before the first
+// exception word must be such a request on its own, and what follows it
+// must name tasks; otherwise the clause is read as said ("delete the
+// dentist but keep the gym", "add buy everything but the sink").
+func parseException(sentence string, ws []word, whole bool) (step, bool) {
+	for k := 1; k < len(ws)-1; k++ {
+		n := 0
+		for _, ph := range exceptionWords {
+			if m, ok := matchPhrase(ph, ws, k); ok && m > n {
+				n = m
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		s, ok := parseWords(sentence, ws[:k], whole)
+		if !ok || (s.act != actComplete && s.act != actDelete) ||
+			!(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural) {
+			return step{}, false
+		}
+		s.ref.except = exceptionRefs(ws[k+n:])
+		return s, len(s.ref.except) > 0
+	}
+	return step{}, false
 }
 
 // isCommand reports whether a step after "I need to" is a request to the

@@ -213,6 +213,40 @@ var evaluationCases = []evalCase{
 	{kind: "bulk", say: []string{"delete everything I've completed"}, calls: "list_tasks(all)"},
 	{kind: "bulk", given: evalList, say: []string{"tick off everything"}, want: done(evalList, 1, 3, 4, 5, 6)},
 
+	// All but some: the exception is left alone, never acted on.
+	{kind: "except", given: evalList, say: []string{"mark everything done except the dentist"}, want: done(evalList, 1, 4, 5, 6)},
+	{kind: "except", given: evalList, say: []string{"complete all my tasks but the gym"}, want: done(evalList, 1, 3, 4, 5)},
+	{kind: "except", given: evalList, say: []string{"complete everything other than the report"}, want: done(evalList, 1, 3, 4, 6)},
+	{kind: "except", given: evalList, say: []string{"tick off everything apart from tasks 3 and 5"}, want: done(evalList, 1, 4, 6)},
+	{kind: "except", given: evalList, say: []string{"show my tasks", "finish all of them except for the groceries and the gym"}, want: done(evalList, 3, 4, 5)},
+	{kind: "except", given: evalList, say: []string{"delete everything but the dentist"}, calls: "list_tasks(all)"},
+	{kind: "except", given: evalList, say: []string{"delete everything but the dentist", "yes"}, want: gone(evalList, 1, 2, 4, 5, 6)},
+	{kind: "except", given: evalList, say: []string{"delete all tasks except buy groceries", "yes"}, want: gone(evalList, 2, 3, 4, 5, 6)},
+	{kind: "except", given: evalDone, say: []string{"clear the completed ones apart from the bills"}, want: gone(evalDone, 4)},
+	{kind: "except", given: evalList, say: []string{"remove everything besides the meeting", "yes"}, want: gone(evalList, 1, 2, 3, 5, 6)},
+	{kind: "except", given: evalList, say: []string{"mark everything done except the yoga class"}, calls: "list_tasks(all)"},
+	{kind: "except", given: evalList, say: []string{"delete everything except the yoga class", "yes"}},
+
+	// Several task numbers, said as people say them.
+	{kind: "numbers", given: evalList, say: []string{"mark 1, 3 and 4 done"}, want: done(evalList, 1, 3, 4)},
+	{kind: "numbers", given: evalList, say: []string{"complete #3,#4"}, want: done(evalList, 3, 4)},
+	{kind: "numbers", given: evalList, say: []string{"complete tasks 3, 4, 5"}, want: done(evalList, 3, 4, 5)},
+	{kind: "numbers", given: evalList, say: []string{"delete tasks 3 through 5"}, want: gone(evalList, 3, 4, 5)},
+	{kind: "numbers", given: evalList, say: []string{"delete 4-6"}, want: gone(evalList, 4, 5, 6)},
+	{kind: "numbers", given: evalList, say: []string{"mark tasks 3 to 5 as done"}, want: done(evalList, 3, 4, 5)},
+
+	// Contractions.
+	{kind: "contractions", given: evalList, say: []string{"let's delete task 3"}, want: gone(evalList, 3)},
+	{kind: "contractions", say: []string{"let's add fix the leaking tap"}, want: []string{"Fix the leaking tap"}},
+	{kind: "contractions", given: evalList, say: []string{"let's see my list"}, calls: "list_tasks(all)"},
+	{kind: "contractions", given: evalList, say: []string{"there's no need to go to the gym anymore"}, want: gone(evalList, 6)},
+	{kind: "contractions", given: evalList, say: []string{"delete all my tasks", "that's right"}, want: gone(evalList, 1, 2, 3, 4, 5, 6)},
+
+	// What is there to do, with a day said.
+	{kind: "list", given: evalList, say: []string{"what do I need to do today?"}, calls: "list_tasks(pending)"},
+	{kind: "list", given: evalList, say: []string{"what have I got to do today?"}, calls: "list_tasks(pending)"},
+	{kind: "list", given: evalList, say: []string{"what do I have to do tomorrow?"}, calls: "list_tasks(pending)"},
+
 	// Several requests in one message.
 	{kind: "several", given: evalList, say: []string{"add call the bank and mark task 3 done"}, want: append(done(evalList, 3), "Call the bank")},
 	{kind: "several", given: evalList, say: []string{"delete 4 then add call the bank"}, want: append(gone(evalList, 4), "Call the bank")},

@@ -105,7 +105,7 @@ var phraseSets = map[string]string{
 	"note": "note|notes|comment|comments|description|details|detail",
 	"list": "list|tasks|todo_list|to-do_list|to_do_list|todos|to-dos|todo|to-do|task_list|agenda|reminders|checklist",
 	"yes": "yes|yeah|yep|yup|sure|ok|okay|do_it|go_ahead|please_do|confirm|correct|right|absolutely|" +
-		"of_course|definitely|y|affirmative|sounds_good|go_for_it|yes_please|please|that's_right|exactly",
+		"of_course|definitely|y|affirmative|sounds_good|go_for_it|yes_please|please|that_right|exactly",
 	"no": "no|nope|nah|don't|do_not|stop|never_mind|nevermind|forget_it|forget_that|leave_it|not_now|" +
 		"no_thanks|no_thank_you|n|wait|hold_on|cancel|abort",
 }
@@ -181,7 +181,7 @@ var grammar = compileGrammar([]rule{
 	{pattern: "@clear {task}", build: onTask(actDelete)},
 	{pattern: "take {task} off|out_of|from my|the? @list", build: onTask(actDelete)},
 	{pattern: "i|we don't|dont|do_not|no_longer|won't|wont|will_not need|want|have to? {thing} anymore|any_more|now|after_all?", build: dropByName},
-	{pattern: "no_need|there's_no_need|no_more_need to|for {thing} anymore|any_more|now|after_all?", build: dropByName},
+	{pattern: "no_need|there_no_need|there_is_no_need|no_more_need to|for {thing} anymore|any_more|now|after_all?", build: dropByName},
 	{pattern: "i|we can|can_now skip {thing}", build: dropByName},
 
 	// Adding.

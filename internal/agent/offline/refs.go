@@ -33,6 +33,9 @@ type ref struct {
 	// deed marks a name that starts with what was done ("called mom"):
 	// when no title holds the verb, the rest may still name the task.
 	deed bool
+	// except are the tasks left out of "everything" or "all of them":
+	// "everything but the dentist", "all except tasks 3 and 5".
+	except []ref
 }
 
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
@@ -81,29 +84,117 @@ func parseRef(ws []word) ref {
 	return nameRef(ws)
 }
 
+// exceptionRefs reads what follows "except" in "everything except the
+// dentist and the gym": task numbers, or names joined by "and", "or" and
+// commas, each leaving out the tasks it names.
+func exceptionRefs(ws []word) []ref {
+	ws = trimPunctuation(stripTrailing(ws, refTails))
+	if r := parseRef(ws); r.kind == refIDs {
+		return []ref{r}
+	}
+	var out []ref
+	start := 0
+	for i := 0; i <= len(ws); i++ {
+		if i < len(ws) && !exceptionJoins[ws[i].low] {
+			continue
+		}
+		if r := parseRef(ws[start:i]); r.kind != refNone {
+			out = append(out, r)
+		}
+		start = i + 1
+	}
+	return out
+}
+
+var exceptionJoins = wordSet("and or nor , &")
+
 // idsRef reads a reference made of task numbers and filler only: "task 3",
-// "#2 and #5", "tasks two and three". A number among other words ("the 2
-// reports") is part of a name.
+// "#2 and #5", "tasks two and three", "#3,#4", "3 through 5", "4-6". A
+// number among other words ("the 2 reports") is part of a name.
 func idsRef(ws []word) (ref, bool) {
 	var ids []int64
 	seen := map[int64]bool{}
+	add := func(id int64) {
+		if !seen[id] && len(ids) < maxRefIDs {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
 	for i, w := range ws {
 		id, ok := numberWords[w.low]
-		ok = ok && i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || ws[i-1].low == "number" || ws[i-1].low == "and" || ws[i-1].low == ",")
-		if n, err := strconv.ParseInt(w.low, 10, 64); err == nil && n > 0 {
-			id, ok = n, true
+		ok = ok && i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || ws[i-1].low == "number" || ws[i-1].low == "and" || ws[i-1].low == "," || isRangeWord(ws[i-1]))
+		if ok {
+			add(id)
+			continue
+		}
+		if nums, ok := numberList(w.low); ok {
+			for _, n := range nums {
+				add(n)
+			}
+			continue
 		}
 		switch {
-		case ok:
-			if !seen[id] && len(ids) < maxRefIDs {
-				seen[id] = true
-				ids = append(ids, id)
+		case isRangeWord(w) && len(ids) > 0 && i+1 < len(ws):
+			// "3 through 5": the numbers between; the last is read next.
+			from, to := ids[len(ids)-1], taskNumber(ws[i+1])
+			if to <= from || to-from > maxRefIDs {
+				return ref{}, false
+			}
+			for n := from + 1; n < to; n++ {
+				add(n)
 			}
 		case !refFiller[w.low] && w.low != "both" && w.low != "":
 			return ref{}, false
 		}
 	}
 	return ref{kind: refIDs, ids: ids}, len(ids) > 0
+}
+
+// isRangeWord reports a word that joins the ends of a range of numbers.
+func isRangeWord(w word) bool {
+	switch w.low {
+	case "through", "thru", "to", "till", "until":
+		return true
+	}
+	return w.text == "-" || w.text == "–"
+}
+
+// taskNumber returns the task number a word says ("5", "#5", "five"), or
+// 0.
+func taskNumber(w word) int64 {
+	if n, ok := numberWords[w.low]; ok {
+		return n
+	}
+	if n, err := strconv.ParseInt(w.low, 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// numberList reads a word made of task numbers: "3", "#3,#4", "1,2,3",
+// and the range "4-6".
+func numberList(low string) ([]int64, bool) {
+	if from, to, ok := strings.Cut(strings.ReplaceAll(low, "–", "-"), "-"); ok {
+		a, errA := strconv.ParseInt(strings.TrimPrefix(from, "#"), 10, 64)
+		b, errB := strconv.ParseInt(strings.TrimPrefix(to, "#"), 10, 64)
+		if errA != nil || errB != nil || a <= 0 || b <= a || b-a >= maxRefIDs {
+			return nil, false
+		}
+		var out []int64
+		for n := a; n <= b; n++ {
+			out = append(out, n)
+		}
+		return out, true
+	}
+	var out []int64
+	for _, part := range strings.Split(low, ",") {
+		n, err := strconv.ParseInt(strings.TrimPrefix(part, "#"), 10, 64)
+		if err != nil || n <= 0 {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
 }
 
 // focusRef reads a pronoun: "it", "that one", "them", "both of them", "all

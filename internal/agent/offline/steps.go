@@ -244,6 +244,58 @@ var (
 // resolve finds the tasks a step's reference points at. When it cannot
 // tell, it says so or asks, and returns false.
 func (e *executor) resolve(s step) ([]listedTask, bool) {
+	targets, ok := e.resolveRef(s)
+	if !ok || len(s.ref.except) == 0 {
+		return targets, ok
+	}
+	return e.leaveOut(s, targets)
+}
+
+// leaveOut takes the tasks a step's exceptions name out of its targets.
+// An exception that names no task stops the step: acting on everything
+// the person wanted kept would be the one wrong way to read them.
+func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, false
+	}
+	out := map[int64]bool{}
+	for _, x := range s.ref.except {
+		switch x.kind {
+		case refIDs:
+			for _, id := range x.ids {
+				out[id] = true
+			}
+		case refName:
+			matches := matchTasks(listed, x.words, false)
+			if len(matches) == 0 {
+				e.say("I couldn't find a task matching %q to leave out, so I left your list as it was.", strings.Join(x.words, " "))
+				return nil, false
+			}
+			for _, t := range matches {
+				out[t.ID] = true
+			}
+		default:
+			e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
+			return nil, false
+		}
+	}
+	var kept []listedTask
+	for _, t := range targets {
+		if !out[t.ID] {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		e.say("Leaving those out, there was nothing left to %s.", actionVerbs[s.act])
+		return nil, false
+	}
+	return kept, true
+}
+
+// resolveRef finds the tasks a step's reference points at, exceptions
+// aside.
+func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 	r := s.ref
 	switch r.kind {
 	case refIDs:

@@ -12,7 +12,8 @@ import (
 
 // word is one word or one punctuation mark (",", ":" and ";" stand alone).
 // low is what the grammar compares: lower case, straight apostrophes, no
-// surrounding punctuation, no trailing "'s".
+// surrounding punctuation, no trailing "'s" but in "let's" ("that's" is
+// "that", so the grammar writes "that's right" as that_right).
 type word struct {
 	text       string
 	low        string
@@ -107,7 +108,9 @@ func newWord(s string, start, end int) word {
 	text := s[start:end]
 	low := strings.ReplaceAll(strings.ToLower(text), "’", "'")
 	low = strings.TrimFunc(low, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	low = strings.TrimSuffix(low, "'s")
+	if low != "let's" { // the one "'s" that is never "is", "has" or a possessive
+		low = strings.TrimSuffix(low, "'s")
+	}
 	return word{text: text, low: low, start: start, end: end}
 }
 
