@@ -242,6 +242,21 @@ var evaluationCases = []evalCase{
 	{kind: "contractions", given: evalList, say: []string{"there's no need to go to the gym anymore"}, want: gone(evalList, 6)},
 	{kind: "contractions", given: evalList, say: []string{"delete all my tasks", "that's right"}, want: gone(evalList, 1, 2, 3, 4, 5, 6)},
 
+	// Titles lose the name of the list they go on, and thanks.
+	{kind: "titles", say: []string{"Add buy stamps to my shopping list"}, want: []string{"Buy stamps"}},
+	{kind: "titles", say: []string{`add "read chapter 3" to my reading list`}, want: []string{"Read chapter 3"}},
+	{kind: "titles", say: []string{`Please add "Renew gym membership" thanks so much!`}, want: []string{"Renew gym membership"}},
+	{kind: "titles", say: []string{"put pick up the parcel on the errands list"}, want: []string{"Pick up the parcel"}},
+	{kind: "titles", say: []string{"add print the guest list"}, want: []string{"Print the guest list"}},
+
+	// What the tools cannot do is said, not offered as a task.
+	{kind: "honesty", given: evalList, say: []string{"reopen task 2"}, calls: "none"},
+	{kind: "honesty", given: evalList, say: []string{"reopen task 2", "yes"}, calls: "none"},
+	{kind: "honesty", given: evalList, say: []string{"mark task 2 as not done", "yes"}, calls: "none"},
+	{kind: "honesty", given: evalList, say: []string{"set the due date of task 3 to friday", "yes"}, calls: "none"},
+	{kind: "honesty", given: evalList, say: []string{"change the priority of task 3 to high", "yes"}, calls: "none"},
+	{kind: "add", say: []string{"add deadline for the grant application"}, want: []string{"Deadline for the grant application"}},
+
 	// What is there to do, with a day said.
 	{kind: "list", given: evalList, say: []string{"what do I need to do today?"}, calls: "list_tasks(pending)"},
 	{kind: "list", given: evalList, say: []string{"what have I got to do today?"}, calls: "list_tasks(pending)"},

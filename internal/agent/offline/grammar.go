@@ -125,6 +125,13 @@ var grammar = compileGrammar([]rule{
 		"thank_you_so_much|much_appreciated|appreciate_it|lovely|brilliant|excellent|good", alone: true,
 		build: chatter("You're welcome! Anything else for your list?")},
 	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, build: reply(noUndoText)},
+	// What the tools cannot do is said plainly, not offered as a task.
+	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish|restore {task}", build: reply(noReopenText)},
+	{pattern: "mark|set|put|move|make {task} as|to|back_to? not_done|not_complete|not_completed|not_finished|undone|incomplete|uncompleted|unfinished|pending|open|active|to_do|todo again?", build: reply(noReopenText)},
+	{pattern: "@update|set|give|make|assign the|a|an? priority|priorities|due_date|due_dates|deadline|deadlines|due_time|due {x}?", build: reply(noDatesText)},
+	{pattern: "@update|set|give|make|assign {x} priority|priorities|due_date|due_dates|deadline|deadlines|due_time {y}?", build: reply(noDatesText)},
+	// "add a deadline for taxes" is a task; "add a deadline to task 3" is not.
+	{pattern: "add|put a|an|the? priority|due_date|deadline|due_time to|on|onto {task}", build: reply(noDatesText)},
 	{pattern: "@yes", alone: true, build: only(actYes)},
 	{pattern: "@no", alone: true, build: only(actNo)},
 
@@ -187,6 +194,7 @@ var grammar = compileGrammar([]rule{
 	// Adding.
 	{pattern: "@add {items}", build: add},
 	{pattern: "put {items} on|in|onto|to my|the? @list", build: add},
+	{pattern: "put {items} on|in|onto|to my|the|our {name} list", build: add},
 	{pattern: "put on|onto|in my|the? @list :? {items}", build: add},
 	{pattern: "make|set_up|start|open a|an|another? new? task|todo|to-do|reminder|item|entry {items}", build: add},
 	{pattern: "new|another task|todo|to-do|reminder|item|entry :? {items}", build: add},

@@ -244,6 +244,28 @@ func TestOfflineOutOfScope(t *testing.T) {
 	}
 }
 
+// TestOfflineSaysWhatItCannotDo checks that a request the tools cannot
+// carry out is answered as such, neither offered as a new task nor read
+// as another request.
+func TestOfflineSaysWhatItCannotDo(t *testing.T) {
+	for say, want := range map[string]string{
+		"reopen task 1":                         noReopenText,
+		"uncomplete task 1":                     noReopenText,
+		"mark task 2 as not done":               noReopenText,
+		"put the report back to pending":        noReopenText,
+		"set the due date of task 2 to friday":  noDatesText,
+		"change the priority of task 3 to high": noDatesText,
+		"give the dentist task a deadline":      noDatesText,
+		"set task 4 priority to high":           noDatesText,
+		"add a deadline to the report":          noDatesText,
+	} {
+		resp, _ := mustStream(t, userSays(say))
+		if len(resp.ToolCalls) != 0 || resp.Text != want {
+			t.Errorf("%q: calls %v, text %q; want %q", say, resp.ToolCalls, resp.Text, want)
+		}
+	}
+}
+
 // TestOfflineReadsFollowUpsFromHistory checks that "it" and "the second
 // one" are read from the earlier turns' tool results alone, as stored.
 func TestOfflineReadsFollowUpsFromHistory(t *testing.T) {

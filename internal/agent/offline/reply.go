@@ -60,6 +60,16 @@ const outOfScopeText = "I only manage your to-do list, so I can't help with that
 const noUndoText = "I can't undo a change: a completed task can't be reopened and a deleted one can't be brought back. " +
 	"I can add a task again, or change one — try \"Change task 3 to 'Call mom tonight'\"."
 
+// noReopenText answers a request to reopen a task, which the tools
+// cannot do.
+const noReopenText = "I can't reopen a task: once it is complete, it stays complete. " +
+	"I can add it again as a new task — try \"Add call mom tonight\"."
+
+// noDatesText answers a request for a due date, a deadline or a
+// priority, which tasks do not have.
+const noDatesText = "Tasks here have no due dates or priorities. You can put it in the title or the " +
+	"description instead — try \"Change task 2 to 'Pay rent by Friday'\"."
+
 // confirmRound says what each call of the round did, one line per call:
 // the reply when a round holds calls the steps did not expect.
 func confirmRound(r toolRound) string {

@@ -33,14 +33,15 @@ var addTails = phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my
 	"onto_my_list|in_my_list|to_my_task_list|on_my_todo_list|on_my_to-do_list|to_the_todo_list|to_my_todos|" +
 	"to_my_to_do_list|on_my_to_do_list|to_the_to_do_list|to_my_to_dos|onto_my_to_do_list|" +
 	"as_a_task|as_a_todo|as_a_to-do|as_a_reminder|as_a_new_task|as_well|too|please|for_me|for_me_please|" +
-	"thanks|thank_you|thx|if_you_can|if_you_could|if_possible|real_quick|quickly|ok|okay|,")
+	"thanks|thank_you|thx|thanks_so_much|thank_you_so_much|thanks_a_lot|thanks_a_bunch|much_appreciated|cheers|ty|" +
+	"if_you_can|if_you_could|if_possible|real_quick|quickly|ok|okay|,")
 
 // add reads the {items} slot of an add request: one task, or several when
 // the lead-in says so ("add three tasks: a, b and c") or the infinitive
 // repeats ("remind me to call mom and to pay rent").
 func add(c clause) (step, bool) {
 	ws, plural := stripAddLeadIns(c.words("items"))
-	ws = stripTrailing(ws, addTails)
+	ws = stripListTail(stripTrailing(ws, addTails))
 	if len(ws) == 0 || (len(ws) == 1 && (ws[0].low == "" || addFrameOnly[ws[0].low])) {
 		return step{act: actAdd}, true // nothing said: the executor asks what
 	}
@@ -54,6 +55,24 @@ func add(c clause) (step, bool) {
 	}
 	return step{act: actAdd, items: items}, true
 }
+
+// stripListTail takes off a tail that names the list a task goes on:
+// "to my shopping list", "on the work list", "onto my reading list". The
+// list is one (taskchat keeps one per person), so the name adds nothing.
+func stripListTail(ws []word) []word {
+	n := len(ws)
+	if n < 4 || ws[n-1].low != "list" {
+		return ws
+	}
+	for j := n - 3; j >= max(1, n-5); j-- {
+		if listPrepositions[ws[j].low] && (ws[j+1].low == "my" || ws[j+1].low == "the" || ws[j+1].low == "our") {
+			return stripTrailing(ws[:j], addTails)
+		}
+	}
+	return ws
+}
+
+var listPrepositions = wordSet("to on onto in into")
 
 // addFrameOnly are words that, alone after an add word, name no task.
 var addFrameOnly = wordSet("task tasks todo to-do item reminder something one it this that")
