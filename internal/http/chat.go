@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/chat"
@@ -111,15 +112,17 @@ func idempotencyKey(r *http.Request) (string, error) {
 	if len(keys) > 1 || !validKey(keys[0]) {
 		return "", tasks.Invalid("Idempotency-Key", "must be one header of 1 to 255 visible ASCII characters")
 	}
-	return strings.Trim(keys[0], `"`), nil
+	return unquoteKey(keys[0]), nil
 }
 
-// wantsStream reports whether the client asked for Server-Sent Events.
+// wantsStream reports whether the client asked for Server-Sent Events: its
+// Accept lists text/event-stream with a weight above 0. A media range with
+// q=0 is one the client does not accept (RFC 9110 §12.4.2).
 func wantsStream(r *http.Request) bool {
 	for _, v := range r.Header.Values("Accept") {
 		for _, part := range strings.Split(v, ",") {
-			mt, _, _ := strings.Cut(part, ";")
-			if strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
+			mt, params, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") && !refused(params) {
 				return true
 			}
 		}
@@ -127,8 +130,30 @@ func wantsStream(r *http.Request) bool {
 	return false
 }
 
+// refused reports whether a media range's parameters give it the weight 0.
+func refused(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		name, value, _ := strings.Cut(p, "=")
+		if strings.EqualFold(strings.TrimSpace(name), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			return err == nil && q == 0
+		}
+	}
+	return false
+}
+
+// unquoteKey removes one pair of surrounding double quotes, the draft's
+// sf-string form (quotes optional here). Only a pair: trimming every quote
+// from either end would make `q1""` and `"q1` the same key.
+func unquoteKey(k string) string {
+	if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+		return k[1 : len(k)-1]
+	}
+	return k
+}
+
 func validKey(k string) bool {
-	k = strings.Trim(k, `"`) // the draft's sf-string form, quotes optional here
+	k = unquoteKey(k)
 	if k == "" || len(k) > 255 {
 		return false
 	}

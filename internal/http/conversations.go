@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -24,12 +22,17 @@ const (
 // active first, a page at a time.
 func handleConversationsList(log *slog.Logger, convs tasks.ConversationStore) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit, err := pageLimit(r.URL.Query().Get("limit"), defaultPageSize, maxPageSize)
+		q, err := query(r)
 		if err != nil {
 			writeError(w, r, log, err)
 			return
 		}
-		page, err := convs.ListConversations(r.Context(), userFrom(r.Context()), limit, r.URL.Query().Get("cursor"))
+		limit, err := pageLimit(q.Get("limit"), defaultPageSize, maxPageSize)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		page, err := convs.ListConversations(r.Context(), userFrom(r.Context()), limit, q.Get("cursor"))
 		if err != nil {
 			writeError(w, r, log, err)
 			return
@@ -67,12 +70,17 @@ func handleMessagesList(log *slog.Logger, convs tasks.ConversationStore) http.Ha
 			writeError(w, r, log, err)
 			return
 		}
-		limit, err := pageLimit(r.URL.Query().Get("limit"), defaultMessagePageSize, maxMessagePageSize)
+		q, err := query(r)
 		if err != nil {
 			writeError(w, r, log, err)
 			return
 		}
-		page, err := convs.Messages(r.Context(), userFrom(r.Context()), id, limit, r.URL.Query().Get("cursor"))
+		limit, err := pageLimit(q.Get("limit"), defaultMessagePageSize, maxMessagePageSize)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		page, err := convs.Messages(r.Context(), userFrom(r.Context()), id, limit, q.Get("cursor"))
 		if err != nil {
 			writeError(w, r, log, err)
 			return
@@ -105,12 +113,13 @@ func handleConversationDelete(log *slog.Logger, convs tasks.ConversationStore) h
 	})
 }
 
-// conversationID reads {conversation_id} from the path. One that is not a
-// positive integer cannot exist, so it is not found.
+// conversationID reads {conversation_id} from the path, decoded as
+// pathParam explains ("%31" is 1). One that is not a positive integer
+// cannot exist, so it is not found.
 func conversationID(r *http.Request) (int64, error) {
-	s := chi.URLParam(r, "conversation_id")
+	s, ok := pathParam(r, "conversation_id")
 	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id <= 0 {
+	if !ok || err != nil || id <= 0 {
 		return 0, apiErrf(codeNotFound, "Conversation %q was not found.", s)
 	}
 	infoFrom(r.Context()).conversationID = id

@@ -10,7 +10,12 @@ import (
 // handleTasksList answers the user's tasks, filtered by ?status=.
 func handleTasksList(log *slog.Logger, svc *tasks.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, err := tasks.ParseStatus(r.URL.Query().Get("status"))
+		q, err := query(r)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		status, err := tasks.ParseStatus(q.Get("status"))
 		if err != nil {
 			writeError(w, r, log, err)
 			return

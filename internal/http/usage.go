@@ -21,7 +21,12 @@ const (
 // inclusive, every day of the range, with the total and the daily budget.
 func handleUsageShow(log *slog.Logger, engine *chat.Engine) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		from, to, err := usageRange(r.URL.Query(), time.Now())
+		q, err := query(r)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		from, to, err := usageRange(q, time.Now())
 		if err != nil {
 			writeError(w, r, log, err)
 			return
