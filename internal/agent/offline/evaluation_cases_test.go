@@ -257,6 +257,12 @@ var evaluationCases = []evalCase{
 	{kind: "honesty", given: evalList, say: []string{"change the priority of task 3 to high", "yes"}, calls: "none"},
 	{kind: "add", say: []string{"add deadline for the grant application"}, want: []string{"Deadline for the grant application"}},
 
+	// A place in a list is the list last shown; what was deleted is gone.
+	{kind: "follow-up", given: evalList, say: []string{"show my tasks", "add buy bread", "delete the second one"}, want: append(gone(evalList, 2), "Buy bread")},
+	{kind: "follow-up", given: evalList, say: []string{"show my tasks", "delete the second one", "delete the third one"}, want: gone(evalList, 2, 3)},
+	{kind: "follow-up", given: evalMeetings, say: []string{"delete the budget meeting", "delete the second one"}, want: gone(evalMeetings, 3), calls: "none"},
+	{kind: "follow-up", given: evalList, say: []string{"delete task 3", "delete it"}, want: gone(evalList, 3), calls: "none"},
+
 	// What is there to do, with a day said.
 	{kind: "list", given: evalList, say: []string{"what do I need to do today?"}, calls: "list_tasks(pending)"},
 	{kind: "list", given: evalList, say: []string{"what have I got to do today?"}, calls: "list_tasks(pending)"},

@@ -24,6 +24,10 @@ type memory struct {
 	focus    []listedTask
 	question *question
 	lastAct  action // what the last change was: an add, a delete...
+	// shown is the last list the person was shown, in its order: what
+	// "the second one" means when what the conversation is about now (an
+	// add since, say) has no second.
+	shown []listedTask
 }
 
 // question is what the assistant asked and waits an answer to.
@@ -50,7 +54,8 @@ type executor struct {
 	fresh      bool // listing reflects every change queued so far
 	lines      []string
 	focus      []listedTask
-	focusStep  int // the step that set focus
+	focusStep  int          // the step that set focus
+	shown      []listedTask // see memory.shown
 	question   *question
 	step       int
 	sent       *agent.Response // the round to send: the run stops there
@@ -75,7 +80,7 @@ type plannedCall struct {
 }
 
 func newExecutor(mem memory, rounds []toolRound, ids *callIDs) *executor {
-	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1}
+	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1, shown: mem.shown}
 }
 
 // run carries out steps until they are done or a round must be sent.
@@ -192,10 +197,38 @@ func (e *executor) record(q queued, out toolOutcome, call agent.ToolCall) {
 	switch q.act {
 	case actList:
 		e.setFocus(q.step, out.Tasks...)
+		e.shown = out.Tasks
 	case actComplete, actDelete, actAdd, actUpdate, actNote:
 		e.lastAct = q.act
-		e.setFocus(q.step, listedTask{ID: out.TaskID, Title: out.Title, Completed: q.act == actComplete})
+		e.setFocus(q.step, listedTask{ID: out.TaskID, Title: out.Title, Completed: q.act == actComplete, deleted: q.act == actDelete})
+		if q.act == actDelete {
+			e.shown = markDeleted(e.shown, out.TaskID)
+		}
 	}
+}
+
+// markDeleted returns list with task id marked deleted, copied: list may
+// be an earlier turn's.
+func markDeleted(list []listedTask, id int64) []listedTask {
+	out := append([]listedTask(nil), list...)
+	for i := range out {
+		if out[i].ID == id {
+			out[i].deleted = true
+		}
+	}
+	return out
+}
+
+// withoutDeleted returns the tasks of list the conversation has not
+// deleted.
+func withoutDeleted(list []listedTask) []listedTask {
+	var out []listedTask
+	for _, t := range list {
+		if !t.deleted {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // setFocus makes tasks what the conversation is about; a step's tasks add

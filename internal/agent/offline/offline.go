@@ -128,7 +128,7 @@ func recall(turns []turn, depth int) memory {
 			return memory{focus: roundsFocus(turns[i].rounds)}
 		}
 		if e.question != nil {
-			mem := memory{focus: e.question.candidates, lastAct: e.lastAct}
+			mem := memory{focus: e.question.candidates, lastAct: e.lastAct, shown: e.shown}
 			if len(mem.focus) == 0 { // "delete" after a listing: which of those?
 				mem.focus = e.heldFocus()
 			}
@@ -138,7 +138,7 @@ func recall(turns []turn, depth int) memory {
 			return mem
 		}
 		if len(turns[i].rounds) > 0 || e.sawRefusal || e.focusStep >= 0 {
-			return memory{focus: e.focus, lastAct: e.lastAct}
+			return memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
 		}
 	}
 	return memory{}

@@ -27,6 +27,9 @@ type listedTask struct {
 	Title       string `json:"title"`
 	Description string `json:"description"`
 	Completed   bool   `json:"completed"`
+	// deleted marks a task the conversation deleted since: still what "it"
+	// or "the second one" points at, never a task to act on or offer.
+	deleted bool
 }
 
 // outcome decodes the result of call; a result that is not JSON is taken

@@ -310,16 +310,30 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 	return nil, false
 }
 
+// resolveFocus finds what "it", "both" or "the second one" points at:
+// among what the conversation is about, or, for a place in a list, among
+// the list last shown ("show my tasks", "add bread", "delete the second
+// one"). A task deleted since is said to be gone, and never offered.
 func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 	focus, ok := e.currentFocus()
 	if !ok {
 		return nil, false
 	}
-	if targets, ok := pickFromFocus(focus, s.ref); ok {
-		return targets, true
+	targets, ok := pickFromFocus(focus, s.ref)
+	if !ok && s.ref.kind == refOrdinal {
+		targets, ok = pickFromFocus(e.shown, s.ref)
 	}
-	e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, focus)
-	return nil, false
+	if !ok {
+		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
+		return nil, false
+	}
+	for _, t := range targets {
+		if t.deleted {
+			e.say("Task %d was deleted already.", t.ID)
+		}
+	}
+	targets = withoutDeleted(targets)
+	return targets, len(targets) > 0
 }
 
 // pickFromFocus returns the tasks of focus a pronoun or an ordinal points
