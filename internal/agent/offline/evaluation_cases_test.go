@@ -177,7 +177,8 @@ var evaluationCases = []evalCase{
 	{kind: "follow-up", given: evalMeetings, say: []string{"finish the meeting task", "the budget one"}, want: done(evalMeetings, 3)},
 	{kind: "follow-up", given: evalMeetings, say: []string{"complete the meeting task", "all of them"}, want: done(evalMeetings, 2, 3, 4)},
 	{kind: "follow-up", given: evalMeetings, say: []string{"Delete the meeting task", "never mind"}},
-	{kind: "follow-up", given: evalList, say: []string{"add call the bank and pay rent", "mark it done"}, want: append(clone(evalList), "[x] Call the bank and pay rent")},
+	{kind: "follow-up", given: evalList, say: []string{"add call the bank and pay the rent", "mark them done"}, want: append(clone(evalList), "[x] Call the bank", "[x] Pay the rent")},
+	{kind: "follow-up", given: evalList, say: []string{"add buy salt and pepper", "mark it done"}, want: append(clone(evalList), "[x] Buy salt and pepper")},
 	{kind: "follow-up", say: []string{"add three tasks: eggs, flour and sugar", "delete both of the last two"}, want: []string{"Eggs", "-", "-"}},
 	{kind: "follow-up", given: evalList, say: []string{"what's pending?", "mark the first two as done"}, want: done(evalList, 1, 3)},
 	{kind: "follow-up", say: []string{"remind me to call mom and to pay rent", "mark both done"}, want: []string{"[x] Call mom", "[x] Pay rent"}},
@@ -262,6 +263,22 @@ var evaluationCases = []evalCase{
 	{kind: "follow-up", given: evalList, say: []string{"show my tasks", "delete the second one", "delete the third one"}, want: gone(evalList, 2, 3)},
 	{kind: "follow-up", given: evalMeetings, say: []string{"delete the budget meeting", "delete the second one"}, want: gone(evalMeetings, 3), calls: "none"},
 	{kind: "follow-up", given: evalList, say: []string{"delete task 3", "delete it"}, want: gone(evalList, 3), calls: "none"},
+
+	// Two tasks joined by "and" are two when the second starts with what to do.
+	{kind: "titles", say: []string{"remind me to email Bob and book a table"}, want: []string{"Email Bob", "Book a table"}},
+	{kind: "titles", say: []string{"I need to buy eggs and call mom"}, want: []string{"Buy eggs", "Call mom"}},
+	{kind: "titles", say: []string{"add pick up dry cleaning and also walk the dog"}, want: []string{"Pick up dry cleaning", "Walk the dog"}},
+	{kind: "titles", say: []string{"add email Bob, book a table"}, want: []string{"Email Bob", "Book a table"}},
+	{kind: "titles", say: []string{"Add 'Call mom' and 'Pay rent'"}, want: []string{"Call mom", "Pay rent"}},
+	{kind: "titles", say: []string{"Add a task to buy groceries and also add one to call the bank"}, want: []string{"Buy groceries", "Call the bank"}},
+	{kind: "titles", say: []string{"add buy salt and pepper"}, want: []string{"Buy salt and pepper"}},
+	{kind: "titles", say: []string{"add wash and dry the dishes"}, want: []string{"Wash and dry the dishes"}},
+	{kind: "titles", say: []string{"add call the plumber and ask about the leak"}, want: []string{"Call the plumber and ask about the leak"}},
+	{kind: "titles", say: []string{"add call mom and text her the address"}, want: []string{"Call mom and text her the address"}},
+	{kind: "titles", say: []string{"add clean the kitchen and the bathroom"}, want: []string{"Clean the kitchen and the bathroom"}},
+	{kind: "titles", say: []string{"add call mom and dad"}, want: []string{"Call mom and dad"}},
+	{kind: "titles", say: []string{"add research and write the report"}, want: []string{"Research and write the report"}},
+	{kind: "titles", say: []string{"add buy a book and read it"}, want: []string{"Buy a book and read it"}},
 
 	// What is there to do, with a day said.
 	{kind: "list", given: evalList, say: []string{"what do I need to do today?"}, calls: "list_tasks(pending)"},

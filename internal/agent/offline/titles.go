@@ -21,7 +21,7 @@ var addLeadIns = [][][]string{
 	phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my_to-do_list|on_my_list|to_my_task_list|for_me|to_the_todo_list"),
 	phrases("called|named|titled|saying|that_says|reading|about|for|:|-"),
 	phrases("me|us"),
-	phrases("that_i_need_to|that_i_have_to|that_i_must|i_need_to|i_have_to|to|that|about|of"),
+	phrases("that_i_need_to|that_i_have_to|that_i_must|i_need_to|i_have_to|one_to|another_one_to|to|that|about|of"),
 }
 
 // pluralLeadIns say that several tasks follow: "three tasks: a, b and c".
@@ -47,7 +47,7 @@ func add(c clause) (step, bool) {
 	}
 	text := span(c.text, ws, 0, len(ws))
 	var items []item
-	for _, part := range splitItems(text, plural) {
+	for _, part := range splitItems(text, plural || allQuoted(text)) {
 		title, desc := splitDescription(part)
 		if t := capitalizeFirst(cleanText(stripInfinitive(title))); t != "" {
 			items = append(items, item{title: t, description: cleanText(desc)})
@@ -114,13 +114,61 @@ var (
 )
 
 // splitItems cuts a list of titles at commas, semicolons and "and", when
-// the request said it holds several; and always where an infinitive
-// repeats: "call mom and to pay rent".
+// the request said it holds several; and otherwise where an infinitive
+// repeats ("call mom and to pay rent") or where what follows starts with
+// what to do (see startsTask).
 func splitItems(text string, plural bool) []string {
 	if plural {
 		return cutAt(text, itemSeparator)
 	}
-	return cutAt(text, repeatedInfinitive)
+	var out []string
+	for _, part := range cutAt(text, repeatedInfinitive) {
+		out = append(out, cutWhere(part, itemSeparator, startsTask)...)
+	}
+	return out
+}
+
+// startsTask reports whether before and after, either side of an "and" or
+// a comma in one title, are two tasks: after starts with a verb people
+// begin a task with and says what to do it to ("book a table"), and before
+// is more than a verb ("email Bob"). "Buy salt and pepper", "call mom and
+// dad", "pick up and drop off the kids", "research and write the report"
+// and "buy a book and read it" stay one task.
+func startsTask(before, after string) bool {
+	b, a := splitWords(before), splitWords(after)
+	if len(b) < 2 || len(a) < 2 || !taskVerbs[a[0].low] {
+		return false
+	}
+	return !objectPronouns[a[1].low]
+}
+
+// taskVerbs begin tasks ("book a table", "call the bank"). Verbs that also
+// end a pair of verbs on one object ("pick up and drop off") are left out,
+// and so are those that often go on with the same task ("call the plumber and
+// ask about the leak").
+var taskVerbs = wordSet("book buy call email e-mail text phone pay send schedule clean fix walk feed water " +
+	"order renew wash visit meet prepare return cancel mail post collect finish submit sign print " +
+	"cook bake repair replace update write file review plan organize organise " +
+	"tidy vacuum mow iron pack unpack recycle invite")
+
+// objectPronouns after a verb point back into the same task: "buy a
+// book and read it", "call mom and text her".
+var objectPronouns = wordSet("it them her him us me that this those these")
+
+// allQuoted reports a text made only of quoted titles and the words that
+// join them: "'Call mom' and 'Pay rent'".
+func allQuoted(text string) bool {
+	n := 0
+	for _, w := range splitWords(text) {
+		switch {
+		case isQuoted(w.text) || (len(w.text) > 1 && w.text[0] == '\'' && w.text[len(w.text)-1] == '\''):
+			n++
+		case w.low == "and" || w.low == "," || w.low == "&" || w.low == "plus":
+		default:
+			return false
+		}
+	}
+	return n > 1
 }
 
 var (
@@ -135,6 +183,22 @@ func cutAt(s string, sep *regexp.Regexp) []string {
 	quoted := quotedSpans(s)
 	for _, loc := range sep.FindAllStringIndex(s, -1) {
 		if inside(quoted, loc[0]) {
+			continue
+		}
+		out = append(out, s[from:loc[0]])
+		from = loc[1]
+	}
+	return append(out, s[from:])
+}
+
+// cutWhere splits s at the matches of sep outside quotes where two says
+// the parts either side are two.
+func cutWhere(s string, sep *regexp.Regexp, two func(before, after string) bool) []string {
+	var out []string
+	from := 0
+	quoted := quotedSpans(s)
+	for _, loc := range sep.FindAllStringIndex(s, -1) {
+		if inside(quoted, loc[0]) || !two(s[from:loc[0]], s[loc[1]:]) {
 			continue
 		}
 		out = append(out, s[from:loc[0]])
