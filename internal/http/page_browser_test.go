@@ -37,6 +37,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
 // browserWait bounds each wait for the page; the page itself answers in
@@ -656,6 +657,33 @@ func TestPageInBrowser(t *testing.T) {
 		b.signInWithToken(user("jo"))
 		b.waitJS("every message", `document.querySelectorAll('#thread .msg').length === 130`)
 		b.waitJS("the last one last", `[...document.querySelectorAll('#thread .msg.user .text')].at(-1).textContent === "What's pending? 63"`)
+	})
+
+	t.Run("more tasks than a page holds are shown whole, for each filter", func(t *testing.T) {
+		t.Parallel()
+		pool := storetest.Pool(t)
+		s := mustServerOn(t, pool, offline.New())
+		// 2,101 tasks, every other one completed: each filter's list is more
+		// than the 1,000 a page holds at most.
+		if _, err := pool.Exec(context.Background(), `
+			INSERT INTO tasks (user_id, title, completed)
+			SELECT $1, 'Task ' || g, g % 2 = 0 FROM generate_series(1, 2101) g ORDER BY g`, user("kim")); err != nil {
+			t.Fatal(err)
+		}
+		b := openTab(t, browser, s.URL+"/", 1280, 800)
+		b.signInWithToken(user("kim"))
+		// Every task once, in number order, from the first to the last.
+		whole := func(n int, first, last string) string {
+			ids := `[...document.querySelectorAll('#task-list .task')].map(e => Number(e.dataset.id))`
+			return fmt.Sprintf(`%[1]s.length === %[2]d && %[1]s.every((id, i, a) => i === 0 || a[i-1] < id) && `+
+				`%[3]s[0] === %[4]q && %[3]s.at(-1) === %[5]q`, ids, n, taskTitles, first, last)
+		}
+		b.waitJS("all 2,101 tasks", whole(2101, "Task 1", "Task 2101"))
+		b.waitJS("the count", `document.getElementById('task-count').textContent === '1050 of 2101 done'`)
+		b.click("radio", "Pending")
+		b.waitJS("the 1,051 pending tasks", whole(1051, "Task 1", "Task 2101"))
+		b.click("radio", "Completed")
+		b.waitJS("the 1,050 completed tasks", whole(1050, "Task 2", "Task 2100"))
 	})
 
 	t.Run("on a phone-sized screen one panel shows at a time", func(t *testing.T) {

@@ -95,7 +95,8 @@ type taskJSON struct {
 }
 
 type tasksResponse struct {
-	Tasks []taskJSON `json:"tasks"`
+	Tasks      []taskJSON `json:"tasks"`
+	NextCursor *string    `json:"next_cursor"`
 }
 
 // usageResponse is a user's token usage per UTC day, every day of the range.

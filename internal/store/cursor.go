@@ -15,7 +15,8 @@ import (
 //
 // A conversation cursor is "<updated_at in Unix microseconds>.<id>" of the
 // last conversation of a page; a message cursor is "m<id>" of the last
-// message, so neither is mistaken for the other.
+// message; a task cursor is "t<number>" of the last task, so none is
+// mistaken for another.
 
 // maxCursorTime bounds the times a conversation cursor may hold: every
 // updated_at is written by now(), and PostgreSQL refuses times far outside
@@ -67,6 +68,28 @@ func decodeMessageCursor(s string) (int64, error) {
 	id, ok := strings.CutPrefix(string(b), "m")
 	n, err := strconv.ParseInt(id, 10, 64)
 	if !ok || err != nil || n < 1 || encodeMessageCursor(n) != s {
+		return 0, errBadCursor()
+	}
+	return n, nil
+}
+
+func encodeTaskCursor(number int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("t" + strconv.FormatInt(number, 10)))
+}
+
+// decodeTaskCursor reads a task cursor: the number the page starts after,
+// 0 for the first page (task numbers start at 1).
+func decodeTaskCursor(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return 0, errBadCursor()
+	}
+	number, ok := strings.CutPrefix(string(b), "t")
+	n, err := strconv.ParseInt(number, 10, 64)
+	if !ok || err != nil || n < 1 || encodeTaskCursor(n) != s {
 		return 0, errBadCursor()
 	}
 	return n, nil

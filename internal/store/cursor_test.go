@@ -35,6 +35,7 @@ func TestDecodeCursorRefusesWhatWeDidNotWrite(t *testing.T) {
 		"leading zeros":                    b64("01700000000000000.1"),
 		"spaces":                           b64(" 1700000000000000.1"),
 		"a message cursor":                 encodeMessageCursor(1),
+		"a task cursor":                    encodeTaskCursor(1),
 		"stray bits in the last character": "MS4yMB", // "1.20", which is written "MS4yMA"
 	}
 	for name, c := range cases {
@@ -55,7 +56,7 @@ func TestDecodeCursorRefusesWhatWeDidNotWrite(t *testing.T) {
 
 func TestDecodeMessageCursorRefusesWhatWeDidNotWrite(t *testing.T) {
 	for _, c := range []string{"x", b64("m"), b64("m0"), b64("m-1"), b64("m01"), b64("m+1"), b64("1"),
-		b64("m99999999999999999999"), b64("m1 "), encodeCursor(time.Now(), 1)} {
+		b64("m99999999999999999999"), b64("m1 "), encodeCursor(time.Now(), 1), encodeTaskCursor(1)} {
 		if _, err := decodeMessageCursor(c); !errors.Is(err, tasks.ErrInvalid) {
 			t.Errorf("decodeMessageCursor(%q) = %v, want invalid", c, err)
 		}
@@ -65,11 +66,23 @@ func TestDecodeMessageCursorRefusesWhatWeDidNotWrite(t *testing.T) {
 	}
 }
 
-// FuzzDecodeCursor holds both decoders to their promise: a cursor is either
+func TestDecodeTaskCursorRefusesWhatWeDidNotWrite(t *testing.T) {
+	for _, c := range []string{"x", "dDE=", b64("t"), b64("t0"), b64("t-1"), b64("t01"), b64("t+1"), b64("1"), b64("T1"),
+		b64("t99999999999999999999"), b64("t1 "), encodeCursor(time.Now(), 1), encodeMessageCursor(1)} {
+		if _, err := decodeTaskCursor(c); !errors.Is(err, tasks.ErrInvalid) {
+			t.Errorf("decodeTaskCursor(%q) = %v, want invalid", c, err)
+		}
+	}
+	if n, err := decodeTaskCursor(encodeTaskCursor(7)); err != nil || n != 7 {
+		t.Fatalf("round trip = %d, %v", n, err)
+	}
+}
+
+// FuzzDecodeCursor holds the decoders to their promise: a cursor is either
 // refused as invalid, or it is exactly one that the encoder writes, for a
 // position PostgreSQL can compare with.
 func FuzzDecodeCursor(f *testing.F) {
-	for _, s := range []string{"", "LTMwMDAwMDAwMDAwMDAwMDAwMC4x", encodeCursor(time.Now(), 3), encodeMessageCursor(9), b64("1.1"), "@@"} {
+	for _, s := range []string{"", "LTMwMDAwMDAwMDAwMDAwMDAwMC4x", encodeCursor(time.Now(), 3), encodeMessageCursor(9), encodeTaskCursor(9), b64("1.1"), "@@"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -86,6 +99,13 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Fatalf("decodeMessageCursor(%q): %v is not invalid", s, err)
 		case err == nil && s != "" && (encodeMessageCursor(n) != s || n < 1):
 			t.Fatalf("decodeMessageCursor(%q) accepted %d", s, n)
+		}
+		number, err := decodeTaskCursor(s)
+		switch {
+		case err != nil && !errors.Is(err, tasks.ErrInvalid):
+			t.Fatalf("decodeTaskCursor(%q): %v is not invalid", s, err)
+		case err == nil && s != "" && (encodeTaskCursor(number) != s || number < 1):
+			t.Fatalf("decodeTaskCursor(%q) accepted %d", s, number)
 		}
 	})
 }

@@ -7,6 +7,9 @@ const (
 
 	ListConversationsFirst = listConversations
 	ListConversationsAfter = listConversationsAfter
+
+	ListTasksPage         = listTasksPage
+	ListTasksPageByStatus = listTasksPageByStatus
 )
 
 // PlanFromIndexes is planFromIndexes, for the plan tests.

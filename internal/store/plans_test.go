@@ -133,6 +133,64 @@ func TestConversationPagesReadOnlyThemselves(t *testing.T) {
 	}
 }
 
+// TestTaskPagesReadOnlyThemselves reads the plans of the task list's
+// statements (ListTasksPage), custom and generic, as the store runs them
+// (no planFromIndexes), for a user with 20,000 tasks of which one in ten is
+// pending, beside another user's 5,000: the first page and a page near the
+// end, of all the tasks, of the pending ones and of the completed ones, may
+// each read only about as many tasks as a page holds. (From the index on
+// (user_id, number) alone, a page of pending tasks read the ten times as
+// many completed ones in between.)
+func TestTaskPagesReadOnlyThemselves(t *testing.T) {
+	ctx := context.Background()
+	pool := mustOwnDB(t)
+	const n, limit = 20_000, 200
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO tasks (user_id, number, title, completed)
+		SELECT 'many', g, 'task ' || g, g % 10 <> 0 FROM generate_series(1, $1) g
+		UNION ALL
+		SELECT 'other', g, 'task ' || g, g % 2 = 0 FROM generate_series(1, $1 / 4) g`, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE tasks`); err != nil {
+		t.Fatal(err)
+	}
+	// deep is the number a page starts after, two pages before the end of
+	// the listing whose tasks match cond.
+	deep := func(cond string) int64 {
+		var number int64
+		if err := pool.QueryRow(ctx, `SELECT number FROM tasks WHERE user_id = 'many' AND `+cond+`
+			ORDER BY number DESC OFFSET $1 LIMIT 1`, 2*limit).Scan(&number); err != nil {
+			t.Fatal(err)
+		}
+		return number
+	}
+	all, byStatus := "text, bigint, int", "text, bigint, int, boolean"
+	pages := []struct{ name, types, sql, args string }{
+		{"all, first page", all, store.ListTasksPage, fmt.Sprintf("'many', 0, %d", limit+1)},
+		{"all, a page near the end", all, store.ListTasksPage, fmt.Sprintf("'many', %d, %d", deep("true"), limit+1)},
+		{"pending, first page", byStatus, store.ListTasksPageByStatus, fmt.Sprintf("'many', 0, %d, false", limit+1)},
+		{"pending, a page near the end", byStatus, store.ListTasksPageByStatus, fmt.Sprintf("'many', %d, %d, false", deep("NOT completed"), limit+1)},
+		{"completed, first page", byStatus, store.ListTasksPageByStatus, fmt.Sprintf("'many', 0, %d, true", limit+1)},
+		{"completed, a page near the end", byStatus, store.ListTasksPageByStatus, fmt.Sprintf("'many', %d, %d, true", deep("completed"), limit+1)},
+	}
+	for _, p := range pages {
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			t.Run(p.name+" "+mode, func(t *testing.T) {
+				plan := explainWith(t, pool, false, mode, p.types, p.sql, p.args)
+				if plan.ActualRows != limit+1 {
+					t.Errorf("the page has %v tasks, want %d", plan.ActualRows, limit+1)
+				}
+				for _, s := range scans(plan) {
+					if read := s.ActualRows + s.RemovedByFilter; s.Relation == "tasks" && read > 2*limit+2 {
+						t.Errorf("%s on tasks read %v rows for a page of %d", s.Type, read, limit)
+					}
+				}
+			})
+		}
+	}
+}
+
 // planNode is the part of an EXPLAIN (ANALYZE, FORMAT JSON) node we check.
 type planNode struct {
 	Type            string     `json:"Node Type"`
@@ -153,6 +211,14 @@ func explain(tb testing.TB, pool *pgxpool.Pool, mode, sql string, args ...any) p
 // given, executed with args, a list of SQL literals.
 func explainAs(tb testing.TB, pool *pgxpool.Pool, mode, types, sql, args string) planNode {
 	tb.Helper()
+	return explainWith(tb, pool, true, mode, types, sql, args)
+}
+
+// explainWith is explainAs, under planFromIndexes' settings only when
+// fromIndexes: a statement the store runs without them is explained
+// without them.
+func explainWith(tb testing.TB, pool *pgxpool.Pool, fromIndexes bool, mode, types, sql, args string) planNode {
+	tb.Helper()
 	ctx := context.Background()
 	tx, err := pool.Begin(ctx)
 	if err != nil {
@@ -160,7 +226,9 @@ func explainAs(tb testing.TB, pool *pgxpool.Pool, mode, types, sql, args string)
 	}
 	defer tx.Rollback(ctx)
 	b := &pgx.Batch{}
-	store.PlanFromIndexes(b)
+	if fromIndexes {
+		store.PlanFromIndexes(b)
+	}
 	b.Queue(`SELECT set_config('plan_cache_mode', $1, true)`, mode)
 	b.Queue(`PREPARE explained(` + types + `) AS ` + sql)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {

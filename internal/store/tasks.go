@@ -88,6 +88,62 @@ func (s *Tasks) ListTasks(ctx context.Context, userID string, status tasks.Statu
 	return list, nil
 }
 
+// listTasksPage reads a page of a user's tasks, and listTasksPageByStatus a
+// page of the pending or the completed ones, in number order after the
+// number $2 (0 for the first page), each from an index that holds the
+// page's tasks in that order: (user_id, number), and (user_id, completed,
+// number) of migration 000012. So a page reads about a page of index
+// entries, custom plan or generic, wherever it is in the list and however
+// few of the user's tasks match (TestTaskPagesReadOnlyThemselves). One
+// statement with the status as "$4 = 'all' OR completed = …" would read,
+// for a page of the few pending tasks of a long list, every completed task
+// in between.
+const (
+	listTasksPage = `
+		SELECT ` + taskColumns + `
+		FROM tasks
+		WHERE user_id = $1 AND number > $2
+		ORDER BY number
+		LIMIT $3`
+	listTasksPageByStatus = `
+		SELECT ` + taskColumns + `
+		FROM tasks
+		WHERE user_id = $1 AND completed = $4 AND number > $2
+		ORDER BY number
+		LIMIT $3`
+)
+
+// ListTasksPage returns a page of userID's tasks matching status, in
+// number order: at most limit of them, after cursor, which is opaque to
+// callers. A cursor marks a position in the list (the last task's number),
+// so tasks added, completed or deleted while a client pages never make
+// another task show twice or not at all.
+func (s *Tasks) ListTasksPage(ctx context.Context, userID string, status tasks.Status, limit int, cursor string) (tasks.Page[tasks.Task], error) {
+	after, err := decodeTaskCursor(cursor)
+	if err != nil {
+		return tasks.Page[tasks.Task]{}, err
+	}
+	var rows pgx.Rows
+	if status == tasks.StatusAll || status == "" {
+		rows, err = s.pool.Query(ctx, listTasksPage, userID, after, limit+1)
+	} else {
+		rows, err = s.pool.Query(ctx, listTasksPageByStatus, userID, after, limit+1, status == tasks.StatusCompleted)
+	}
+	if err != nil {
+		return tasks.Page[tasks.Task]{}, translate(err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tasks.Task, error) { return scanTask(r, 0) })
+	if err != nil {
+		return tasks.Page[tasks.Task]{}, translate(err)
+	}
+	page := tasks.Page[tasks.Task]{Items: list}
+	if len(list) > limit {
+		page.Items = list[:limit]
+		page.Next = encodeTaskCursor(page.Items[limit-1].ID)
+	}
+	return page, nil
+}
+
 // CompleteTask marks userID's task id as completed.
 func (s *Tasks) CompleteTask(ctx context.Context, userID string, id int64, rec *tasks.CallRecord) (tasks.Task, error) {
 	return s.change(ctx, completeTask, userID, id, rec, id)

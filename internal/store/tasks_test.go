@@ -346,3 +346,115 @@ func TestRecordedChangeAfterTheClaimLapsed(t *testing.T) {
 		t.Errorf("the next task after a refused add is number %d, want 2", eggs.ID)
 	}
 }
+
+// A list longer than a page is read whole across pages, in number order,
+// each task once, for every status and page size; a cursor only continues
+// its own position, and tasks changed while a client pages never make
+// another task show twice or go missing.
+func TestListTasksPagePaginates(t *testing.T) {
+	ctx := context.Background()
+	s := newTasks(t)
+	user, other := storetest.UserID(t), storetest.UserID(t)
+	for i := range 23 {
+		task := mustCreate(t, s, user, fmt.Sprintf("task %d", i), nil)
+		mustCreate(t, s, other, fmt.Sprintf("other %d", i), nil)
+		if i%3 == 0 {
+			mustComplete(t, s, user, task.ID, nil)
+		}
+		if i == 7 {
+			if _, err := s.DeleteTask(ctx, user, task.ID, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pages := func(t *testing.T, status tasks.Status, limit int) (ids []int64, n int) {
+		t.Helper()
+		cursor := ""
+		for n = 1; ; n++ {
+			page, err := s.ListTasksPage(ctx, user, status, limit, cursor)
+			if err != nil || n > 30 || len(page.Items) > limit {
+				t.Fatalf("page %d: %d tasks, %v", n, len(page.Items), err)
+			}
+			for _, task := range page.Items {
+				ids = append(ids, task.ID)
+			}
+			if cursor = page.Next; cursor == "" {
+				return ids, n
+			}
+			if len(page.Items) != limit {
+				t.Fatalf("page %d holds %d tasks and is not the last", n, len(page.Items))
+			}
+		}
+	}
+	for _, status := range []tasks.Status{tasks.StatusAll, tasks.StatusPending, tasks.StatusCompleted} {
+		var want []int64
+		list, err := s.ListTasks(ctx, user, status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range list {
+			want = append(want, task.ID)
+		}
+		for _, limit := range []int{1, 2, 5, len(want) - 1, len(want), 100} {
+			t.Run(fmt.Sprintf("%s by %d", status, limit), func(t *testing.T) {
+				got, n := pages(t, status, limit)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("pages = %v, want %v", got, want)
+				}
+				if wantPages := max(1, (len(want)+limit-1)/limit); n != wantPages {
+					t.Fatalf("%d pages, want %d", n, wantPages)
+				}
+			})
+		}
+	}
+
+	t.Run("changes between pages", func(t *testing.T) {
+		first, err := s.ListTasksPage(ctx, user, tasks.StatusPending, 4, "")
+		if err != nil || first.Next == "" {
+			t.Fatalf("first page: %v, %v", first, err)
+		}
+		// Complete one of this page and one of the next; add one at the end.
+		mustComplete(t, s, user, first.Items[0].ID, nil)
+		rest, _ := s.ListTasks(ctx, user, tasks.StatusPending)
+		var next int64
+		for _, task := range rest {
+			if task.ID > first.Items[3].ID {
+				next = task.ID
+				break
+			}
+		}
+		mustComplete(t, s, user, next, nil)
+		added := mustCreate(t, s, user, "added while paging", nil)
+		var got []int64
+		for cursor := first.Next; cursor != ""; {
+			page, err := s.ListTasksPage(ctx, user, tasks.StatusPending, 4, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range page.Items {
+				got = append(got, task.ID)
+			}
+			cursor = page.Next
+		}
+		var want []int64
+		for _, task := range rest {
+			if task.ID > first.Items[3].ID && task.ID != next {
+				want = append(want, task.ID)
+			}
+		}
+		want = append(want, added.ID)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("the later pages = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("bad cursors", func(t *testing.T) {
+		conv := "MTcwMDAwMDAwMDAwMDAwMC4x" // a conversation cursor, "1700000000000000.1"
+		for _, c := range []string{"not-a-cursor", conv, "bTE" /* a message cursor */, "dDA" /* t0 */} {
+			var fe *tasks.FieldError
+			if _, err := s.ListTasksPage(ctx, user, tasks.StatusAll, 2, c); !errors.As(err, &fe) || fe.Field != "cursor" {
+				t.Errorf("cursor %q: %v, want invalid cursor", c, err)
+			}
+		}
+	})
+}

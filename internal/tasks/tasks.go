@@ -69,6 +69,10 @@ type TaskUpdate struct {
 type Store interface {
 	CreateTask(ctx context.Context, userID, title, description string, rec *CallRecord) (Task, error)
 	ListTasks(ctx context.Context, userID string, status Status) ([]Task, error)
+	// ListTasksPage returns a page of the tasks ListTasks returns, in the
+	// same order: at most limit of them, after cursor (the Next of the
+	// previous page of the same listing; "" for the first).
+	ListTasksPage(ctx context.Context, userID string, status Status, limit int, cursor string) (Page[Task], error)
 	CompleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
 	DeleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
 	UpdateTask(ctx context.Context, userID string, id int64, u TaskUpdate, rec *CallRecord) (Task, error)
@@ -112,6 +116,22 @@ func (s *Service) List(ctx context.Context, userID string, status Status) ([]Tas
 		status = StatusAll
 	}
 	return s.store.ListTasks(ctx, userID, status)
+}
+
+// ListPage returns a page of the user's tasks matching status, oldest
+// first: at most limit (1 or more) of them, after cursor, the Next of the
+// previous page of the same listing ("" for the first).
+func (s *Service) ListPage(ctx context.Context, userID string, status Status, limit int, cursor string) (Page[Task], error) {
+	if _, err := ParseStatus(string(status)); err != nil {
+		return Page[Task]{}, err
+	}
+	if status == "" {
+		status = StatusAll
+	}
+	if limit < 1 {
+		return Page[Task]{}, Invalid("limit", "must be at least 1")
+	}
+	return s.store.ListTasksPage(ctx, userID, status, limit, cursor)
 }
 
 // Complete marks a task as done. Completing a completed task is not an error.

@@ -15,6 +15,7 @@ import (
 type recorder struct {
 	title, description string
 	update             tasks.TaskUpdate
+	status             tasks.Status
 	calls              int
 }
 
@@ -26,6 +27,11 @@ func (r *recorder) CreateTask(_ context.Context, _, title, description string, _
 func (r *recorder) ListTasks(context.Context, string, tasks.Status) ([]tasks.Task, error) {
 	r.calls++
 	return nil, nil
+}
+func (r *recorder) ListTasksPage(_ context.Context, _ string, status tasks.Status, _ int, _ string) (tasks.Page[tasks.Task], error) {
+	r.calls++
+	r.status = status
+	return tasks.Page[tasks.Task]{}, nil
 }
 func (r *recorder) CompleteTask(context.Context, string, int64, *tasks.CallRecord) (tasks.Task, error) {
 	r.calls++
@@ -86,6 +92,29 @@ func TestParseStatus(t *testing.T) {
 	}
 	if _, err := tasks.ParseStatus("done"); !errors.Is(err, tasks.ErrInvalid) {
 		t.Errorf("ParseStatus(done) = %v, want ErrInvalid", err)
+	}
+}
+
+// A page of tasks is asked of the store only for a known status (empty
+// meaning all) and a limit of at least 1.
+func TestListPageValidates(t *testing.T) {
+	r := &recorder{}
+	svc := tasks.NewService(r)
+	for _, c := range []struct {
+		status tasks.Status
+		limit  int
+		field  string
+	}{{"done", 10, "status"}, {tasks.StatusPending, 0, "limit"}, {tasks.StatusAll, -1, "limit"}} {
+		var fe *tasks.FieldError
+		if _, err := svc.ListPage(context.Background(), "u", c.status, c.limit, ""); !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("ListPage(%q, %d) = %v, want invalid %s", c.status, c.limit, err, c.field)
+		}
+	}
+	if r.calls != 0 {
+		t.Fatalf("%d refused listings reached the store", r.calls)
+	}
+	if _, err := svc.ListPage(context.Background(), "u", "", 1, ""); err != nil || r.status != tasks.StatusAll {
+		t.Fatalf("ListPage with no status = %v, asked the store for %q", err, r.status)
 	}
 }
 

@@ -181,8 +181,21 @@ export class Client {
     await this.request("DELETE", `/conversations/${id}`);
   }
 
+  // tasks returns every task of the listing (status all, pending or
+  // completed), in number order, following next_cursor until it is null:
+  // the panel shows the list whole. It asks for the largest page the
+  // server gives (1000), so that a long list takes few requests.
   async tasks(status) {
-    return (await this.json(`/tasks?${new URLSearchParams({ status })}`)).tasks;
+    const all = [];
+    const q = new URLSearchParams({ status, limit: "1000" });
+    for (;;) {
+      const page = await this.json(`/tasks?${q}`);
+      all.push(...page.tasks);
+      const cursor = page.next_cursor;
+      if (!cursor || cursor === q.get("cursor")) break;
+      q.set("cursor", cursor);
+    }
+    return all;
   }
 
   // chat runs one turn as a stream, calling onEvent(name, data) for each

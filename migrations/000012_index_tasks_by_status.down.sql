@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS tasks_user_id_completed_number_idx;
