@@ -51,35 +51,27 @@ func decodeCursor(s string) (*time.Time, int64, error) {
 	return &t, n, nil
 }
 
-func encodeMessageCursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("m" + strconv.FormatInt(id, 10)))
-}
+func encodeMessageCursor(id int64) string { return encodeKeyCursor("m", id) }
 
 // decodeMessageCursor reads a message cursor: the id the page starts
 // after, 0 for the first page.
-func decodeMessageCursor(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return 0, errBadCursor()
-	}
-	id, ok := strings.CutPrefix(string(b), "m")
-	n, err := strconv.ParseInt(id, 10, 64)
-	if !ok || err != nil || n < 1 || encodeMessageCursor(n) != s {
-		return 0, errBadCursor()
-	}
-	return n, nil
-}
+func decodeMessageCursor(s string) (int64, error) { return decodeKeyCursor("m", s) }
 
-func encodeTaskCursor(number int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("t" + strconv.FormatInt(number, 10)))
-}
+func encodeTaskCursor(number int64) string { return encodeKeyCursor("t", number) }
 
 // decodeTaskCursor reads a task cursor: the number the page starts after,
 // 0 for the first page (task numbers start at 1).
-func decodeTaskCursor(s string) (int64, error) {
+func decodeTaskCursor(s string) (int64, error) { return decodeKeyCursor("t", s) }
+
+// encodeKeyCursor writes the cursor of a list kept in the order of one
+// positive key: kind, a letter of its own, then the key.
+func encodeKeyCursor(kind string, key int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + strconv.FormatInt(key, 10)))
+}
+
+// decodeKeyCursor reads a cursor encodeKeyCursor wrote for kind; "" is
+// the first page (0).
+func decodeKeyCursor(kind, s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
@@ -87,9 +79,9 @@ func decodeTaskCursor(s string) (int64, error) {
 	if err != nil {
 		return 0, errBadCursor()
 	}
-	number, ok := strings.CutPrefix(string(b), "t")
-	n, err := strconv.ParseInt(number, 10, 64)
-	if !ok || err != nil || n < 1 || encodeTaskCursor(n) != s {
+	key, ok := strings.CutPrefix(string(b), kind)
+	n, err := strconv.ParseInt(key, 10, 64)
+	if !ok || err != nil || n < 1 || encodeKeyCursor(kind, n) != s {
 		return 0, errBadCursor()
 	}
 	return n, nil

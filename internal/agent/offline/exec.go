@@ -222,9 +222,14 @@ func markDeleted(list []listedTask, id int64) []listedTask {
 // withoutDeleted returns the tasks of list the conversation has not
 // deleted.
 func withoutDeleted(list []listedTask) []listedTask {
+	return tasksWhere(list, func(t listedTask) bool { return !t.deleted })
+}
+
+// tasksWhere returns the tasks of ts that keep says to keep.
+func tasksWhere(ts []listedTask, keep func(listedTask) bool) []listedTask {
 	var out []listedTask
-	for _, t := range list {
-		if !t.deleted {
+	for _, t := range ts {
+		if keep(t) {
 			out = append(out, t)
 		}
 	}

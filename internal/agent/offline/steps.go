@@ -468,13 +468,7 @@ func idTasks(ids []int64) []listedTask {
 }
 
 func openTasks(ts []listedTask) []listedTask {
-	var out []listedTask
-	for _, t := range ts {
-		if !t.Completed {
-			out = append(out, t)
-		}
-	}
-	return out
+	return tasksWhere(ts, func(t listedTask) bool { return !t.Completed })
 }
 
 func findTask(ts []listedTask, id int64) (listedTask, bool) {
