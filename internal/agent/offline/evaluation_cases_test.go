@@ -280,6 +280,23 @@ var evaluationCases = []evalCase{
 	{kind: "titles", say: []string{"add research and write the report"}, want: []string{"Research and write the report"}},
 	{kind: "titles", say: []string{"add buy a book and read it"}, want: []string{"Buy a book and read it"}},
 
+	// From the review of the rules above: what they must not take.
+	{kind: "except", given: evalList, say: []string{"complete everything except task 9"}, calls: "list_tasks(all)"},
+	{kind: "except", given: evalList, say: []string{"delete all but task 9", "yes"}},
+	{kind: "update", given: evalList, say: []string{"change task 1 to call mom about the deadline"}, want: with(evalList, 1, "Call mom about the deadline")},
+	{kind: "update", given: evalList, say: []string{"rename task 1 to submit before the deadline"}, want: with(evalList, 1, "Submit before the deadline")},
+	{kind: "add", say: []string{"I need to set up a meeting about the deadline"}, want: []string{"Set up a meeting about the deadline"}},
+	{kind: "titles", say: []string{"add buy cat food and water bowl"}, want: []string{"Buy cat food and water bowl"}},
+	{kind: "titles", say: []string{"add buy paper and print cartridges"}, want: []string{"Buy paper and print cartridges"}},
+	{kind: "titles", say: []string{"remind me to buy stamps and post cards"}, want: []string{"Buy stamps and post cards"}},
+	{kind: "titles", say: []string{"add buy snacks and water the plants"}, want: []string{"Buy snacks", "Water the plants"}},
+	{kind: "titles", say: []string{"add put Bob on the guest list"}, want: []string{"Put Bob on the guest list"}},
+	{kind: "titles", say: []string{"add get on the waiting list"}, want: []string{"Get on the waiting list"}},
+	{kind: "titles", say: []string{"remind me to add Sam to the mailing list"}, want: []string{"Add Sam to the mailing list"}},
+	{kind: "titles", say: []string{"add milk to my grocery list"}, want: []string{"Milk"}},
+	{kind: "follow-up", given: evalList, say: []string{"show my tasks", "add buy bread", "delete the first one"}, want: append(gone(evalList, 1), "Buy bread")},
+	{kind: "follow-up", given: evalList, say: []string{"add buy milk and buy eggs", "delete the last one"}, want: append(clone(evalList), "Buy milk")},
+
 	// What is there to do, with a day said.
 	{kind: "list", given: evalList, say: []string{"what do I need to do today?"}, calls: "list_tasks(pending)"},
 	{kind: "list", given: evalList, say: []string{"what have I got to do today?"}, calls: "list_tasks(pending)"},

@@ -106,8 +106,25 @@ var phraseSets = map[string]string{
 	"list": "list|tasks|todo_list|to-do_list|to_do_list|todos|to-dos|todo|to-do|task_list|agenda|reminders|checklist",
 	"yes": "yes|yeah|yep|yup|sure|ok|okay|do_it|go_ahead|please_do|confirm|correct|right|absolutely|" +
 		"of_course|definitely|y|affirmative|sounds_good|go_for_it|yes_please|please|that_right|exactly",
+	// listkind are the lists people keep their tasks in: "put stamps on my
+	// shopping list" adds stamps; "put Bob on the guest list" is a task.
+	"listkind": "shopping|grocery|groceries|reading|errands|errand|work|chores|chore|home|house|household|" +
+		"personal|weekend|daily|weekly|todo|to-do|to_do|task|tasks",
+	"dated": "priority|priorities|due_date|due_dates|deadline|deadlines|due_time|due_day|urgency",
 	"no": "no|nope|nah|don't|do_not|stop|never_mind|nevermind|forget_it|forget_that|leave_it|not_now|" +
 		"no_thanks|no_thank_you|n|wait|hold_on|cancel|abort",
+}
+
+// aboutDates answers a due date or a priority said of a task: tasks have
+// neither. The task must be a reference on its own, which a title that
+// holds a date word is not ("task 2 to call mom about the").
+func aboutDates(c clause) (step, bool) {
+	for _, w := range c.words("task") {
+		if w.low == "to" {
+			return step{}, false
+		}
+	}
+	return step{act: actReply, text: noDatesText}, true
 }
 
 // grammar is the ordered table of what people say.
@@ -126,12 +143,21 @@ var grammar = compileGrammar([]rule{
 		build: chatter("You're welcome! Anything else for your list?")},
 	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, build: reply(noUndoText)},
 	// What the tools cannot do is said plainly, not offered as a task.
-	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish|restore {task}", build: reply(noReopenText)},
+	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish {task}", build: reply(noReopenText)},
 	{pattern: "mark|set|put|move|make {task} as|to|back_to? not_done|not_complete|not_completed|not_finished|undone|incomplete|uncompleted|unfinished|pending|open|active|to_do|todo again?", build: reply(noReopenText)},
-	{pattern: "@update|set|give|make|assign the|a|an? priority|priorities|due_date|due_dates|deadline|deadlines|due_time|due {x}?", build: reply(noDatesText)},
-	{pattern: "@update|set|give|make|assign {x} priority|priorities|due_date|due_dates|deadline|deadlines|due_time {y}?", build: reply(noDatesText)},
-	// "add a deadline for taxes" is a task; "add a deadline to task 3" is not.
-	{pattern: "add|put a|an|the? priority|due_date|deadline|due_time to|on|onto {task}", build: reply(noDatesText)},
+	// A due date or a priority, said of a task: "set the due date of task
+	// 3 to friday", "give the dentist task a deadline", "set task 4
+	// priority to high". A title that holds such a word stays a title:
+	// "change task 2 to call mom about the deadline", "I need to set up a
+	// meeting about the deadline".
+	{pattern: "set|change|update|give|make|assign the|a|an? @dated of|for|on {task} to|: {value}", build: aboutDates},
+	{pattern: "set|change|update|give|make|assign the|a|an? @dated of|for|on {task}", build: aboutDates},
+	// "add a deadline to task 3" is about a task; "add a deadline for
+	// taxes" is one.
+	{pattern: "add|put|attach the|a|an? @dated to|on|onto {task}", build: aboutDates},
+	{pattern: "set|change|update|give|make|assign {task} @dated to|: {value}", build: aboutDates},
+	{pattern: "give|assign {task} a|an|the @dated :? {value}?", build: aboutDates},
+	{pattern: "set|give|make|assign|add|put a|an|the? @dated", alone: true, build: reply(noDatesText)},
 	{pattern: "@yes", alone: true, build: only(actYes)},
 	{pattern: "@no", alone: true, build: only(actNo)},
 
@@ -194,7 +220,7 @@ var grammar = compileGrammar([]rule{
 	// Adding.
 	{pattern: "@add {items}", build: add},
 	{pattern: "put {items} on|in|onto|to my|the? @list", build: add},
-	{pattern: "put {items} on|in|onto|to my|the|our {name} list", build: add},
+	{pattern: "put {items} on|in|onto|to my|the|our @listkind list", build: add},
 	{pattern: "put on|onto|in my|the? @list :? {items}", build: add},
 	{pattern: "make|set_up|start|open a|an|another? new? task|todo|to-do|reminder|item|entry {items}", build: add},
 	{pattern: "new|another task|todo|to-do|reminder|item|entry :? {items}", build: add},

@@ -60,8 +60,12 @@ func (e *executor) act(s step, targets []listedTask) {
 		}
 	case actDelete:
 		if s.ref.kind == refAll && s.ref.status == "all" && len(targets) > 1 {
+			what := fmt.Sprintf("all %d of your tasks", len(targets))
+			if len(s.ref.except) > 0 {
+				what = fmt.Sprintf("these %d tasks", len(targets))
+			}
 			e.ask(question{act: actDelete, candidates: targets, confirm: true},
-				fmt.Sprintf("That would delete all %d of your tasks:\n%s\nShould I? Say \"yes\" to delete them.", len(targets), taskLines(targets)))
+				fmt.Sprintf("That would delete %s:\n%s\nShould I? Say \"yes\" to delete them.", what, taskLines(targets)))
 			return
 		}
 		for _, t := range targets {
@@ -264,6 +268,10 @@ func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
 		switch x.kind {
 		case refIDs:
 			for _, id := range x.ids {
+				if _, found := findTask(listed, id); !found {
+					e.say("You have no task %d to leave out, so I left your list as it was.", id)
+					return nil, false
+				}
 				out[id] = true
 			}
 		case refName:
@@ -311,18 +319,22 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 }
 
 // resolveFocus finds what "it", "both" or "the second one" points at:
-// among what the conversation is about, or, for a place in a list, among
-// the list last shown ("show my tasks", "add bread", "delete the second
-// one"). A task deleted since is said to be gone, and never offered.
+// among what the conversation is about, or, for a place in a list when
+// that is one task, among the list last shown ("show my tasks", "add
+// bread", "delete the second one"). A task deleted since is said to be
+// gone, and never offered.
 func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 	focus, ok := e.currentFocus()
 	if !ok {
 		return nil, false
 	}
-	targets, ok := pickFromFocus(focus, s.ref)
-	if !ok && s.ref.kind == refOrdinal {
-		targets, ok = pickFromFocus(e.shown, s.ref)
+	var targets []listedTask
+	if s.ref.kind == refOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
+		// One task added or changed since a list was shown: a place in a
+		// list is a place in that one, the first as much as the second.
+		focus = e.shown
 	}
+	targets, ok = pickFromFocus(focus, s.ref)
 	if !ok {
 		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
 		return nil, false

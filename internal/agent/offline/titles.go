@@ -59,20 +59,30 @@ func add(c clause) (step, bool) {
 // stripListTail takes off a tail that names the list a task goes on:
 // "to my shopping list", "on the work list", "onto my reading list". The
 // list is one (taskchat keeps one per person), so the name adds nothing.
+// Only the kinds of list people keep tasks in: "put Bob on the guest list"
+// and "get on the waiting list" are tasks about another list.
 func stripListTail(ws []word) []word {
 	n := len(ws)
 	if n < 4 || ws[n-1].low != "list" {
 		return ws
 	}
-	for j := n - 3; j >= max(1, n-5); j-- {
-		if listPrepositions[ws[j].low] && (ws[j+1].low == "my" || ws[j+1].low == "the" || ws[j+1].low == "our") {
-			return stripTrailing(ws[:j], addTails)
+	for _, kind := range listKinds {
+		at := n - 1 - len(kind) // where the kind starts, before "list"
+		if at < 3 || !listPrepositions[ws[at-2].low] || !listOwners[ws[at-1].low] {
+			continue
+		}
+		if m, ok := matchPhrase(kind, ws, at); ok && at+m == n-1 {
+			return stripTrailing(ws[:at-2], addTails)
 		}
 	}
 	return ws
 }
 
-var listPrepositions = wordSet("to on onto in into")
+var (
+	listPrepositions = wordSet("to on onto in into")
+	listOwners       = wordSet("my the our")
+	listKinds        = phrases(phraseSets["listkind"])
+)
 
 // addFrameOnly are words that, alone after an add word, name no task.
 var addFrameOnly = wordSet("task tasks todo to-do item reminder something one it this that")
@@ -136,20 +146,28 @@ func splitItems(text string, plural bool) []string {
 // and "buy a book and read it" stay one task.
 func startsTask(before, after string) bool {
 	b, a := splitWords(before), splitWords(after)
-	if len(b) < 2 || len(a) < 2 || !taskVerbs[a[0].low] {
+	if len(b) < 2 || len(a) < 2 || objectPronouns[a[1].low] {
 		return false
 	}
-	return !objectPronouns[a[1].low]
+	return taskVerbs[a[0].low] || nounVerbs[a[0].low] && determiners[a[1].low]
 }
 
 // taskVerbs begin tasks ("book a table", "call the bank"). Verbs that also
 // end a pair of verbs on one object ("pick up and drop off") are left out,
 // and so are those that often go on with the same task ("call the plumber and
 // ask about the leak").
-var taskVerbs = wordSet("book buy call email e-mail text phone pay send schedule clean fix walk feed water " +
-	"order renew wash visit meet prepare return cancel mail post collect finish submit sign print " +
-	"cook bake repair replace update write file review plan organize organise " +
-	"tidy vacuum mow iron pack unpack recycle invite")
+var taskVerbs = wordSet("buy call email e-mail phone pay send schedule fix walk renew wash visit meet prepare " +
+	"cancel collect finish submit bake repair replace write organize organise tidy vacuum mow unpack recycle invite")
+
+// nounVerbs are verbs that are nouns as often: "buy cat food and water
+// bowl", "buy paper and print cartridges" are one task. They start one
+// only before a determiner: "water the plants", "book a table", "file my
+// taxes".
+var (
+	nounVerbs = wordSet("book water print file post cook iron plan text order return review mail sign pack " +
+		"update feed clean check")
+	determiners = wordSet("a an the my our your his her their some this that these those")
+)
 
 // objectPronouns after a verb point back into the same task: "buy a
 // book and read it", "call mom and text her".
