@@ -66,11 +66,12 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any)
 	if err := exactMembers(json.NewDecoder(bytes.NewReader(body)), reflect.TypeOf(dst)); err != nil {
 		return decodeError(err, maxBytes)
 	}
-	if _, ok := tasks.StorableJSON(body); !ok {
+	if !tasks.JSONBAccepts(body) {
 		// encoding/json would silently turn an escaped lone surrogate
-		// ("\ud800") into U+FFFD too. StorableJSON finds it, as it does in
-		// a model's tool arguments; the numbers it refuses (1e999999) are
-		// out of range of every member taskchat reads.
+		// ("\ud800") into U+FFFD too. The body is valid UTF-8 and JSON by
+		// now; JSONBAccepts finds the surrogate, as StorableJSON does in a
+		// model's tool arguments, and the numbers it refuses (1e999999)
+		// are out of range of every member taskchat reads.
 		return apiErr(codeInvalidRequest, `The body escapes a lone UTF-16 surrogate (such as "\ud800"), which is not valid UTF-8, or holds a number out of range.`)
 	}
 	return nil

@@ -124,7 +124,7 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, status tasks.S
 		return tasks.Page[tasks.Task]{}, err
 	}
 	var rows pgx.Rows
-	if status == tasks.StatusAll || status == "" {
+	if status == tasks.StatusAll {
 		rows, err = s.pool.Query(ctx, listTasksPage, userID, after, limit+1)
 	} else {
 		rows, err = s.pool.Query(ctx, listTasksPageByStatus, userID, after, limit+1, status == tasks.StatusCompleted)

@@ -53,6 +53,14 @@ func replaceNULs(raw []byte, nuls []int) []byte {
 	return out
 }
 
+// JSONBAccepts reports whether valid JSON holds nothing jsonb refuses but
+// escaped NULs (which StorableJSON rewrites): no lone surrogate, no number
+// past numeric's range.
+func JSONBAccepts(valid []byte) bool {
+	_, ok := jsonbAccepts(valid)
+	return ok
+}
+
 // jsonbAccepts reports whether valid JSON raw has only surrogates that pair
 // up and numbers within numeric's range, and where it escapes a NUL.
 func jsonbAccepts(raw []byte) (nuls []int, ok bool) {

@@ -109,11 +109,9 @@ func (s *Service) Add(ctx context.Context, userID, title, description string, re
 
 // List returns the user's tasks matching status, oldest first.
 func (s *Service) List(ctx context.Context, userID string, status Status) ([]Task, error) {
-	if _, err := ParseStatus(string(status)); err != nil {
+	status, err := ParseStatus(string(status))
+	if err != nil {
 		return nil, err
-	}
-	if status == "" {
-		status = StatusAll
 	}
 	return s.store.ListTasks(ctx, userID, status)
 }
@@ -122,11 +120,9 @@ func (s *Service) List(ctx context.Context, userID string, status Status) ([]Tas
 // first: at most limit (1 or more) of them, after cursor, the Next of the
 // previous page of the same listing ("" for the first).
 func (s *Service) ListPage(ctx context.Context, userID string, status Status, limit int, cursor string) (Page[Task], error) {
-	if _, err := ParseStatus(string(status)); err != nil {
+	status, err := ParseStatus(string(status))
+	if err != nil {
 		return Page[Task]{}, err
-	}
-	if status == "" {
-		status = StatusAll
 	}
 	if limit < 1 {
 		return Page[Task]{}, Invalid("limit", "must be at least 1")
