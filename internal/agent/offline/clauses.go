@@ -187,12 +187,7 @@ var exceptionWords = phrases("except|except_for|but|but_not|besides|other_than|a
 // dentist but keep the gym", "add buy everything but the sink").
 func parseException(sentence string, ws []word, whole bool) (step, bool) {
 	for k := 1; k < len(ws)-1; k++ {
-		n := 0
-		for _, ph := range exceptionWords {
-			if m, ok := matchPhrase(ph, ws, k); ok && m > n {
-				n = m
-			}
-		}
+		n := longestPhrase(exceptionWords, ws, k)
 		if n == 0 {
 			continue
 		}
@@ -303,12 +298,7 @@ func asksYesOrNo(ws []word) bool {
 // "rename it" is no clause of its own.
 func fillerOnly(ws []word) bool {
 	for len(ws) > 0 {
-		n := 0
-		for _, ph := range leadIns {
-			if k, ok := matchPhrase(ph, ws, 0); ok && k > n {
-				n = k
-			}
-		}
+		n := longestPhrase(leadIns, ws, 0)
 		if n == 0 {
 			return false
 		}

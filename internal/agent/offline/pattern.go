@@ -126,21 +126,29 @@ func matchPhrase(ph []string, ws []word, at int) (int, bool) {
 	return len(ph), true
 }
 
+// longestPhrase returns how many words of ws, from at, the longest phrase
+// of set that stands there covers; 0 when none does.
+func longestPhrase(set [][]string, ws []word, at int) int {
+	n := 0
+	for _, ph := range set {
+		if k, ok := matchPhrase(ph, ws, at); ok && k > n {
+			n = k
+		}
+	}
+	return n
+}
+
 // stripLeading removes any of the phrases from the start of ws, as often
 // as they follow one another, never leaving it empty.
 func stripLeading(ws []word, set [][]string) []word {
-	for {
-		n := 0
-		for _, ph := range set {
-			if k, ok := matchPhrase(ph, ws, 0); ok && k > n && k < len(ws) {
-				n = k
-			}
-		}
+	for len(ws) > 1 {
+		n := longestPhrase(set, ws[:len(ws)-1], 0) // never the last word
 		if n == 0 {
-			return ws
+			break
 		}
 		ws = ws[n:]
 	}
+	return ws
 }
 
 // stripTrailing removes any of the phrases from the end of ws, as often as

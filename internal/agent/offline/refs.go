@@ -136,11 +136,11 @@ func idsRef(ws []word) (ref, bool) {
 		switch {
 		case isRangeWord(w) && len(ids) > 0 && i+1 < len(ws):
 			// "3 through 5": the numbers between; the last is read next.
-			from, to := ids[len(ids)-1], taskNumber(ws[i+1])
-			if to <= from || to-from > maxRefIDs {
+			between, ok := numbersBetween(ids[len(ids)-1], taskNumber(ws[i+1]))
+			if !ok {
 				return ref{}, false
 			}
-			for n := from + 1; n < to; n++ {
+			for _, n := range between[1 : len(between)-1] {
 				add(n)
 			}
 		case !refFiller[w.low] && w.low != "both" && w.low != "":
@@ -171,20 +171,29 @@ func taskNumber(w word) int64 {
 	return 0
 }
 
+// numbersBetween returns the task numbers from a to b, both included, when
+// that is a range one reference may name.
+func numbersBetween(a, b int64) ([]int64, bool) {
+	if a <= 0 || b <= a || b-a >= maxRefIDs {
+		return nil, false
+	}
+	out := make([]int64, 0, b-a+1)
+	for n := a; n <= b; n++ {
+		out = append(out, n)
+	}
+	return out, true
+}
+
 // numberList reads a word made of task numbers: "3", "#3,#4", "1,2,3",
 // and the range "4-6".
 func numberList(low string) ([]int64, bool) {
 	if from, to, ok := strings.Cut(strings.ReplaceAll(low, "–", "-"), "-"); ok {
 		a, errA := strconv.ParseInt(strings.TrimPrefix(from, "#"), 10, 64)
 		b, errB := strconv.ParseInt(strings.TrimPrefix(to, "#"), 10, 64)
-		if errA != nil || errB != nil || a <= 0 || b <= a || b-a >= maxRefIDs {
+		if errA != nil || errB != nil {
 			return nil, false
 		}
-		var out []int64
-		for n := a; n <= b; n++ {
-			out = append(out, n)
-		}
-		return out, true
+		return numbersBetween(a, b)
 	}
 	var out []int64
 	for _, part := range strings.Split(low, ",") {

@@ -288,12 +288,7 @@ func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
 			return nil, false
 		}
 	}
-	var kept []listedTask
-	for _, t := range targets {
-		if !out[t.ID] {
-			kept = append(kept, t)
-		}
-	}
+	kept := tasksWhere(targets, func(t listedTask) bool { return !out[t.ID] })
 	if len(kept) == 0 {
 		e.say("Leaving those out, there was nothing left to %s.", actionVerbs[s.act])
 		return nil, false

@@ -196,21 +196,11 @@ var (
 
 // cutAt splits s at every match of sep outside quotes.
 func cutAt(s string, sep *regexp.Regexp) []string {
-	var out []string
-	from := 0
-	quoted := quotedSpans(s)
-	for _, loc := range sep.FindAllStringIndex(s, -1) {
-		if inside(quoted, loc[0]) {
-			continue
-		}
-		out = append(out, s[from:loc[0]])
-		from = loc[1]
-	}
-	return append(out, s[from:])
+	return cutWhere(s, sep, func(string, string) bool { return true })
 }
 
 // cutWhere splits s at the matches of sep outside quotes where two says
-// the parts either side are two.
+// the parts either side of the match are two.
 func cutWhere(s string, sep *regexp.Regexp, two func(before, after string) bool) []string {
 	var out []string
 	from := 0
