@@ -70,7 +70,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest: -gc-headroom must be 0 or more MiB")
 		os.Exit(2)
 	}
-	if strings.TrimSpace(os.Getenv("GOGC")) != "" { // as in cmd/server: a GOGC set rules alone
+	gogc := strings.TrimSpace(os.Getenv("GOGC"))
+	if gogc != "" { // as in cmd/server: a GOGC set rules alone
 		flag.Visit(func(f *flag.Flag) {
 			if f.Name == "gc-headroom" && *role == "driver" {
 				fmt.Fprintln(os.Stderr, "loadtest: set GOGC or -gc-headroom, not both")
@@ -90,7 +91,7 @@ func main() {
 		err = runFloor(*db, *modelURL, *certFile, *cpuProfile)
 	default:
 		err = drive(*db, options{users: *users, turns: *turns, concurrency: *concurrency, streams: *streams,
-			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile, pgbouncer: *pgbouncer, floor: *floor, gcHeadroom: *gcHeadroom})
+			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile, pgbouncer: *pgbouncer, floor: *floor, gcHeadroom: *gcHeadroom, gogc: gogc})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
@@ -106,6 +107,7 @@ type options struct {
 	pgbouncer                          string // host:port; "" for PostgreSQL directly
 	floor                              bool   // the hand-written floor instead of taskchat
 	gcHeadroom                         int    // MiB; see gctune
+	gogc                               string // GOGC from the environment, which rules alone when set
 }
 
 // drive runs the whole measurement and prints the report.
@@ -446,8 +448,8 @@ func report(w io.Writer, o options, load loadResult, st serverStats, db dbUse, i
 		commit = "synchronous_commit=off (diagnostic)"
 	}
 	gc := fmt.Sprintf("GC headroom %d MiB", o.gcHeadroom)
-	if v := strings.TrimSpace(os.Getenv("GOGC")); v != "" {
-		gc = "GOGC=" + v
+	if o.gogc != "" {
+		gc = "GOGC=" + o.gogc
 	} else if o.gcHeadroom == 0 {
 		gc = "GOGC=100"
 	}

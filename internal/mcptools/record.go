@@ -14,8 +14,9 @@ import (
 // in-process client of these servers, tells a tool which turn a call
 // belongs to: the key of its tasks.CallRecord (see CallMeta). A task
 // change made for such a call is recorded as that call in the same
-// transaction, and is made only while the turn holds its conversation. The servers of this package are reached
-// only in process; a server exposed to outside clients must not honour it.
+// transaction, and is made only while the turn holds its conversation.
+// The servers of this package are reached only in process; a server
+// exposed to outside clients must not honour it.
 const CallMetaKey = "taskchat.dev/call"
 
 // CallMeta is the _meta of a call made for rec on userID's server, and

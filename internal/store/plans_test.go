@@ -115,17 +115,32 @@ func TestConversationPagesReadOnlyThemselves(t *testing.T) {
 		ORDER BY updated_at DESC, id DESC OFFSET $1 LIMIT 1`, n-2*limit).Scan(&deep, &deepID); err != nil {
 		t.Fatal(err)
 	}
-	pages := []struct{ name, types, sql, args string }{
+	checkPagesRead(t, pool, true, "conversations", limit, []pageStatement{
 		{"first page", "text, int", store.ListConversationsFirst, fmt.Sprintf("'many', %d", limit+1)},
 		{"a page near the end", "text, int, timestamptz, bigint", store.ListConversationsAfter,
 			fmt.Sprintf("'many', %d, '%s', %d", limit+1, deep.Format(time.RFC3339Nano), deepID)},
-	}
+	}, nil)
+}
+
+// pageStatement is a statement that reads a page, its parameters' types
+// and the arguments it is explained with.
+type pageStatement struct{ name, types, sql, args string }
+
+// checkPagesRead explains each page's statement, custom plan and generic,
+// and fails when a scan of relation reads more than about two pages of
+// limit rows; check, when not nil, looks at each plan too.
+func checkPagesRead(t *testing.T, pool *pgxpool.Pool, fromIndexes bool, relation string, limit int, pages []pageStatement, check func(*testing.T, planNode)) {
+	t.Helper()
 	for _, p := range pages {
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			t.Run(p.name+" "+mode, func(t *testing.T) {
-				for _, s := range scans(explainAs(t, pool, mode, p.types, p.sql, p.args)) {
-					if read := s.ActualRows + s.RemovedByFilter; s.Relation == "conversations" && read > 2*limit+2 {
-						t.Errorf("%s on conversations read %v rows for a page of %d", s.Type, read, limit)
+				plan := explainWith(t, pool, fromIndexes, mode, p.types, p.sql, p.args)
+				if check != nil {
+					check(t, plan)
+				}
+				for _, s := range scans(plan) {
+					if read := s.ActualRows + s.RemovedByFilter; s.Relation == relation && read > float64(2*limit+2) {
+						t.Errorf("%s on %s read %v rows for a page of %d", s.Type, relation, read, limit)
 					}
 				}
 			})
@@ -166,29 +181,18 @@ func TestTaskPagesReadOnlyThemselves(t *testing.T) {
 		return number
 	}
 	all, byStatus := "text, bigint, int", "text, bigint, int, boolean"
-	pages := []struct{ name, types, sql, args string }{
+	checkPagesRead(t, pool, false, "tasks", limit, []pageStatement{
 		{"all, first page", all, store.ListTasksPage, fmt.Sprintf("'many', 0, %d", limit+1)},
 		{"all, a page near the end", all, store.ListTasksPage, fmt.Sprintf("'many', %d, %d", deep("true"), limit+1)},
 		{"pending, first page", byStatus, store.ListTasksPageByStatus, fmt.Sprintf("'many', 0, %d, false", limit+1)},
 		{"pending, a page near the end", byStatus, store.ListTasksPageByStatus, fmt.Sprintf("'many', %d, %d, false", deep("NOT completed"), limit+1)},
 		{"completed, first page", byStatus, store.ListTasksPageByStatus, fmt.Sprintf("'many', 0, %d, true", limit+1)},
 		{"completed, a page near the end", byStatus, store.ListTasksPageByStatus, fmt.Sprintf("'many', %d, %d, true", deep("completed"), limit+1)},
-	}
-	for _, p := range pages {
-		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-			t.Run(p.name+" "+mode, func(t *testing.T) {
-				plan := explainWith(t, pool, false, mode, p.types, p.sql, p.args)
-				if plan.ActualRows != limit+1 {
-					t.Errorf("the page has %v tasks, want %d", plan.ActualRows, limit+1)
-				}
-				for _, s := range scans(plan) {
-					if read := s.ActualRows + s.RemovedByFilter; s.Relation == "tasks" && read > 2*limit+2 {
-						t.Errorf("%s on tasks read %v rows for a page of %d", s.Type, read, limit)
-					}
-				}
-			})
+	}, func(t *testing.T, plan planNode) {
+		if plan.ActualRows != limit+1 {
+			t.Errorf("the page has %v tasks, want %d", plan.ActualRows, limit+1)
 		}
-	}
+	})
 }
 
 // planNode is the part of an EXPLAIN (ANALYZE, FORMAT JSON) node we check.

@@ -185,9 +185,10 @@ func pause(ctx context.Context, d time.Duration) error {
 // old. Of the $2 it picks, it deletes the oldest whose messages come to at
 // most $3 together, and always the first: a conversation is never split.
 // No conversation's messages are counted past $3 + 1, which is enough to
-// know it does not fit. Deleting the calls here spares the detaching update that deleting the
-// conversation alone would make each of them (see migration 000005): they
-// are as old as it is, so the next statement would delete them anyway.
+// know it does not fit. Deleting the calls here spares the detaching
+// update that deleting the conversation alone would make each of them
+// (see migration 000005): they are as old as it is, so the next statement
+// would delete them anyway.
 // It returns how many it deleted, how many it picked, and how many of
 // those it left for the next statement.
 const deleteOldConversations = `
