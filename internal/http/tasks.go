@@ -22,8 +22,8 @@ const (
 )
 
 // handleTasksList answers the user's tasks in number order, filtered by
-// ?status=, a page at a time: no answer is unbounded, however many tasks
-// the user has.
+// ?status= and searched by the words of ?query=, a page at a time: no answer
+// is unbounded, however many tasks the user has.
 func handleTasksList(log *slog.Logger, svc *tasks.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, err := query(r)
@@ -41,7 +41,8 @@ func handleTasksList(log *slog.Logger, svc *tasks.Service) http.Handler {
 			writeError(w, r, log, err)
 			return
 		}
-		page, err := svc.ListPage(r.Context(), userFrom(r.Context()), status, limit, q.Get("cursor"))
+		f := tasks.Filter{Status: status, Query: q.Get("query")}
+		page, err := svc.ListPage(r.Context(), userFrom(r.Context()), f, limit, q.Get("cursor"))
 		if err != nil {
 			writeError(w, r, log, err)
 			return

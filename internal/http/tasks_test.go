@@ -129,6 +129,60 @@ func TestTasksArePaginated(t *testing.T) {
 	})
 }
 
+// ?query= lists the tasks whose title or description holds each of its words,
+// in any case, with status, a page at a time; a blank query lists them all.
+func TestTasksListSearches(t *testing.T) {
+	const route = "/api/{user_id}/tasks"
+	pool := storetest.Pool(t)
+	s := mustServerOn(t, pool, offline.New())
+	user := storetest.UserID(t)
+	tok := mustToken(t, user)
+	if _, err := pool.Exec(context.Background(), `
+		INSERT INTO tasks (user_id, title, description, completed)
+		SELECT $1, CASE WHEN g % 50 = 0 THEN 'Call the Dentist' ELSE 'task ' || g END,
+		       CASE WHEN g % 75 = 0 THEN 'about the dentist bill' ELSE '' END, g % 100 = 0
+		FROM generate_series(1, 400) g ORDER BY g`, user); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string][]int64{
+		"query=dentist&limit=3":                     {50, 75, 100, 150, 200, 225, 250, 300, 350, 375, 400},
+		"query=DENTIST+call&limit=3":                {50, 100, 150, 200, 250, 300, 350, 400},
+		"query=bill+dentist&status=pending&limit=3": {75, 150, 225, 375},
+		"query=dentist&status=completed&limit=3":    {100, 200, 300, 400},
+		"query=plumber&limit=3":                     nil,
+		"query=%20%20&limit=1000":                   nil, // every task: checked by count below
+	} {
+		t.Run(q, func(t *testing.T) {
+			var got []int64
+			cursor := ""
+			for pages := 0; pages < 20; pages++ {
+				r := s.do(t, call{method: "GET", path: "/api/" + url.PathEscape(user) + "/tasks?" + q + cursor, token: tok})
+				mustMatchSpec(t, "GET", route, r.status, r.header, r.body)
+				var p taskPage
+				if r.status != 200 || json.Unmarshal(r.body, &p) != nil {
+					t.Fatalf("GET ?%s = %d %s", q, r.status, r.body)
+				}
+				for _, task := range p.Tasks {
+					got = append(got, task.ID)
+				}
+				if p.NextCursor == nil {
+					break
+				}
+				cursor = "&cursor=" + url.QueryEscape(*p.NextCursor)
+			}
+			if strings.HasPrefix(q, "query=%20") {
+				if len(got) != 400 {
+					t.Fatalf("a blank query listed %d tasks, want all 400", len(got))
+				}
+				return
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("GET ?%s, following next_cursor = %v, want %v", q, got, want)
+			}
+		})
+	}
+}
+
 // A limit out of range or a cursor this service did not write for a task
 // list is the client's mistake, 400 naming the field, never a 500.
 func TestTasksListRefusesBadPages(t *testing.T) {
@@ -146,6 +200,8 @@ func TestTasksListRefusesBadPages(t *testing.T) {
 		"cursor=MTcwMDAwMDAwMDAwMDAwMC4x":      "cursor", // a conversation cursor
 		"status=completed&cursor=LTMwMDAwMC4x": "cursor",
 		"status=overdue&cursor=dDE":            "status",
+		"query=" + strings.Repeat("x", 201):    "query",
+		"query=milk%00":                        "query",
 	} {
 		t.Run(q, func(t *testing.T) {
 			r := s.do(t, call{method: "GET", path: "/api/" + url.PathEscape(user) + "/tasks?" + q, token: tok})

@@ -20,7 +20,20 @@ type AddTaskArgs struct {
 // ListTasksArgs are list_tasks' arguments.
 type ListTasksArgs struct {
 	Status string `json:"status,omitempty" jsonschema:"Which tasks to list: all (default), pending or completed."`
+	Query  string `json:"query,omitempty" jsonschema:"Only the tasks whose title or description holds every one of these words, in any case, e.g. dentist. Leave it out for every task."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"At most this many tasks, 1 to 500; 100 when left out."`
+	Cursor string `json:"cursor,omitempty" jsonschema:"The next_cursor of the previous list_tasks result, to read the tasks after it with the same status and query."`
 }
+
+// The tasks one list_tasks answers. A model reads the whole result, so a
+// page must stay a small part of its context however long the list is:
+// 100 tasks as they usually are (a short title, no description) are about
+// 3,000 tokens. A client that wants more asks for up to 500 at a time (the
+// offline model, which reads the whole list to find a task by its title).
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 500
+)
 
 // TaskIDArgs are the arguments of the tools that act on one task.
 type TaskIDArgs struct {
@@ -43,7 +56,8 @@ type TaskResult struct {
 
 // ListTasksResult is list_tasks' result.
 type ListTasksResult struct {
-	Tasks []TaskItem `json:"tasks"`
+	Tasks      []TaskItem `json:"tasks"`
+	NextCursor string     `json:"next_cursor,omitempty" jsonschema:"Present when more tasks match: pass it as cursor, with the same status and query, to read them."`
 }
 
 // TaskItem is one task in a listing.
@@ -65,7 +79,7 @@ var (
 	}
 	listTasksTool = &mcp.Tool{
 		Name:        "list_tasks",
-		Description: "List the user's tasks with their ids, titles and whether they are completed. Use it to answer questions about tasks, and to find a task's id before acting on a task named by its title.",
+		Description: "List the user's tasks, oldest first, with their ids, titles and whether they are completed, at most 100 at a time: when the result has next_cursor, more tasks match, and calling again with it as cursor reads them. Use it to answer questions about tasks, and to find a task's id before acting on a task named by its title (query finds it by words of its title).",
 		Annotations: &mcp.ToolAnnotations{Title: "List tasks", ReadOnlyHint: true, OpenWorldHint: &no},
 		InputSchema: listTasksSchema(),
 	}
@@ -86,14 +100,18 @@ var (
 	}
 )
 
-// listTasksSchema is the inferred schema with the status values spelled out,
-// so a model sees the choices rather than guessing them.
+// listTasksSchema is the inferred schema with the status values and the
+// bounds spelled out, so a model sees the choices rather than guessing
+// them, and a call out of bounds is refused before it runs.
 func listTasksSchema() *jsonschema.Schema {
 	s, err := jsonschema.For[ListTasksArgs](nil)
 	if err != nil {
 		panic(fmt.Sprintf("list_tasks schema: %v", err))
 	}
 	s.Properties["status"].Enum = []any{"all", "pending", "completed"}
+	s.Properties["query"].MaxLength = jsonschema.Ptr(tasks.MaxQueryLen)
+	s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
+	s.Properties["limit"].Maximum = jsonschema.Ptr(float64(MaxListLimit))
 	return s
 }
 
@@ -114,16 +132,16 @@ func (t *tools) addTask(ctx context.Context, req *mcp.CallToolRequest, in AddTas
 }
 
 func (t *tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTasksArgs) (*mcp.CallToolResult, ListTasksResult, error) {
-	status, err := tasks.ParseStatus(in.Status)
+	limit := in.Limit
+	if limit == 0 {
+		limit = DefaultListLimit
+	}
+	page, err := t.svc.ListPage(ctx, t.userID, tasks.Filter{Status: tasks.Status(in.Status), Query: in.Query}, limit, in.Cursor)
 	if err != nil {
 		return nil, ListTasksResult{}, toolError(err)
 	}
-	list, err := t.svc.List(ctx, t.userID, status)
-	if err != nil {
-		return nil, ListTasksResult{}, toolError(err)
-	}
-	out := ListTasksResult{Tasks: make([]TaskItem, len(list))}
-	for i, task := range list {
+	out := ListTasksResult{Tasks: make([]TaskItem, len(page.Items)), NextCursor: page.Next}
+	for i, task := range page.Items {
 		out.Tasks[i] = TaskItem{ID: task.ID, Title: task.Title, Description: task.Description, Completed: task.Completed, CreatedAt: task.CreatedAt}
 	}
 	return nil, out, nil

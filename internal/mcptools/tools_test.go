@@ -3,6 +3,8 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -63,6 +65,71 @@ func TestToolsRoundTrip(t *testing.T) {
 	}
 }
 
+// list_tasks answers a page, 100 tasks unless limit says otherwise, and
+// a next_cursor while more tasks match; following it reads every task
+// once. query picks the tasks by words of their title or description.
+func TestListTasksPages(t *testing.T) {
+	ctx := context.Background()
+	user := storetest.UserID(t)
+	cs := mustSession(t, user)
+	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
+	const n = mcptools.DefaultListLimit + 30
+	for i := 1; i <= n; i++ {
+		title := fmt.Sprintf("task %d", i)
+		if i%40 == 0 {
+			title = fmt.Sprintf("Call the dentist (%d)", i)
+		}
+		if _, err := svc.Add(ctx, user, title, "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(args map[string]any) (ids []float64, calls int) {
+		t.Helper()
+		for calls = 1; ; calls++ {
+			out := mustCall(t, cs, "list_tasks", args)
+			for _, item := range out["tasks"].([]any) {
+				ids = append(ids, item.(map[string]any)["id"].(float64))
+			}
+			next, more := out["next_cursor"].(string)
+			if !more || calls > n {
+				return ids, calls
+			}
+			args = maps.Clone(args)
+			args["cursor"] = next
+		}
+	}
+	first := mustCall(t, cs, "list_tasks", nil)
+	if got := len(first["tasks"].([]any)); got != mcptools.DefaultListLimit || first["next_cursor"] == nil {
+		t.Fatalf("the first call listed %d tasks, next_cursor %v; want %d and a cursor", got, first["next_cursor"], mcptools.DefaultListLimit)
+	}
+	for _, c := range []struct {
+		args  map[string]any
+		want  []float64
+		calls int
+	}{
+		{map[string]any{}, numbers(1, n), 2},
+		{map[string]any{"limit": 7, "status": "pending"}, numbers(1, n), (n + 6) / 7},
+		{map[string]any{"limit": mcptools.MaxListLimit}, numbers(1, n), 1},
+		{map[string]any{"query": "DENTIST call"}, []float64{40, 80, 120}, 1},
+		{map[string]any{"query": "dentist", "limit": 2}, []float64{40, 80, 120}, 2},
+		{map[string]any{"query": "dentist", "status": "completed"}, nil, 1},
+	} {
+		ids, calls := read(c.args)
+		if fmt.Sprint(ids) != fmt.Sprint(c.want) || calls != c.calls {
+			t.Errorf("list_tasks(%v), following next_cursor: %d calls listed %v, want %d calls listing %v", c.args, calls, ids, c.calls, c.want)
+		}
+	}
+}
+
+// numbers returns from, from+1, … to, as JSON numbers decode.
+func numbers(from, to int) []float64 {
+	var out []float64
+	for i := from; i <= to; i++ {
+		out = append(out, float64(i))
+	}
+	return out
+}
+
 func TestToolsEmptyListIsAnArray(t *testing.T) {
 	cs := mustSession(t, storetest.UserID(t))
 	res := mustCallResult(t, cs, "list_tasks", nil)
@@ -117,6 +184,11 @@ func TestToolsRefuseBadArguments(t *testing.T) {
 		{"smuggled user_id", "add_task", map[string]any{"title": "t", "user_id": "someone-else"}, "user_id"},
 		{"smuggled user_id on list", "list_tasks", map[string]any{"user_id": "someone-else"}, "user_id"},
 		{"bad status", "list_tasks", map[string]any{"status": "overdue"}, "status"},
+		{"zero limit", "list_tasks", map[string]any{"limit": 0}, "limit"},
+		{"limit past the most", "list_tasks", map[string]any{"limit": mcptools.MaxListLimit + 1}, "limit"},
+		{"limit as text", "list_tasks", map[string]any{"limit": "ten"}, "limit"},
+		{"foreign cursor", "list_tasks", map[string]any{"cursor": "not-a-cursor"}, "Invalid cursor"},
+		{"long query", "list_tasks", map[string]any{"query": strings.Repeat("q", tasks.MaxQueryLen+1)}, "query"},
 		{"task id as text", "complete_task", map[string]any{"task_id": "three"}, "task_id"},
 		{"missing task id", "delete_task", map[string]any{}, "task_id"},
 		{"zero task id", "delete_task", map[string]any{"task_id": 0}, "Invalid task_id: must be a positive task id."},

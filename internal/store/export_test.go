@@ -1,5 +1,7 @@
 package store
 
+import "github.com/taskchat/taskchat/internal/tasks"
+
 // What the tests of package store_test read of the store's insides.
 const (
 	HistoryMessages  = historyMessages
@@ -7,9 +9,13 @@ const (
 
 	ListConversationsFirst = listConversations
 	ListConversationsAfter = listConversationsAfter
+)
 
-	ListTasksPage         = listTasksPage
-	ListTasksPageByStatus = listTasksPageByStatus
+// The task list's statements without a query, as listTasksPage builds
+// them: of all the tasks, and of the pending or the completed ones.
+var (
+	ListTasksPage, _         = listTasksPage("", tasks.Filter{Status: tasks.StatusAll}, 0, 0)
+	ListTasksPageByStatus, _ = listTasksPage("", tasks.Filter{Status: tasks.StatusPending}, 0, 0)
 )
 
 // PlanFromIndexes is planFromIndexes, for the plan tests.

@@ -88,47 +88,61 @@ func (s *Tasks) ListTasks(ctx context.Context, userID string, status tasks.Statu
 	return list, nil
 }
 
-// listTasksPage reads a page of a user's tasks, and listTasksPageByStatus a
-// page of the pending or the completed ones, in number order after the
-// number $2 (0 for the first page), each from an index that holds the
-// page's tasks in that order: (user_id, number), and (user_id, completed,
-// number) of migration 000012. So a page reads about a page of index
-// entries, custom plan or generic, wherever it is in the list and however
-// few of the user's tasks match (TestTaskPagesReadOnlyThemselves). One
-// statement with the status as "$4 = 'all' OR completed = …" would read,
-// for a page of the few pending tasks of a long list, every completed task
-// in between.
-const (
-	listTasksPage = `
+// listTasksPage builds the statement that reads a page of the tasks f
+// picks, in number order after the number $2 (0 for the first page), at
+// most $3 of them. Each reads from an index that holds the page's tasks in
+// that order: (user_id, number) for all of a user's tasks, (user_id,
+// completed, number) of migration 000012 for the pending or the completed
+// ones. So a page reads about a page of index entries, custom plan or
+// generic, wherever it is in the list and however few of the user's tasks
+// match (TestTaskPagesReadOnlyThemselves). One statement with the status
+// as "$4 = 'all' OR completed = …" would read, for a page of the few
+// pending tasks of a long list, every completed task in between. A query's
+// words are matched against each task the index yields, so a page of a
+// rare word reads the user's tasks up to its last match: a user's list,
+// not the table.
+func listTasksPage(userID string, f tasks.Filter, after int64, limit int) (string, []any) {
+	var sql strings.Builder
+	sql.WriteString(`
 		SELECT ` + taskColumns + `
 		FROM tasks
-		WHERE user_id = $1 AND number > $2
+		WHERE user_id = $1 AND number > $2`)
+	args := []any{userID, after, limit}
+	if f.Status != tasks.StatusAll {
+		args = append(args, f.Status == tasks.StatusCompleted)
+		fmt.Fprintf(&sql, " AND completed = $%d", len(args))
+	}
+	if words := f.Words(); len(words) > 0 {
+		patterns := make([]string, len(words))
+		for i, w := range words {
+			patterns[i] = "%" + likeEscaper.Replace(w) + "%"
+		}
+		args = append(args, patterns)
+		// A word holds no space, so none matches across the two fields.
+		fmt.Fprintf(&sql, " AND title || ' ' || description ILIKE ALL ($%d)", len(args))
+	}
+	sql.WriteString(`
 		ORDER BY number
-		LIMIT $3`
-	listTasksPageByStatus = `
-		SELECT ` + taskColumns + `
-		FROM tasks
-		WHERE user_id = $1 AND completed = $4 AND number > $2
-		ORDER BY number
-		LIMIT $3`
-)
+		LIMIT $3`)
+	return sql.String(), args
+}
 
-// ListTasksPage returns a page of userID's tasks matching status, in
-// number order: at most limit of them, after cursor, which is opaque to
-// callers. A cursor marks a position in the list (the last task's number),
-// so tasks added, completed or deleted while a client pages never make
-// another task show twice or not at all.
-func (s *Tasks) ListTasksPage(ctx context.Context, userID string, status tasks.Status, limit int, cursor string) (tasks.Page[tasks.Task], error) {
+// likeEscaper makes a word match itself in a LIKE pattern: LIKE's escape
+// character is the backslash.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
+// ListTasksPage returns a page of userID's tasks that f picks, in number
+// order: at most limit of them, after cursor, which is opaque to callers.
+// A cursor marks a position in the list (the last task's number), so tasks
+// added, completed or deleted while a client pages never make another task
+// show twice or not at all.
+func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter, limit int, cursor string) (tasks.Page[tasks.Task], error) {
 	after, err := decodeTaskCursor(cursor)
 	if err != nil {
 		return tasks.Page[tasks.Task]{}, err
 	}
-	var rows pgx.Rows
-	if status == tasks.StatusAll {
-		rows, err = s.pool.Query(ctx, listTasksPage, userID, after, limit+1)
-	} else {
-		rows, err = s.pool.Query(ctx, listTasksPageByStatus, userID, after, limit+1, status == tasks.StatusCompleted)
-	}
+	sql, args := listTasksPage(userID, f, after, limit+1)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return tasks.Page[tasks.Task]{}, translate(err)
 	}

@@ -371,7 +371,7 @@ func TestListTasksPagePaginates(t *testing.T) {
 		t.Helper()
 		cursor := ""
 		for n = 1; ; n++ {
-			page, err := s.ListTasksPage(ctx, user, status, limit, cursor)
+			page, err := s.ListTasksPage(ctx, user, tasks.Filter{Status: status}, limit, cursor)
 			if err != nil || n > 30 || len(page.Items) > limit {
 				t.Fatalf("page %d: %d tasks, %v", n, len(page.Items), err)
 			}
@@ -409,7 +409,7 @@ func TestListTasksPagePaginates(t *testing.T) {
 	}
 
 	t.Run("changes between pages", func(t *testing.T) {
-		first, err := s.ListTasksPage(ctx, user, tasks.StatusPending, 4, "")
+		first, err := s.ListTasksPage(ctx, user, tasks.Filter{Status: tasks.StatusPending}, 4, "")
 		if err != nil || first.Next == "" {
 			t.Fatalf("first page: %v, %v", first, err)
 		}
@@ -427,7 +427,7 @@ func TestListTasksPagePaginates(t *testing.T) {
 		added := mustCreate(t, s, user, "added while paging", nil)
 		var got []int64
 		for cursor := first.Next; cursor != ""; {
-			page, err := s.ListTasksPage(ctx, user, tasks.StatusPending, 4, cursor)
+			page, err := s.ListTasksPage(ctx, user, tasks.Filter{Status: tasks.StatusPending}, 4, cursor)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -452,9 +452,74 @@ func TestListTasksPagePaginates(t *testing.T) {
 		conv := "MTcwMDAwMDAwMDAwMDAwMC4x" // a conversation cursor, "1700000000000000.1"
 		for _, c := range []string{"not-a-cursor", conv, "bTE" /* a message cursor */, "dDA" /* t0 */} {
 			var fe *tasks.FieldError
-			if _, err := s.ListTasksPage(ctx, user, tasks.StatusAll, 2, c); !errors.As(err, &fe) || fe.Field != "cursor" {
+			if _, err := s.ListTasksPage(ctx, user, tasks.Filter{Status: tasks.StatusAll}, 2, c); !errors.As(err, &fe) || fe.Field != "cursor" {
 				t.Errorf("cursor %q: %v, want invalid cursor", c, err)
 			}
 		}
 	})
+}
+
+// A query picks the tasks whose title or description holds each of its
+// words, in any case and any order, as plain text: LIKE's wildcards and
+// escape character in a word match themselves. It pages like any listing
+// and never reads another user's tasks.
+func TestListTasksPageSearches(t *testing.T) {
+	ctx := context.Background()
+	s := newTasks(t)
+	user, other := storetest.UserID(t), storetest.UserID(t)
+	add := func(title, description string) int64 {
+		task, err := s.CreateTask(ctx, user, title, description, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task.ID
+	}
+	dentist := add("Call the DENTIST", "")
+	mom := add("Call mom", "about the dentist bill")
+	sale := add("Check the 50% sale", "")
+	score := add("rename my_file", `C:\temp`)
+	add("Book a table", "Friday")
+	done := add("Dentist appointment", "Tuesday, 9:00")
+	mustComplete(t, s, user, done, nil)
+	if _, err := s.CreateTask(ctx, other, "Call the dentist", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		status tasks.Status
+		query  string
+		want   []int64
+	}{
+		{tasks.StatusAll, "dentist", []int64{dentist, mom, done}},
+		{tasks.StatusAll, "Dentist CALL", []int64{dentist, mom}},
+		{tasks.StatusAll, "call bill", []int64{mom}},
+		{tasks.StatusPending, "dentist", []int64{dentist, mom}},
+		{tasks.StatusCompleted, "dentist", []int64{done}},
+		{tasks.StatusAll, "50%", []int64{sale}},
+		{tasks.StatusAll, "%", []int64{sale}},
+		{tasks.StatusAll, "my_file", []int64{score}},
+		{tasks.StatusAll, "y_f", []int64{score}},
+		{tasks.StatusAll, "_", []int64{score}},
+		{tasks.StatusAll, `c:\temp`, []int64{score}},
+		{tasks.StatusAll, "9:00 tuesday", []int64{done}},
+		{tasks.StatusAll, "dentist friday", nil},
+		{tasks.StatusAll, "plumber", nil},
+	} {
+		var got []int64
+		cursor := ""
+		for range 10 {
+			page, err := s.ListTasksPage(ctx, user, tasks.Filter{Status: c.status, Query: c.query}, 1, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range page.Items {
+				got = append(got, task.ID)
+			}
+			if cursor = page.Next; cursor == "" {
+				break
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s tasks matching %q, a task a page = %v, want %v", c.status, c.query, got, c.want)
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 const (
 	MaxTitleLen       = 200
 	MaxDescriptionLen = 1000
+	MaxQueryLen       = 200
 )
 
 // Task is one item on a user's todo list.
@@ -55,6 +56,18 @@ func ParseStatus(s string) (Status, error) {
 	return "", Invalid("status", `must be one of "all", "pending" or "completed"`)
 }
 
+// Filter picks the tasks a listing holds.
+type Filter struct {
+	Status Status
+	// Query holds words that must each appear, in any case, in a task's
+	// title or description: "dentist", "call mom". Empty, every task
+	// matches.
+	Query string
+}
+
+// Words are the words of the filter's query.
+func (f Filter) Words() []string { return strings.Fields(f.Query) }
+
 // TaskUpdate holds the fields of a task to change; nil leaves a field alone.
 type TaskUpdate struct {
 	Title       *string
@@ -69,10 +82,10 @@ type TaskUpdate struct {
 type Store interface {
 	CreateTask(ctx context.Context, userID, title, description string, rec *CallRecord) (Task, error)
 	ListTasks(ctx context.Context, userID string, status Status) ([]Task, error)
-	// ListTasksPage returns a page of the tasks ListTasks returns, in the
-	// same order: at most limit of them, after cursor (the Next of the
-	// previous page of the same listing; "" for the first).
-	ListTasksPage(ctx context.Context, userID string, status Status, limit int, cursor string) (Page[Task], error)
+	// ListTasksPage returns a page of the tasks f picks, in the order
+	// ListTasks returns them: at most limit of them, after cursor (the Next
+	// of the previous page of the same listing; "" for the first).
+	ListTasksPage(ctx context.Context, userID string, f Filter, limit int, cursor string) (Page[Task], error)
 	CompleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
 	DeleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
 	UpdateTask(ctx context.Context, userID string, id int64, u TaskUpdate, rec *CallRecord) (Task, error)
@@ -116,18 +129,24 @@ func (s *Service) List(ctx context.Context, userID string, status Status) ([]Tas
 	return s.store.ListTasks(ctx, userID, status)
 }
 
-// ListPage returns a page of the user's tasks matching status, oldest
+// ListPage returns a page of the user's tasks that f picks, oldest
 // first: at most limit (1 or more) of them, after cursor, the Next of the
-// previous page of the same listing ("" for the first).
-func (s *Service) ListPage(ctx context.Context, userID string, status Status, limit int, cursor string) (Page[Task], error) {
-	status, err := ParseStatus(string(status))
+// previous page of the same listing ("" for the first). The query is
+// trimmed, its words set apart by single spaces.
+func (s *Service) ListPage(ctx context.Context, userID string, f Filter, limit int, cursor string) (Page[Task], error) {
+	status, err := ParseStatus(string(f.Status))
+	if err != nil {
+		return Page[Task]{}, err
+	}
+	query, err := validString("query", f.Query, false, MaxQueryLen)
 	if err != nil {
 		return Page[Task]{}, err
 	}
 	if limit < 1 {
 		return Page[Task]{}, Invalid("limit", "must be at least 1")
 	}
-	return s.store.ListTasksPage(ctx, userID, status, limit, cursor)
+	f = Filter{Status: status, Query: strings.Join(strings.Fields(query), " ")}
+	return s.store.ListTasksPage(ctx, userID, f, limit, cursor)
 }
 
 // Complete marks a task as done. Completing a completed task is not an error.

@@ -15,7 +15,7 @@ import (
 type recorder struct {
 	title, description string
 	update             tasks.TaskUpdate
-	status             tasks.Status
+	filter             tasks.Filter
 	calls              int
 }
 
@@ -28,9 +28,9 @@ func (r *recorder) ListTasks(context.Context, string, tasks.Status) ([]tasks.Tas
 	r.calls++
 	return nil, nil
 }
-func (r *recorder) ListTasksPage(_ context.Context, _ string, status tasks.Status, _ int, _ string) (tasks.Page[tasks.Task], error) {
+func (r *recorder) ListTasksPage(_ context.Context, _ string, f tasks.Filter, _ int, _ string) (tasks.Page[tasks.Task], error) {
 	r.calls++
-	r.status = status
+	r.filter = f
 	return tasks.Page[tasks.Task]{}, nil
 }
 func (r *recorder) CompleteTask(context.Context, string, int64, *tasks.CallRecord) (tasks.Task, error) {
@@ -96,25 +96,37 @@ func TestParseStatus(t *testing.T) {
 }
 
 // A page of tasks is asked of the store only for a known status (empty
-// meaning all) and a limit of at least 1.
+// meaning all), a storable query of at most MaxQueryLen characters and a
+// limit of at least 1; the query arrives with its words set apart by single
+// spaces.
 func TestListPageValidates(t *testing.T) {
 	r := &recorder{}
 	svc := tasks.NewService(r)
 	for _, c := range []struct {
 		status tasks.Status
+		query  string
 		limit  int
 		field  string
-	}{{"done", 10, "status"}, {tasks.StatusPending, 0, "limit"}, {tasks.StatusAll, -1, "limit"}} {
+	}{
+		{"done", "", 10, "status"},
+		{tasks.StatusPending, "", 0, "limit"},
+		{tasks.StatusAll, "", -1, "limit"},
+		{tasks.StatusAll, strings.Repeat("é", tasks.MaxQueryLen+1), 10, "query"},
+		{tasks.StatusAll, "milk\x00", 10, "query"},
+		{tasks.StatusAll, "\xff", 10, "query"},
+	} {
 		var fe *tasks.FieldError
-		if _, err := svc.ListPage(context.Background(), "u", c.status, c.limit, ""); !errors.As(err, &fe) || fe.Field != c.field {
-			t.Errorf("ListPage(%q, %d) = %v, want invalid %s", c.status, c.limit, err, c.field)
+		f := tasks.Filter{Status: c.status, Query: c.query}
+		if _, err := svc.ListPage(context.Background(), "u", f, c.limit, ""); !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("ListPage(%+v, %d) = %v, want invalid %s", f, c.limit, err, c.field)
 		}
 	}
 	if r.calls != 0 {
 		t.Fatalf("%d refused listings reached the store", r.calls)
 	}
-	if _, err := svc.ListPage(context.Background(), "u", "", 1, ""); err != nil || r.status != tasks.StatusAll {
-		t.Fatalf("ListPage with no status = %v, asked the store for %q", err, r.status)
+	f := tasks.Filter{Query: " call\t  mom \n"}
+	if _, err := svc.ListPage(context.Background(), "u", f, 1, ""); err != nil || r.filter != (tasks.Filter{Status: tasks.StatusAll, Query: "call mom"}) {
+		t.Fatalf("ListPage(%+v) = %v, asked the store for %+v", f, err, r.filter)
 	}
 }
 

@@ -71,6 +71,36 @@ type queued struct {
 	line int // the reply line it fills; -1 for a lookup listing
 	step int
 	act  action
+	// listed holds the earlier pages of a listing: the call reads the
+	// page after them.
+	listed []listedTask
+}
+
+// listPage is how many tasks the model asks list_tasks for at once: the
+// most it answers. The model reads a list whole, a page a round, so a
+// list of up to 4,500 tasks takes no more than the 10 model calls a turn
+// allows by default.
+const listPage = 500
+
+// listCall is the first call of a listing of the tasks with status.
+func listCall(status string) plannedCall {
+	return plannedCall{tool: toolListTasks, args: map[string]any{"status": status, "limit": listPage}}
+}
+
+// nextPage is the call that reads the page after out, the outcome of
+// call; ok is false when out was the last page.
+func nextPage(q queued, out toolOutcome) (queued, bool) {
+	if out.Error != "" || out.NextCursor == "" {
+		return queued{}, false
+	}
+	args := make(map[string]any, len(q.call.args)+1)
+	for k, v := range q.call.args {
+		args[k] = v
+	}
+	args["cursor"] = out.NextCursor
+	q.call = plannedCall{tool: q.call.tool, args: args}
+	q.listed = append(q.listed[:len(q.listed):len(q.listed)], out.Tasks...)
+	return q, true
 }
 
 // plannedCall is a tool call before it gets an id.
@@ -149,24 +179,33 @@ func (e *executor) queue(a action, tool string, args map[string]any) {
 }
 
 // flush ends the batch: it reads the round that holds it, or sends it.
+// A listing with more pages goes on in the next round, until the last.
 func (e *executor) flush() {
-	if len(e.batch) == 0 {
-		return
+	for len(e.batch) > 0 {
+		if e.next >= len(e.rounds) {
+			e.send()
+			return
+		}
+		round := e.rounds[e.next]
+		e.next++
+		if !round.holds(e.batch) {
+			e.broken = true
+			return
+		}
+		batch := e.batch
+		e.batch = nil
+		for i, q := range batch {
+			out := round.outcome(round.calls[i])
+			if next, more := nextPage(q, out); more {
+				e.batch = append(e.batch, next)
+				continue
+			}
+			if q.listed != nil {
+				out.Tasks = append(q.listed, out.Tasks...)
+			}
+			e.record(q, out, round.calls[i])
+		}
 	}
-	if e.next >= len(e.rounds) {
-		e.send()
-		return
-	}
-	round := e.rounds[e.next]
-	e.next++
-	if !round.holds(e.batch) {
-		e.broken = true
-		return
-	}
-	for i, q := range e.batch {
-		e.record(q, round.outcome(round.calls[i]), round.calls[i])
-	}
-	e.batch = nil
 }
 
 func (e *executor) send() {
@@ -267,7 +306,7 @@ func (r toolRound) holds(batch []queued) bool {
 // or the list could not be read.
 func (e *executor) tasks() ([]listedTask, bool) {
 	if !e.fresh {
-		e.batch = append(e.batch, queued{call: plannedCall{tool: toolListTasks, args: map[string]any{"status": "all"}}, line: -1, step: e.step})
+		e.batch = append(e.batch, queued{call: listCall("all"), line: -1, step: e.step})
 		e.flush()
 		if e.stopped() || !e.fresh {
 			return nil, false

@@ -23,7 +23,7 @@ func wantAdd(title string) []wantCall {
 }
 
 func wantList(status string) []wantCall {
-	return []wantCall{{"list_tasks", map[string]any{"status": status}}}
+	return []wantCall{{"list_tasks", map[string]any{"status": status, "limit": float64(listPage)}}}
 }
 
 func wantOnTask(tool string, ids ...int) []wantCall {
@@ -280,7 +280,7 @@ func TestOfflineReadsFollowUpsFromHistory(t *testing.T) {
 
 	listed := []agent.Message{
 		userSays("what's pending?"),
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"status":"pending"}`}}},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"limit":500,"status":"pending"}`}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":2,"title":"Call mom"},{"id":5,"title":"Pay rent"},{"id":9,"title":"Walk the dog"}]}`},
 		{Role: agent.RoleAssistant, Content: "You have 3 pending tasks: …"},
 		userSays("thanks"),
@@ -337,7 +337,7 @@ func BenchmarkOfflineLongConversation(b *testing.B) {
 func TestOfflineNumbersCallsAfterTheHistory(t *testing.T) {
 	history := []agent.Message{
 		userSays("Delete the meeting task"),
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"status":"all"}`}}},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"limit":500,"status":"all"}`}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[]}`},
 		{Role: agent.RoleAssistant, Content: `I couldn't find a task matching "meeting" — want to see your list?`},
 		userSays("yes, show me all my tasks"),
@@ -350,7 +350,7 @@ func TestOfflineNumbersCallsAfterTheHistory(t *testing.T) {
 }
 
 func TestOfflineStreamsText(t *testing.T) {
-	msgs := []agent.Message{userSays("show my tasks"), {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"status":"all"}`}}},
+	msgs := []agent.Message{userSays("show my tasks"), {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"limit":500,"status":"all"}`}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":1,"title":"Buy groceries and milk for the week"},{"id":2,"title":"Call mom"}]}`}}
 	for _, m := range [][]agent.Message{msgs, {userSays("hello")}, {userSays("tell me a joke")}} {
 		resp, chunks := mustStream(t, m...)
@@ -456,7 +456,7 @@ func FuzzOfflineParse(f *testing.F) {
 	// Each message is also said after a listing, so follow-ups resolve.
 	listed := []agent.Message{
 		userSays("what's pending?"),
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"status":"pending"}`}}},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"limit":500,"status":"pending"}`}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":2,"title":"Call mom"},{"id":5,"title":"Pay rent"}]}`},
 		{Role: agent.RoleAssistant, Content: "You have 2 pending tasks."},
 	}

@@ -19,6 +19,8 @@ type toolOutcome struct {
 	TaskID int64        `json:"task_id"`
 	Title  string       `json:"title"`
 	Tasks  []listedTask `json:"tasks"`
+	// NextCursor is set when a listing has a page after this one.
+	NextCursor string `json:"next_cursor"`
 }
 
 // listedTask is one task of a list_tasks result.

@@ -14,7 +14,8 @@ func (e *executor) do(s step) {
 	case actAdd:
 		e.doAdd(s.items)
 	case actList:
-		e.queue(actList, toolListTasks, map[string]any{"status": s.status})
+		call := listCall(s.status)
+		e.queue(actList, call.tool, call.args)
 	case actComplete, actDelete, actUpdate, actNote, actQuery:
 		if s.ref.kind == refNone {
 			e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, nil)
