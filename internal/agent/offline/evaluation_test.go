@@ -34,7 +34,11 @@ func TestEvaluation(t *testing.T) {
 	env := mustEvalEngine(t)
 	type tally struct{ pass, total int }
 	byKind := map[string]*tally{}
-	for i, tc := range append(append([]evalCase{}, evaluationCases...), heldOutCases...) {
+	var cases []evalCase
+	for _, set := range [][]evalCase{evaluationCases, heldOutCases, reviewDialogCases, reviewParsingCases} {
+		cases = append(cases, set...)
+	}
+	for i, tc := range cases {
 		name := fmt.Sprintf("%s/%03d %s", tc.kind, i, strings.Join(tc.say, " → "))
 		problem := env.run(t, tc)
 		k := byKind[tc.kind]
