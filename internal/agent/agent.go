@@ -274,6 +274,7 @@ func (r *run) callTool(ctx context.Context, c Call) (json.RawMessage, bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.lim.ToolTimeout)
 	defer cancel()
+	c.Arguments = withoutNulls(raw) // the record keeps the model's own
 	res, err := r.in.Tools.Call(ctx, c)
 	switch {
 	// A result is the truth even when it came late: a source may finish a
@@ -305,6 +306,35 @@ func (r *run) toolNames() []string {
 // it, against its schema; here it is only checked, not decoded.
 func isObject(raw json.RawMessage) bool {
 	return json.Valid(raw) && bytes.HasPrefix(bytes.TrimLeft(raw, " \t\r\n"), []byte("{"))
+}
+
+// withoutNulls returns the object raw without its members whose value is
+// null. Several models fill every optional argument they leave out with
+// null, meaning "not given"; the tools' schemas, which type them as
+// strings or integers, would refuse the whole call. raw comes back as it
+// is when it holds no null member.
+func withoutNulls(raw json.RawMessage) json.RawMessage {
+	if !bytes.Contains(raw, []byte("null")) {
+		return raw
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return raw
+	}
+	kept := make(map[string]json.RawMessage, len(members))
+	for name, v := range members {
+		if string(v) != "null" {
+			kept[name] = v
+		}
+	}
+	if len(kept) == len(members) {
+		return raw
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 // toolFailure is the result of a failed tool call: {"error": message}.

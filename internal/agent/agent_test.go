@@ -187,6 +187,39 @@ func TestRunToolFailuresBecomeResults(t *testing.T) {
 	}
 }
 
+// An argument a model sets to null is taken as left out, as the models
+// that write one mean it; the record keeps the arguments as the model
+// wrote them.
+func TestRunToolTakesNullAsLeftOut(t *testing.T) {
+	cs := mustTaskTools(t)
+	for _, c := range []struct{ tool, args, want string }{
+		{"add_task", `{"title":"Buy milk","description":null}`, `"title":"Buy milk"`},
+		{"list_tasks", `{"status":null,"query":null,"limit":null,"cursor":null}`, `"tasks":[{`},
+		{"update_task", `{"task_id":1,"title":null,"description":"semi-skimmed"}`, `"title":"Buy milk"`},
+		{"update_task", `{"task_id":1, "title" : null , "description":null}`, "give a new title, a new description, or both"},
+		{"add_task", `{"title":null}`, "title"},
+	} {
+		model := &scripted{script: []Response{callTool("c1", c.tool, c.args), answer("ok")}}
+		res, err := Run(context.Background(), Input{Limits: testLimits(), Model: model, Tools: SessionTools(cs), Message: "x"})
+		if err != nil || len(res.Calls) != 1 {
+			t.Fatalf("%s(%s): err %v, result %+v", c.tool, c.args, err, res)
+		}
+		got := res.Calls[0]
+		if !strings.Contains(string(got.Result), c.want) || string(got.Arguments) != c.args {
+			t.Errorf("%s(%s) = %s (isError %v), recorded with %s; want a result holding %s, recorded as the model wrote it",
+				c.tool, c.args, got.Result, got.IsError, got.Arguments, c.want)
+		}
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_tasks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(list), `"description":"semi-skimmed"`) || strings.Count(string(list), `"title":"Buy milk"`) != 1 {
+		t.Fatalf("tasks after the calls: %s", list)
+	}
+}
+
 func TestRunToolTimeout(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "slow"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
