@@ -13,6 +13,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/rs/cors v1.11.1
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/segmentio/encoding v0.5.4
 	github.com/testcontainers/testcontainers-go v0.45.0

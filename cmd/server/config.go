@@ -47,6 +47,9 @@ type config struct {
 	MCPBurst                int
 	PublicURL               string
 	MCPAuthorizationServers []string
+	// CORSOrigins are the origins whose web pages may call the API from a
+	// browser, as browsers write them, or "*" alone; none for no CORS.
+	CORSOrigins []string
 	// MetricsAddr serves /metrics on a listener of its own; "" for none.
 	MetricsAddr string
 	// TracesURL is the OTLP/HTTP endpoint spans are exported to, from the
@@ -85,6 +88,7 @@ type config struct {
 	PingInterval       time.Duration
 	StreamWriteTimeout time.Duration
 	MaxHeaderBytes     int // a request's headers: a token and then some
+	CORSMaxAge         time.Duration
 	// The lifetime of development tokens: the token command's default,
 	// and that of /auth/dev/token's.
 	TokenTTL time.Duration
@@ -116,6 +120,12 @@ const (
 	defaultMaxConnections = 1024
 	defaultMaxHeaderBytes = 16 << 10 // bearer tokens are at most 8 KiB
 	defaultTokenTTL       = 24 * time.Hour
+	// A browser keeps a preflight's answer this long per page origin and
+	// URL (Chromium at most 2 h, Firefox 24 h). Short, because until it
+	// runs out a page whose origin was struck off still sends its POSTs
+	// and DELETEs, though it can no longer read their answers; and ten
+	// minutes already spare a page that chats all but one preflight a URL.
+	defaultCORSMaxAge = 10 * time.Minute
 	// A provider's key set is fetched again every 10 minutes (as Auth0's
 	// jwks-rsa caches it), so a withdrawn key stops working within that;
 	// a token naming an unknown kid fetches it at once, but at most once a
@@ -321,11 +331,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		StreamWriteTimeout: defaultStreamWrite,
 		MaxHeaderBytes:     defaultMaxHeaderBytes,
 		TokenTTL:           defaultTokenTTL,
+		CORSMaxAge:         defaultCORSMaxAge,
 	}
 	c.Provider = provider(e, c.OpenAI)
 	c.GCHeadroom = gcHeadroom(e)
 	c.LogLevel = logLevel(e)
 	c.MCPAuthorizationServers = authorizationServers(e, c.JWTIssuer)
+	c.CORSOrigins = corsOrigins(e)
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || !isHTTPURL(c.PublicURL) || u.RawQuery != "" || u.Fragment != "" {
 			e.fail("PUBLIC_URL must be the http(s) URL clients reach the server at, such as https://tasks.example.com, got %q", c.PublicURL)
@@ -429,6 +441,90 @@ func authorizationServers(e *envReader, issuer string) []string {
 		servers = append(servers, s)
 	}
 	return servers
+}
+
+// corsOrigins reads CORS_ALLOWED_ORIGINS: "*" alone, or origins separated
+// by commas, each written as a browser writes it in its Origin header so
+// that matching it is comparing two strings (see webOrigin).
+func corsOrigins(e *envReader) []string {
+	v := e.str("CORS_ALLOWED_ORIGINS", "")
+	switch v {
+	case "":
+		return nil
+	case "*":
+		return []string{v}
+	}
+	var origins []string
+	problems := len(e.errs)
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		origin, err := webOrigin(s)
+		if err != nil {
+			e.fail("CORS_ALLOWED_ORIGINS must be * alone, or origins separated by commas, each scheme://host[:port] "+
+				"such as https://app.example.com or http://localhost:5173; %q %v", s, err)
+			continue
+		}
+		origins = append(origins, origin)
+	}
+	if len(origins) == 0 && len(e.errs) == problems {
+		e.fail("CORS_ALLOWED_ORIGINS lists no origin, got %q; leave it unset for none", v)
+	}
+	return origins
+}
+
+// webOrigin is s, an http(s) origin, as browsers serialize it (RFC 6454
+// §6.2, the URL standard): scheme and host in lower case, an IP address in
+// its shortest form, no port when it is the scheme's default, and no "/"
+// after it (a copy from the address bar has one). A path, a query, a user
+// or a host a browser would write otherwise is an error: a browser never
+// sends such an origin, and the entry would match nothing.
+func webOrigin(s string) (string, error) {
+	if s == "*" {
+		return "", errors.New("is allowed only alone, for every origin")
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || u.Opaque != "" || u.Host == "":
+		return "", errors.New("is not an http(s) URL with a host")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", errors.New("is not http or https")
+	case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", errors.New("has more than a scheme, host and port")
+	}
+	host, err := originHost(u.Hostname())
+	if err != nil {
+		return "", err
+	}
+	origin := u.Scheme + "://" + host
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return "", errors.New("has a port out of 1-65535")
+		}
+		if defaultPort := map[string]int{"http": 80, "https": 443}[u.Scheme]; n != defaultPort {
+			origin += ":" + strconv.Itoa(n)
+		}
+	}
+	return origin, nil
+}
+
+// originHost is host as browsers write it in an origin.
+func originHost(host string) (string, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		if ip.To4() != nil {
+			return ip.String(), nil
+		}
+		return "[" + ip.String() + "]", nil
+	}
+	host = strings.ToLower(host)
+	for _, c := range []byte(host) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return "", errors.New("has a host that is not letters, digits, '-', '_' and '.' (write an international name in its xn-- form, as browsers send it)")
+		}
+	}
+	return host, nil
 }
 
 // isPostgresURL reports whether s is a postgres:// or postgresql:// URL.

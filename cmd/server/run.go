@@ -199,6 +199,7 @@ func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tel
 		WriteTimeout: cfg.WriteTimeout,
 		DevLogin:     taskhttp.DevLogin{Enabled: cfg.DevLogin, TTL: cfg.TokenTTL},
 		Telemetry:    tel,
+		CORS:         taskhttp.CORSConfig{AllowedOrigins: cfg.CORSOrigins, MaxAge: cfg.CORSMaxAge},
 
 		MCP: taskhttp.MCPConfig{
 			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst, CachedServers: maxCachedServers,

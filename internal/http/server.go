@@ -36,6 +36,9 @@ type Config struct {
 	Telemetry *telemetry.Telemetry
 	// MCP is how /mcp serves the task tools to outside MCP clients.
 	MCP MCPConfig
+	// CORS is which pages of other origins may call the API; see
+	// allowCrossOrigin.
+	CORS CORSConfig
 }
 
 // StreamConfig is how often a stream pings, and how long one event may take
@@ -51,6 +54,9 @@ func (c Config) validate() error {
 	}
 	if c.DevLogin.Enabled && c.DevLogin.TTL <= 0 {
 		return fmt.Errorf("http: the development login needs a positive token lifetime, got %s", c.DevLogin.TTL)
+	}
+	if err := c.CORS.validate(); err != nil {
+		return err
 	}
 	return c.MCP.validate()
 }
@@ -69,7 +75,7 @@ func NewServer(log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Serv
 	}
 	r := chi.NewRouter()
 	// HEAD is answered wherever GET is (RFC 9110 §9.3.2), by the GET handler.
-	r.Use(writeDeadline(cfg.WriteTimeout), requestID, accessLog(log, cfg.Telemetry), recoverer(log), middleware.GetHead)
+	r.Use(writeDeadline(cfg.WriteTimeout), requestID, accessLog(log, cfg.Telemetry), recoverer(log), allowCrossOrigin(cfg.CORS), middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeProblem(w, apiErr(codeNotFound, "There is no such route."))
 	})
