@@ -21,18 +21,19 @@ type AddTaskArgs struct {
 type ListTasksArgs struct {
 	Status string `json:"status,omitempty" jsonschema:"Which tasks to list: all (default), pending or completed."`
 	Query  string `json:"query,omitempty" jsonschema:"Only the tasks whose title or description holds every one of these words, in any case, e.g. dentist. Leave it out for every task."`
-	Limit  int    `json:"limit,omitempty" jsonschema:"At most this many tasks, 1 to 500; 100 when left out."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"At most this many tasks, 1 to 1000; 100 when left out."`
 	Cursor string `json:"cursor,omitempty" jsonschema:"The next_cursor of the previous list_tasks result, to read the tasks after it with the same status and query."`
 }
 
 // The tasks one list_tasks answers. A model reads the whole result, so a
 // page must stay a small part of its context however long the list is:
 // 100 tasks as they usually are (a short title, no description) are about
-// 3,000 tokens. A client that wants more asks for up to 500 at a time (the
-// offline model, which reads the whole list to find a task by its title).
+// 3,000 tokens. A client that wants more asks for up to 1,000 at a time,
+// as GET /tasks allows (the offline model does, to find a task by its
+// title in the whole list).
 const (
 	DefaultListLimit = 100
-	MaxListLimit     = 500
+	MaxListLimit     = 1000
 )
 
 // TaskIDArgs are the arguments of the tools that act on one task.
@@ -79,7 +80,7 @@ var (
 	}
 	listTasksTool = &mcp.Tool{
 		Name:        "list_tasks",
-		Description: "List the user's tasks, oldest first, with their ids, titles and whether they are completed, at most 100 at a time: when the result has next_cursor, more tasks match, and calling again with it as cursor reads them. Use it to answer questions about tasks, and to find a task's id before acting on a task named by its title (query finds it by words of its title).",
+		Description: "List the user's tasks, oldest first, with their ids, titles and whether they are completed, 100 at a time unless limit says otherwise: when the result has next_cursor, more tasks match, and calling again with it as cursor reads them. Use it to answer questions about tasks, and to find a task's id before acting on a task named by its title (query finds it by words of its title).",
 		Annotations: &mcp.ToolAnnotations{Title: "List tasks", ReadOnlyHint: true, OpenWorldHint: &no},
 		InputSchema: listTasksSchema(),
 	}

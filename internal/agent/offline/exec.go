@@ -68,29 +68,35 @@ type executor struct {
 // queued is a call waiting in the batch, and where its outcome goes.
 type queued struct {
 	call plannedCall
-	line int // the reply line it fills; -1 for a lookup listing
+	line int // the reply line it fills; -1 for a lookup listing only
 	step int
 	act  action
-	// listed holds the earlier pages of a listing: the call reads the
-	// page after them.
+	// lookup marks a listing the steps read the task list from: it is
+	// read whole, a page a round, while a listing only shown stops at its
+	// first page.
+	lookup bool
+	// listed holds the earlier pages of a lookup: the call reads the page
+	// after them.
 	listed []listedTask
 }
 
 // listPage is how many tasks the model asks list_tasks for at once: the
-// most it answers. The model reads a list whole, a page a round, so a
-// list of up to 4,500 tasks takes no more than the 10 model calls a turn
-// allows by default.
-const listPage = 500
+// most it answers. A round holds a page and every later model call reads
+// it again, as a language model would, so a list read whole costs tokens
+// as the square of its pages: shown, a list stops at its first page;
+// looked up, one of about 1,500 tasks of usual titles fits the turn's
+// default 100,000 tokens.
+const listPage = 1000
 
 // listCall is the first call of a listing of the tasks with status.
 func listCall(status string) plannedCall {
 	return plannedCall{tool: toolListTasks, args: map[string]any{"status": status, "limit": listPage}}
 }
 
-// nextPage is the call that reads the page after out, the outcome of
-// call; ok is false when out was the last page.
+// nextPage is the call that reads the page after out, the outcome of q;
+// ok is false when out was the last page, or q a listing only shown.
 func nextPage(q queued, out toolOutcome) (queued, bool) {
-	if out.Error != "" || out.NextCursor == "" {
+	if !q.lookup || out.Error != "" || out.NextCursor == "" {
 		return queued{}, false
 	}
 	args := make(map[string]any, len(q.call.args)+1)
@@ -222,8 +228,10 @@ func (e *executor) send() {
 
 // record reads one call's outcome into the reply and the focus.
 func (e *executor) record(q queued, out toolOutcome, call agent.ToolCall) {
-	if q.line < 0 {
+	if q.lookup {
 		e.listing, e.fresh = out.Tasks, out.Error == ""
+	}
+	if q.line < 0 {
 		if out.Error != "" {
 			e.say("%s", sentence(out.Error))
 		}
@@ -284,17 +292,24 @@ func (e *executor) setFocus(step int, tasks ...listedTask) {
 	e.focus = append(e.focus, tasks...)
 }
 
-// holds reports whether the round made exactly the calls in batch.
+// holds reports whether the round made exactly the calls in batch. A
+// listing recorded without a limit was made before list_tasks answered a
+// page, and answered every task: it holds a listing of the first page.
 func (r toolRound) holds(batch []queued) bool {
 	if len(r.calls) != len(batch) {
 		return false
 	}
 	for i, q := range batch {
-		var got map[string]any
+		var got, wantArgs map[string]any
 		want, _ := json.Marshal(q.call.args)
-		var wantArgs map[string]any
 		_ = json.Unmarshal(want, &wantArgs)
-		if r.calls[i].Name != q.call.tool || json.Unmarshal([]byte(r.calls[i].Arguments), &got) != nil || !reflect.DeepEqual(got, wantArgs) {
+		if r.calls[i].Name != q.call.tool || json.Unmarshal([]byte(r.calls[i].Arguments), &got) != nil {
+			return false
+		}
+		if _, limited := got["limit"]; q.call.tool == toolListTasks && !limited {
+			delete(wantArgs, "limit")
+		}
+		if !reflect.DeepEqual(got, wantArgs) {
 			return false
 		}
 	}
@@ -306,7 +321,13 @@ func (r toolRound) holds(batch []queued) bool {
 // or the list could not be read.
 func (e *executor) tasks() ([]listedTask, bool) {
 	if !e.fresh {
-		e.batch = append(e.batch, queued{call: listCall("all"), line: -1, step: e.step})
+		if n := len(e.batch); n > 0 && e.batch[n-1].act == actList && reflect.DeepEqual(e.batch[n-1].call, listCall("all")) {
+			// Listing every task is already the batch's last call: it is
+			// read whole and serves both, instead of a second listing.
+			e.batch[n-1].lookup = true
+		} else {
+			e.batch = append(e.batch, queued{call: listCall("all"), line: -1, step: e.step, lookup: true})
+		}
 		e.flush()
 		if e.stopped() || !e.fresh {
 			return nil, false

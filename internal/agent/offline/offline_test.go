@@ -334,6 +334,78 @@ func BenchmarkOfflineLongConversation(b *testing.B) {
 	}
 }
 
+// A conversation recorded before list_tasks answered a page holds
+// listings without a limit, which answered every task: read again, they
+// still say which question is open, and "the second one" answers it.
+func TestOfflineReadsListingsRecordedBeforePages(t *testing.T) {
+	history := []agent.Message{
+		userSays("Delete the meeting task"),
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"status":"all"}`}}},
+		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":4,"title":"Team meeting at 10"},{"id":6,"title":"Meeting notes"},{"id":8,"title":"Book the meeting room"}]}`},
+		{Role: agent.RoleAssistant, Content: "3 tasks match \"meeting\": … Which one should I delete?"},
+		userSays("the second one"),
+	}
+	resp, _ := mustStream(t, history...)
+	assertCalls(t, resp.ToolCalls, wantOnTask("delete_task", 6))
+}
+
+// A list shown is its first page, said to be one; a list the steps read
+// from is read to its last page; and one listing serves both when a
+// message shows the list and then acts on a task named by its title.
+func TestOfflinePagesOfAList(t *testing.T) {
+	page := func(from, to int, next string) string {
+		var items []string
+		for i := from; i <= to; i++ {
+			title := fmt.Sprintf("task %d", i)
+			if i == 1500 {
+				title = "Call the dentist"
+			}
+			items = append(items, fmt.Sprintf(`{"id":%d,"title":%q}`, i, title))
+		}
+		if next != "" {
+			return fmt.Sprintf(`{"tasks":[%s],"next_cursor":%q}`, strings.Join(items, ","), next)
+		}
+		return fmt.Sprintf(`{"tasks":[%s]}`, strings.Join(items, ","))
+	}
+	first, second := page(1, listPage, "c1"), page(listPage+1, 1600, "")
+	nextCall := []wantCall{{"list_tasks", map[string]any{"status": "all", "limit": float64(listPage), "cursor": "c1"}}}
+
+	t.Run("shown", func(t *testing.T) {
+		resp := mustRoundTwo(t, "show my tasks", first)
+		if !strings.HasPrefix(resp.Text, fmt.Sprintf("You have more than %d tasks; here are the first %d:\n- [ ] #1 task 1\n", listPage, listPage)) ||
+			strings.Count(resp.Text, "\n") != listPage || len(resp.ToolCalls) != 0 {
+			t.Fatalf("reply %q…, calls %v", resp.Text[:min(len(resp.Text), 120)], resp.ToolCalls)
+		}
+	})
+	t.Run("looked up", func(t *testing.T) {
+		msgs := []agent.Message{userSays("delete the dentist task")}
+		resp, _ := mustStream(t, msgs...)
+		assertCalls(t, resp.ToolCalls, wantList("all"))
+		msgs = afterRound(msgs, resp, first)
+		resp, _ = mustStream(t, msgs...)
+		assertCalls(t, resp.ToolCalls, nextCall)
+		msgs = afterRound(msgs, resp, second)
+		resp, _ = mustStream(t, msgs...)
+		assertCalls(t, resp.ToolCalls, wantOnTask("delete_task", 1500))
+	})
+	t.Run("shown and looked up", func(t *testing.T) {
+		msgs := []agent.Message{userSays("show my tasks and delete the dentist task")}
+		resp, _ := mustStream(t, msgs...)
+		assertCalls(t, resp.ToolCalls, wantList("all"))
+		msgs = afterRound(msgs, resp, first)
+		resp, _ = mustStream(t, msgs...)
+		assertCalls(t, resp.ToolCalls, nextCall)
+		msgs = afterRound(msgs, resp, second)
+		resp, _ = mustStream(t, msgs...)
+		assertCalls(t, resp.ToolCalls, wantOnTask("delete_task", 1500))
+		msgs = afterRound(msgs, resp, `{"task_id":1500,"status":"deleted","title":"Call the dentist"}`)
+		resp, _ = mustStream(t, msgs...)
+		if !strings.HasPrefix(resp.Text, "You have 1600 tasks:") || !strings.HasSuffix(resp.Text, "Deleted task 1500: Call the dentist.") {
+			t.Fatalf("reply %q … %q", resp.Text[:min(len(resp.Text), 60)], resp.Text[max(0, len(resp.Text)-60):])
+		}
+	})
+}
+
 func TestOfflineNumbersCallsAfterTheHistory(t *testing.T) {
 	history := []agent.Message{
 		userSays("Delete the meeting task"),

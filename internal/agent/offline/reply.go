@@ -96,7 +96,7 @@ func confirmCall(call agent.ToolCall, out toolOutcome) string {
 	case toolAddTask:
 		return sentence(fmt.Sprintf("Added task %d: %s", out.TaskID, out.Title))
 	case toolListTasks:
-		return describeList(callArgs(call).Status, out.Tasks)
+		return describeList(callArgs(call).Status, out.Tasks, out.NextCursor != "")
 	case toolCompleteTask:
 		return sentence(fmt.Sprintf("Marked task %d as complete: %s", out.TaskID, out.Title))
 	case toolDeleteTask:
@@ -130,11 +130,18 @@ func callArgs(call agent.ToolCall) callArguments {
 	return a
 }
 
-// describeList writes one task per line with its id and state.
-func describeList(status string, tasks []listedTask) string {
+// describeList writes one task per line with its id and state. more says
+// the listing has tasks after these.
+func describeList(status string, tasks []listedTask, more bool) string {
 	n := len(tasks)
 	var head string
 	switch {
+	case more:
+		noun := map[string]string{"pending": "pending task", "completed": "completed task"}[status]
+		if noun == "" {
+			noun = "task"
+		}
+		head = fmt.Sprintf("You have more than %s; here are the first %d:", plural(n, noun), n)
 	case status == "pending" && n == 0:
 		return "You have no pending tasks — all caught up!"
 	case status == "completed" && n == 0:
