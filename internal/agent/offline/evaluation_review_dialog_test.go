@@ -3,4 +3,32 @@ package offline
 // reviewDialogCases are conversations from the second held-out review
 // (2026-11-26) about the dialogue: answers to a question, follow-ups,
 // corrections, and what "it" and "the first one" mean.
-var reviewDialogCases = []evalCase{}
+var reviewDialogCases = []evalCase{
+	// A place in a list ("the first one") after adds made one by one is a
+	// place among those adds; with one task and no list shown, it is
+	// asked about, never guessed.
+	{kind: "follow-up", say: []string{"add walk the dog", "add feed the cat", "delete the first one"}, want: []string{"-", "Feed the cat"}},
+	{kind: "follow-up", say: []string{"add buy milk", "add buy eggs", "add buy flour", "mark the second one done"},
+		want: []string{"Buy milk", "[x] Buy eggs", "Buy flour"}},
+	{kind: "follow-up", given: dialogCalls, say: []string{"add walk the dog", "add feed the cat", "complete the first one"},
+		want: append(clone(dialogCalls), "[x] Walk the dog", "Feed the cat")},
+	{kind: "follow-up", say: []string{"add walk the dog", "remind me to feed the cat", "delete the last one"}, want: []string{"Walk the dog", "-"}},
+	{kind: "follow-up", say: []string{"add walk the dog", "delete the first one"}, want: []string{"Walk the dog"}, calls: "none"},
+}
+
+var (
+	dialogHome = []string{
+		"Buy groceries",                  // 1
+		"[x] Pay the electricity bill",   // 2
+		"Dentist appointment on Tuesday", // 3
+		"Call mom",                       // 4
+		"Fix the bike",                   // 5
+		"[x] Renew passport",             // 6
+		"Clean the garage",               // 7
+	}
+	dialogCalls = []string{
+		"Call the plumber", // 1
+		"Call the bank",    // 2
+		"Buy milk",         // 3
+	}
+)

@@ -325,10 +325,20 @@ func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 		return nil, false
 	}
 	var targets []listedTask
-	if s.ref.kind == refOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
-		// One task added or changed since a list was shown: a place in a
-		// list is a place in that one, the first as much as the second.
-		focus = e.shown
+	if s.ref.kind == refOrdinal && len(focus) <= 1 {
+		// A place needs a list of two or more: the tasks the last few
+		// turns added (or changed) one by one, else the list last shown
+		// ("show my tasks", "add bread", "delete the first one"). With
+		// neither, "the first one" of one task is asked about.
+		switch {
+		case e.focusStep < 0 && len(e.mem.run) > 1:
+			focus = e.mem.run
+		case len(e.shown) > 1:
+			focus = e.shown
+		default:
+			e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
+			return nil, false
+		}
 	}
 	targets, ok = pickFromFocus(focus, s.ref)
 	if !ok {
