@@ -16,6 +16,13 @@ func only(a action) func(clause) (step, bool) {
 	return func(clause) (step, bool) { return step{act: a}, true }
 }
 
+// refusal reads "keep them" or "don't delete it": a no to acting on
+// tasks pointed at, not named ("keep the receipts" may be a task).
+func refusal(c clause) (step, bool) {
+	r := parseRef(c.words("task"))
+	return step{act: actNo}, r.kind != refNone && r.kind != refName
+}
+
 // onTask reads a request about the tasks in the {task} slot.
 func onTask(a action) func(clause) (step, bool) {
 	return func(c clause) (step, bool) {

@@ -14,6 +14,28 @@ var reviewDialogCases = []evalCase{
 		want: append(clone(dialogCalls), "[x] Walk the dog", "Feed the cat")},
 	{kind: "follow-up", say: []string{"add walk the dog", "remind me to feed the cat", "delete the last one"}, want: []string{"Walk the dog", "-"}},
 	{kind: "follow-up", say: []string{"add walk the dog", "delete the first one"}, want: []string{"Walk the dog"}, calls: "none"},
+
+	// A yes or a no said with more words: what follows it adds nothing,
+	// or is the request asked about, or keeps the tasks.
+	{kind: "confirm", given: dialogHome, say: []string{"delete all my tasks", "yes do it"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete all my tasks", "yep do it"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "yes please do it"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"clear my list", "sure, go ahead"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "yes delete them"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "no, keep them"}, calls: "none"},
+	{kind: "confirm", given: dialogCalls, say: []string{"delete the call task", "none of them"}, calls: "none"},
+	{kind: "confirm", given: dialogCalls, say: []string{"delete the call task", "neither"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"yep do it"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "yes, go ahead and do it"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete all my tasks", "sure thing"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "yes, delete everything"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything except the bike", "yes, delete everything"}, calls: "list_tasks(all)"},
+	{kind: "confirm", given: dialogHome, say: []string{"erase everything", "nah leave them alone"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "don't delete them"}, calls: "none"},
+	{kind: "confirm", given: dialogCalls, say: []string{"delete the call task", "neither of them"}, calls: "none"},
+	{kind: "confirm", given: dialogCalls, say: []string{"buy stamps", "no thanks"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"no need to delete task 3"}},
+	{kind: "confirm", given: dialogCalls, say: []string{"delete the call task", "yes, the bank one"}, want: gone(dialogCalls, 2)},
 }
 
 var (

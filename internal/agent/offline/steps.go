@@ -60,7 +60,7 @@ func (e *executor) act(s step, targets []listedTask) {
 			e.queue(actComplete, toolCompleteTask, map[string]any{"task_id": t.ID})
 		}
 	case actDelete:
-		if s.ref.kind == refAll && s.ref.status == "all" && len(targets) > 1 {
+		if s.ref.kind == refAll && s.ref.status == "all" && len(targets) > 1 && !e.confirmedBefore(s, targets) {
 			what := fmt.Sprintf("all %d of your tasks", len(targets))
 			if len(s.ref.except) > 0 {
 				what = fmt.Sprintf("these %d tasks", len(targets))
@@ -77,6 +77,22 @@ func (e *executor) act(s step, targets []listedTask) {
 	case actQuery:
 		e.answerQuery(targets)
 	}
+}
+
+// confirmedBefore reports a request led by a yes that answers the
+// question asking whether to do just that: "yes, delete everything" after
+// "That would delete all 7 of your tasks. Should I?".
+func (e *executor) confirmedBefore(s step, targets []listedTask) bool {
+	q := e.mem.question
+	if !s.confirmed || q == nil || !q.confirm || q.act != s.act || len(q.candidates) != len(targets) {
+		return false
+	}
+	for i, t := range targets {
+		if q.candidates[i].ID != t.ID {
+			return false
+		}
+	}
+	return true
 }
 
 // actOnOne changes one task: its title, its description, or a note added
