@@ -68,7 +68,7 @@ func answer(c clause) (step, bool) {
 	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws)):
 		return step{}, false
 	}
-	return step{act: actAnswer, ref: r, text: capitalizeFirst(text)}, true
+	return step{act: actAnswer, ref: r, text: capitalizeFirst(text), parts: refParts(c.words("task"))}, true
 }
 
 // deed reads "I called mom": completing a task by saying it was done.

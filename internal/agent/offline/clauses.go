@@ -43,11 +43,21 @@ func parseMessage(text string) []step {
 				return steps
 			}
 			s := readClause(sentence, c.ws, c.whole)
-			s.continues = len(c.ws) > 0 && continuing[c.ws[0].low]
+			s.continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
 			steps = append(steps, s)
 		}
 	}
 	return withoutChatter(steps)
+}
+
+// continues reports a clause that adds to what was said before: it
+// starts "and", "also" or "plus", or ends "too", "also" or "as well".
+// ("and the dentist?" asks; it adds nothing.)
+func continues(ws []word) bool {
+	ws = trimPunctuation(ws)
+	n := len(ws)
+	return n > 0 && (continuing[ws[0].low] || ws[n-1].low == "too" || ws[n-1].low == "also" ||
+		n > 1 && ws[n-2].low == "as" && ws[n-1].low == "well")
 }
 
 var continuing = wordSet("and also plus")

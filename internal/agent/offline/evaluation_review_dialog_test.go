@@ -36,6 +36,17 @@ var reviewDialogCases = []evalCase{
 	{kind: "confirm", given: dialogCalls, say: []string{"buy stamps", "no thanks"}, calls: "none"},
 	{kind: "confirm", given: dialogHome, say: []string{"no need to delete task 3"}},
 	{kind: "confirm", given: dialogCalls, say: []string{"delete the call task", "yes, the bank one"}, want: gone(dialogCalls, 2)},
+
+	// A reference with "and", "also" or "too" and no verb, no question
+	// open: one more for the change the last turn made.
+	{kind: "follow-up", given: dialogHome, say: []string{"mark the dentist task done", "and the bike one too"}, want: done(dialogHome, 3, 5)},
+	{kind: "follow-up", given: dialogHome, say: []string{"delete the bike task", "and the garage"}, want: gone(dialogHome, 5, 7)},
+	{kind: "follow-up", given: dialogHome, say: []string{"complete task 1", "also task 3"}, want: done(dialogHome, 1, 3)},
+	{kind: "follow-up", given: dialogHome, say: []string{"delete task 4", "task 5 too"}, want: gone(dialogHome, 4, 5)},
+	{kind: "follow-up", given: dialogHome, say: []string{"i called mom", "and the garage and the bike as well"}, want: done(dialogHome, 4, 5, 7)},
+	{kind: "follow-up", given: dialogHome, say: []string{"delete task 4", "show my list", "and task 5"}, want: gone(dialogHome, 4), calls: "none"},
+	{kind: "follow-up", given: dialogHome, say: []string{"complete task 1", "and the dentist?"}, want: done(dialogHome, 1), calls: "none"},
+	{kind: "follow-up", given: dialogCalls, say: []string{"delete the call task", "and the bank"}, want: gone(dialogCalls, 2)},
 }
 
 var (

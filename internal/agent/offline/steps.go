@@ -156,9 +156,19 @@ func (e *executor) answerQuery(targets []listedTask) {
 }
 
 // doAnswer reads a bare reference ("the second one", "4", "both") as the
-// answer to the question the last reply asked.
+// answer to the question the last reply asked, or, with none open and an
+// "and" or a "too", as more tasks for the last turn's change.
 func (e *executor) doAnswer(s step) {
 	q := e.mem.question
+	if q == nil && s.continues && (e.mem.lastAct == actComplete || e.mem.lastAct == actDelete) {
+		// "and the garage", "also task 3", "the bike one too": one more
+		// for the change the last turn made.
+		more := step{act: e.mem.lastAct, ref: s.ref, parts: s.parts}
+		if targets, ok := e.resolve(more); ok {
+			e.act(more, targets)
+		}
+		return
+	}
 	if q == nil || q.askTitle || q.askValue || (q.confirm && q.act == actAdd) {
 		// No question takes tasks for an answer: words may be a task, and
 		// tasks pointed at are asked about, never acted on by a guess.
