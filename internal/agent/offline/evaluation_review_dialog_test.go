@@ -47,6 +47,15 @@ var reviewDialogCases = []evalCase{
 	{kind: "follow-up", given: dialogHome, say: []string{"delete task 4", "show my list", "and task 5"}, want: gone(dialogHome, 4), calls: "none"},
 	{kind: "follow-up", given: dialogHome, say: []string{"complete task 1", "and the dentist?"}, want: done(dialogHome, 1), calls: "none"},
 	{kind: "follow-up", given: dialogCalls, say: []string{"delete the call task", "and the bank"}, want: gone(dialogCalls, 2)},
+
+	// An exception said by place or pronoun is among what was just shown
+	// or talked about.
+	{kind: "except", given: dialogHome, say: []string{"what's pending?", "mark them all done except the last one"}, want: done(dialogHome, 1, 3, 4, 5)},
+	{kind: "except", given: dialogHome, say: []string{"what's pending?", "delete them all except the first two"}, want: gone(dialogHome, 4, 5, 7)},
+	{kind: "except", given: dialogHome, say: []string{"what's pending?", "complete everything except the last one"}, want: done(dialogHome, 1, 3, 4, 5)},
+	{kind: "except", given: dialogHome, say: []string{"is task 3 done?", "mark everything done except that one"}, want: done(dialogHome, 1, 4, 5, 7)},
+	{kind: "except", given: dialogHome, say: []string{"show my tasks", "delete all but the second", "yes"}, want: gone(dialogHome, 1, 3, 4, 5, 6, 7)},
+	{kind: "except", given: dialogHome, say: []string{"mark everything done except the last one"}, calls: "list_tasks(all)"},
 }
 
 var (

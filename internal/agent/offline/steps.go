@@ -310,6 +310,15 @@ func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
 			for _, t := range matches {
 				out[t.ID] = true
 			}
+		case refOrdinal, refFocus:
+			kept, ok := e.exceptAmongFocus(s, x)
+			if !ok {
+				e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
+				return nil, false
+			}
+			for _, t := range kept {
+				out[t.ID] = true
+			}
 		default:
 			e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
 			return nil, false
@@ -321,6 +330,21 @@ func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
 		return nil, false
 	}
 	return kept, true
+}
+
+// exceptAmongFocus reads an exception said by place or pronoun: "the
+// last one" of "mark them all done except the last one" is a place in
+// what the conversation is about, or in the list last shown. A pronoun
+// can't leave out part of the tasks "them" already means.
+func (e *executor) exceptAmongFocus(s step, x ref) ([]listedTask, bool) {
+	if x.kind == refFocus && s.ref.kind == refFocus {
+		return nil, false
+	}
+	focus := e.heldFocus()
+	if x.kind == refOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
+		focus = e.shown
+	}
+	return pickFromFocus(focus, x)
 }
 
 // resolveRef finds the tasks a step's reference points at, exceptions
