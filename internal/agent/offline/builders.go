@@ -23,6 +23,30 @@ func refusal(c clause) (step, bool) {
 	return step{act: actNo}, r.kind != refNone && r.kind != refName
 }
 
+// correction reads "no, I meant task 4" or "make that buy AA batteries":
+// what follows is the task meant, or the title meant, for the last change.
+// "I meant to call mom" says what the person meant to do, and is no
+// correction.
+func correction(c clause) (step, bool) {
+	for _, w := range c.words("lead") {
+		if !correctionLeads[w.low] {
+			return step{}, false
+		}
+	}
+	ws := c.words("value")
+	if len(ws) == 0 || ws[0].low == "to" {
+		return step{}, false
+	}
+	s := step{act: actCorrect, ref: parseRef(ws), parts: refParts(ws), text: capitalizeFirst(cleanText(c.raw("value")))}
+	if added, _ := add(clause{text: c.text, ws: c.ws, caps: captures{"items": c.caps["value"]}}); len(added.items) == 1 {
+		s.title, s.desc = added.items[0].title, added.items[0].description
+	}
+	return s, true
+}
+
+// correctionLeads are the words a correction starts with.
+var correctionLeads = wordSet("no nope nah wait sorry oops whoops actually oh ah hmm um uh err my bad , hold hang on")
+
 // onTask reads a request about the tasks in the {task} slot.
 func onTask(a action) func(clause) (step, bool) {
 	return func(c clause) (step, bool) {

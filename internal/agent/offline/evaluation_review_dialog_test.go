@@ -56,6 +56,23 @@ var reviewDialogCases = []evalCase{
 	{kind: "except", given: dialogHome, say: []string{"is task 3 done?", "mark everything done except that one"}, want: done(dialogHome, 1, 4, 5, 7)},
 	{kind: "except", given: dialogHome, say: []string{"show my tasks", "delete all but the second", "yes"}, want: gone(dialogHome, 1, 3, 4, 5, 6, 7)},
 	{kind: "except", given: dialogHome, say: []string{"mark everything done except the last one"}, calls: "list_tasks(all)"},
+
+	// A correction makes the last change again on what was meant: a task
+	// just added gets the title meant; a completion or a deletion is made
+	// on the task meant (the one before stays as it is: the tools cannot
+	// undo it).
+	{kind: "correct", say: []string{"add buy batteries", "actually make that buy AA batteries"}, want: []string{"Buy AA batteries"}},
+	{kind: "correct", say: []string{"add call the plumber", "no, I meant call the electrician"}, want: []string{"Call the electrician"}},
+	{kind: "correct", given: dialogHome, say: []string{"delete task 3", "wait no, I meant task 4"}, want: gone(dialogHome, 3, 4), calls: "delete_task(4)"},
+	{kind: "correct", given: dialogHome, say: []string{"mark task 5 done", "sorry, I meant 7"}, want: done(dialogHome, 5, 7)},
+	{kind: "correct", given: dialogHome, say: []string{"delete the bike task", "no I meant the garage"}, want: gone(dialogHome, 5, 7)},
+	{kind: "correct", given: dialogHome, say: []string{"rename task 4 to call dad", "sorry I meant call grandma"}, want: with(dialogHome, 4, "Call grandma")},
+	{kind: "correct", given: dialogHome, say: []string{"mark task 5 done", "oops I meant task 5"}, want: done(dialogHome, 5), calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"delete task 3", "no, I meant tasks 3 and 4"}, want: gone(dialogHome, 3, 4), calls: "delete_task(4)"},
+	{kind: "correct", given: dialogHome, say: []string{"show my tasks", "I meant task 4"}, calls: "none"},
+	{kind: "correct", say: []string{"add buy milk", "I meant to buy eggs"}, want: []string{"Buy milk"}, calls: "none"},
+	{kind: "correct", given: dialogCalls, say: []string{"delete the call task", "sorry, I meant the bank"}, want: gone(dialogCalls, 2)},
+	{kind: "correct", say: []string{"add walk the dog", "add feed the cat", "make that feed the cats"}, want: []string{"Walk the dog", "Feed the cats"}},
 }
 
 var (

@@ -26,6 +26,7 @@ const (
 	actYes             // "yes" to the open question
 	actNo              // "no" to the open question
 	actSuggest         // words that might be a task: ask whether to add them
+	actCorrect         // "no, I meant task 4": the last change, made again on what was meant
 )
 
 // step is one thing a message asks for, in the order it was said.
@@ -169,6 +170,10 @@ var grammar = compileGrammar([]rule{
 	// "don't delete them" ("keep the receipts" may be a task).
 	{pattern: "keep|leave {task} alone|as_is|as_it_is|as_they_are|there|for_now?", build: refusal},
 	{pattern: "don't|dont|do_not delete|remove|erase|cancel|drop|trash|scrap|scratch|clear|complete|finish|do|touch|change|mark {task}", build: refusal},
+	// A correction of the last change: "no, I meant task 4", "actually
+	// make that buy AA batteries", "sorry, I meant 7".
+	{pattern: "{lead}? i_meant|i_mean|i_meant_to_say|i_mean_to_say|what_i_meant_was|i_said|make_that|make_that_one|change_that_to :? {value}",
+		alone: true, build: correction},
 
 	// Notes on a task, before "add", which they start with.
 	{pattern: "add|put|attach|append|write|leave a|an|the|another? @note to|on|for|onto {task} :|saying|that_says|reading|- {note}", build: note},

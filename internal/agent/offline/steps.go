@@ -33,6 +33,8 @@ func (e *executor) do(s step) {
 		e.say("Okay, I left your list as it was.")
 	case actSuggest:
 		e.doSuggest(s)
+	case actCorrect:
+		e.doCorrect(s)
 	case actReply:
 		e.say("%s", s.text)
 	}
@@ -191,6 +193,63 @@ func (e *executor) doAnswer(s step) {
 	}
 	if targets, ok := e.resolve(follow); ok {
 		e.act(follow, targets)
+	}
+}
+
+// doCorrect reads "no, I meant …": an open question is answered by what
+// was meant; a task just added, or just renamed, gets the title meant;
+// a completion or a deletion is made on the task meant, and the reply
+// says the one made before stays made, for the tools cannot undo it.
+func (e *executor) doCorrect(s step) {
+	q, last, before := e.mem.question, e.mem.lastAct, withoutDeleted(e.mem.focus)
+	switch {
+	case q != nil && q.askTitle, q != nil && q.askValue:
+		e.doSuggest(step{act: actSuggest, text: s.title})
+	case q != nil:
+		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: s.text})
+	case (last == actAdd || last == actUpdate) && len(e.mem.focus) == 1 && len(before) == 1 && s.ref.kind != refIDs && s.title != "":
+		e.act(step{act: actUpdate, title: s.title, desc: s.desc}, before)
+	case (last == actComplete || last == actDelete) && s.ref.kind != refNone:
+		e.redo(step{act: last, ref: s.ref, parts: s.parts})
+	default: // no change to correct: what was meant, said alone
+		text := s.title
+		if text == "" {
+			text = s.text
+		}
+		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: text})
+	}
+}
+
+// redo makes the last turn's completion or deletion on the tasks meant
+// instead, and says what became of those it was made on: a task meant
+// that it was made on already is said so, not acted on again.
+func (e *executor) redo(s step) {
+	targets, ok := e.resolve(s)
+	if !ok {
+		return
+	}
+	done := map[action]string{actDelete: "deleted", actComplete: "marked as complete"}[s.act]
+	var fresh []listedTask
+	for _, t := range targets {
+		if before, again := findTask(e.mem.focus, t.ID); again {
+			e.say("Task %d, %s, is one I %s already.", before.ID, before.Title, done)
+		} else {
+			fresh = append(fresh, t)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	e.act(s, fresh)
+	for _, t := range e.mem.focus {
+		if _, meant := findTask(targets, t.ID); meant {
+			continue
+		}
+		if s.act == actDelete {
+			e.say("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
+		} else {
+			e.say("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
+		}
 	}
 }
 
