@@ -187,10 +187,11 @@ func withoutFieldWords(ws []word) []word {
 // "what's the weather?" is not a listing.
 func list(c clause) (step, bool) {
 	ws := c.words("what")
-	if len(ws) > 0 && !aboutTheList(ws) {
+	topic := topicRef(ws)
+	if len(ws) > 0 && topic.kind == refNone && !aboutTheList(ws) {
 		return step{}, false
 	}
-	return step{act: actList, status: statusOf(c.ws)}, true
+	return step{act: actList, status: statusOf(c.ws), ref: topic}, true
 }
 
 // listShorthand reads a message made only of listing words: "my tasks",

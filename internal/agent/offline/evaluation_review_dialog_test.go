@@ -73,6 +73,18 @@ var reviewDialogCases = []evalCase{
 	{kind: "correct", say: []string{"add buy milk", "I meant to buy eggs"}, want: []string{"Buy milk"}, calls: "none"},
 	{kind: "correct", given: dialogCalls, say: []string{"delete the call task", "sorry, I meant the bank"}, want: gone(dialogCalls, 2)},
 	{kind: "correct", say: []string{"add walk the dog", "add feed the cat", "make that feed the cats"}, want: []string{"Walk the dog", "Feed the cats"}},
+
+	// A question about one task or topic answers with those tasks and
+	// makes them what "it" means.
+	{kind: "list", given: dialogHome, say: []string{"do I have anything about the dentist?"}, calls: "list_tasks(all)"},
+	{kind: "list", given: dialogHome, say: []string{"do I have anything about the dentist?", "ok delete it"}, want: gone(dialogHome, 3)},
+	{kind: "list", given: dialogHome, say: []string{"show me task 5", "delete it"}, want: gone(dialogHome, 5)},
+	{kind: "list", given: dialogHome, say: []string{"what was task 4 again?", "mark it done"}, want: done(dialogHome, 4)},
+	{kind: "list", given: dialogHome, say: []string{"is there anything about groceries on my list?", "it's done"}, want: done(dialogHome, 1)},
+	{kind: "list", given: dialogHome, say: []string{"show me tasks 3 to 5", "delete the second one"}, want: gone(dialogHome, 4)},
+	{kind: "list", given: dialogHome, say: []string{"what about the bike?", "finish it"}, want: done(dialogHome, 5)},
+	{kind: "list", given: dialogHome, say: []string{"any tasks about yoga?", "delete it"}, calls: "none"},
+	{kind: "outside", given: dialogHome, say: []string{"what's 15% of 80"}, calls: "none"},
 }
 
 var (

@@ -314,6 +314,20 @@ func TestOfflineCorrectionSaysWhatStays(t *testing.T) {
 		"Task 3, Call mom, stays deleted: I can't bring a deleted task back, but I can add it again.")
 }
 
+// TestOfflineAnswersAboutOneTopic checks that a question about some
+// tasks answers with those alone, not the whole list.
+func TestOfflineAnswersAboutOneTopic(t *testing.T) {
+	listing := `{"tasks":[{"id":1,"title":"Buy groceries"},{"id":3,"title":"Dentist appointment on Tuesday"},{"id":4,"title":"Call mom","completed":true}]}`
+	for say, want := range map[string]string{
+		"do I have anything about the dentist?": "You have 1 task matching \"dentist\":\n- [ ] #3 Dentist appointment on Tuesday",
+		"show me task 4":                        "Here is task 4:\n- [x] #4 Call mom",
+		"what was task 9 again?":                "I couldn't find task 9 — want to see your list?",
+		"anything about yoga?":                  "You have no task matching \"yoga\".",
+	} {
+		assertText(t, mustRoundTwo(t, say, listing), want)
+	}
+}
+
 // TestOfflineAsksWhatToDoWithABareReference checks that a reference said
 // alone, with no question open, changes nothing: it names the tasks and
 // asks, and the next message acts on them.

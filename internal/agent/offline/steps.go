@@ -14,6 +14,10 @@ func (e *executor) do(s step) {
 	case actAdd:
 		e.doAdd(s.items)
 	case actList:
+		if s.ref.kind != refNone {
+			e.doFind(s)
+			return
+		}
 		call := listCall(s.status)
 		e.queue(actList, call.tool, call.args)
 	case actComplete, actDelete, actUpdate, actNote, actQuery:
@@ -133,6 +137,58 @@ func (e *executor) actOnOne(s step, targets []listedTask) {
 		args["description"] = desc
 	}
 	e.queue(s.act, toolUpdateTask, args)
+}
+
+// doFind answers a question about some tasks ("show me task 5", "do I
+// have anything about the dentist?") with those tasks alone, read from
+// the list, and makes them what the conversation is about: "delete it"
+// next deletes the one found.
+func (e *executor) doFind(s step) {
+	listed, ok := e.tasks()
+	if !ok {
+		return
+	}
+	var found []listedTask
+	var missing []int64
+	if s.ref.kind == refIDs {
+		for _, id := range s.ref.ids {
+			if t, ok := findTask(listed, id); ok {
+				found = append(found, t)
+			} else {
+				missing = append(missing, id)
+			}
+		}
+		if len(found) > 0 {
+			ids := make([]int64, len(found))
+			for i, t := range found {
+				ids[i] = t.ID
+			}
+			verb := "are"
+			if len(ids) == 1 {
+				verb = "is"
+			}
+			e.say("Here %s %s:", verb, taskNumbers(ids))
+		}
+	} else {
+		found = matchTasks(listed, s.ref.words, false)
+		if s.status != "all" {
+			found = tasksWhere(found, func(t listedTask) bool { return t.Completed == (s.status == "completed") })
+		}
+		if len(found) == 0 {
+			e.say("You have no %s matching %q.", map[string]string{"all": "task", "pending": "pending task", "completed": "completed task"}[s.status],
+				strings.Join(s.ref.words, " "))
+			return
+		}
+		e.say("You have %s matching %q:", plural(len(found), "task"), strings.Join(s.ref.words, " "))
+	}
+	if len(found) > 0 {
+		e.say("%s", taskLines(found))
+		e.setFocus(e.step, found...)
+		e.shown = found
+	}
+	for _, id := range missing {
+		e.say("%s", taskNotFound(id))
+	}
 }
 
 // answerQuery says whether each task is done, from the task list.
