@@ -16,6 +16,37 @@ func only(a action) func(clause) (step, bool) {
 	return func(clause) (step, bool) { return step{act: a}, true }
 }
 
+// refusal reads "keep them" or "don't delete it": a no to acting on
+// tasks pointed at, not named ("keep the receipts" may be a task).
+func refusal(c clause) (step, bool) {
+	r := parseRef(c.words("task"))
+	return step{act: actNo}, r.kind != refNone && r.kind != refName
+}
+
+// correction reads "no, I meant task 4" or "make that buy AA batteries":
+// what follows is the task meant, or the title meant, for the last change.
+// "I meant to call mom" says what the person meant to do, and is no
+// correction.
+func correction(c clause) (step, bool) {
+	for _, w := range c.words("lead") {
+		if !correctionLeads[w.low] {
+			return step{}, false
+		}
+	}
+	ws := c.words("value")
+	if len(ws) == 0 || ws[0].low == "to" {
+		return step{}, false
+	}
+	s := step{act: actCorrect, ref: parseRef(ws), parts: refParts(ws), text: capitalizeFirst(cleanText(c.raw("value")))}
+	if added, _ := add(clause{text: c.text, ws: c.ws, caps: captures{"items": c.caps["value"]}}); len(added.items) == 1 {
+		s.title, s.desc = added.items[0].title, added.items[0].description
+	}
+	return s, true
+}
+
+// correctionLeads are the words a correction starts with.
+var correctionLeads = wordSet("no nope nah wait sorry oops whoops actually oh ah hmm um uh err my bad , hold hang on")
+
 // onTask reads a request about the tasks in the {task} slot.
 func onTask(a action) func(clause) (step, bool) {
 	return func(c clause) (step, bool) {
@@ -61,7 +92,7 @@ func answer(c clause) (step, bool) {
 	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws)):
 		return step{}, false
 	}
-	return step{act: actAnswer, ref: r, text: capitalizeFirst(text)}, true
+	return step{act: actAnswer, ref: r, text: capitalizeFirst(text), parts: refParts(c.words("task"))}, true
 }
 
 // deed reads "I called mom": completing a task by saying it was done.
@@ -156,10 +187,11 @@ func withoutFieldWords(ws []word) []word {
 // "what's the weather?" is not a listing.
 func list(c clause) (step, bool) {
 	ws := c.words("what")
-	if len(ws) > 0 && !aboutTheList(ws) {
+	topic := topicRef(ws)
+	if len(ws) > 0 && topic.kind == refNone && !aboutTheList(ws) {
 		return step{}, false
 	}
-	return step{act: actList, status: statusOf(c.ws)}, true
+	return step{act: actList, status: statusOf(c.ws), ref: topic}, true
 }
 
 // listShorthand reads a message made only of listing words: "my tasks",

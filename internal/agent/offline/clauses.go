@@ -43,11 +43,21 @@ func parseMessage(text string) []step {
 				return steps
 			}
 			s := readClause(sentence, c.ws, c.whole)
-			s.continues = len(c.ws) > 0 && continuing[c.ws[0].low]
+			s.continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
 			steps = append(steps, s)
 		}
 	}
 	return withoutChatter(steps)
+}
+
+// continues reports a clause that adds to what was said before: it
+// starts "and", "also" or "plus", or ends "too", "also" or "as well".
+// ("and the dentist?" asks; it adds nothing.)
+func continues(ws []word) bool {
+	ws = trimPunctuation(ws)
+	n := len(ws)
+	return n > 0 && (continuing[ws[0].low] || ws[n-1].low == "too" || ws[n-1].low == "also" ||
+		n > 1 && ws[n-2].low == "as" && ws[n-1].low == "well")
 }
 
 var continuing = wordSet("and also plus")
@@ -164,6 +174,9 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 	if len(ws) == 0 {
 		return step{}, false
 	}
+	if s, ok := parseAnswer(sentence, ws, whole); ok {
+		return s, true
+	}
 	if s, ok := parseException(sentence, ws, whole); ok {
 		return s, true
 	}
@@ -173,6 +186,46 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 		}
 	}
 	return parseClause(sentence, ws, whole)
+}
+
+// yesLeads and noLeads answer a question before saying more: "yes do
+// it", "sure, go ahead", "yes delete them", "no, keep them". A "don't"
+// is none: "don't delete it" is no "delete it".
+var (
+	yesLeads = phrases("yes|yeah|yep|yup|yes_please|sure|sure_thing|ok|okay|alright|absolutely|of_course|definitely|" +
+		"correct|right|exactly")
+	noLeads = phrases("no|nope|nah|no_no|no_thanks|no_thank_you")
+)
+
+// parseAnswer reads a clause led by a yes or a no: when what follows adds
+// nothing ("yes do it", "yes thanks", "sure, go ahead", "no, keep
+// them"), the yes or the no decides; what follows decides when it is a
+// request of its own ("yes delete them"), or, after a pause, an answer
+// ("yes, the second one", "nope, delete task 3"). Without the pause a no
+// starts a phrase: "no need to delete task 3" deletes nothing.
+func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
+	yes, no := longestPhrase(yesLeads, ws, 0), longestPhrase(noLeads, ws, 0)
+	n := max(yes, no)
+	if n == 0 || n == len(ws) {
+		return step{}, false
+	}
+	paused := ws[n].low == ","
+	rest, ok := parseWords(sentence, ws[n:], whole)
+	switch {
+	case !ok:
+		return step{}, false
+	case rest.chatter || rest.act == actYes || rest.act == actNo:
+		if no > yes {
+			return step{act: actNo}, true
+		}
+		return step{act: actYes}, rest.act != actNo
+	case rest.act == actReply || rest.act == actSuggest:
+		return step{}, false
+	case rest.act == actAnswer || no > yes:
+		return rest, paused
+	}
+	rest.confirmed = true
+	return rest, true
 }
 
 // exceptionWords leave tasks out of a request about all of them.
@@ -294,11 +347,12 @@ func asksYesOrNo(ws []word) bool {
 	return false
 }
 
-// fillerOnly reports words that are only lead-ins: "actually," before
-// "rename it" is no clause of its own.
+// fillerOnly reports words that are only lead-ins or a yes or no:
+// "actually," before "rename it" and "yes," before "delete them" are no
+// clauses of their own.
 func fillerOnly(ws []word) bool {
 	for len(ws) > 0 {
-		n := longestPhrase(leadIns, ws, 0)
+		n := max(longestPhrase(leadIns, ws, 0), longestPhrase(yesLeads, ws, 0), longestPhrase(noLeads, ws, 0))
 		if n == 0 {
 			return false
 		}

@@ -28,6 +28,11 @@ type memory struct {
 	// "the second one" means when what the conversation is about now (an
 	// add since, say) has no second.
 	shown []listedTask
+	// run is what the newest turns changed when each made the same kind of
+	// change, oldest first: after "add walk the dog" and "add feed the
+	// cat", "the first one" is the dog, though the last turn was about the
+	// cat alone.
+	run []listedTask
 }
 
 // question is what the assistant asked and waits an answer to.

@@ -26,6 +26,7 @@ const (
 	actYes             // "yes" to the open question
 	actNo              // "no" to the open question
 	actSuggest         // words that might be a task: ask whether to add them
+	actCorrect         // "no, I meant task 4": the last change, made again on what was meant
 )
 
 // step is one thing a message asks for, in the order it was said.
@@ -46,6 +47,9 @@ type step struct {
 	// continues marks a clause that begins "and" or "also": after an add,
 	// words that may be a task are one more to add.
 	continues bool
+	// confirmed marks a request led by a yes ("yes, delete everything"):
+	// it answers the question that asked whether to do it.
+	confirmed bool
 }
 
 // item is a task to add.
@@ -105,14 +109,16 @@ var phraseSets = map[string]string{
 	"note": "note|notes|comment|comments|description|details|detail",
 	"list": "list|tasks|todo_list|to-do_list|to_do_list|todos|to-dos|todo|to-do|task_list|agenda|reminders|checklist",
 	"yes": "yes|yeah|yep|yup|sure|ok|okay|do_it|go_ahead|please_do|confirm|correct|right|absolutely|" +
-		"of_course|definitely|y|affirmative|sounds_good|go_for_it|yes_please|please|that_right|exactly",
+		"of_course|definitely|y|affirmative|sounds_good|go_for_it|yes_please|please|that_right|exactly|sure_thing|go_on|" +
+		"proceed|i'm_sure|im_sure|i_am_sure|do_it_now|yes_do_it",
 	// listkind are the lists people keep their tasks in: "put stamps on my
 	// shopping list" adds stamps; "put Bob on the guest list" is a task.
 	"listkind": "shopping|grocery|groceries|reading|errands|errand|work|chores|chore|home|house|household|" +
 		"personal|weekend|daily|weekly|todo|to-do|to_do|task|tasks",
 	"dated": "priority|priorities|due_date|due_dates|deadline|deadlines|due_time|due_day|urgency",
 	"no": "no|nope|nah|don't|do_not|stop|never_mind|nevermind|forget_it|forget_that|leave_it|not_now|" +
-		"no_thanks|no_thank_you|n|wait|hold_on|cancel|abort",
+		"no_thanks|no_thank_you|n|wait|hold_on|cancel|abort|none|none_of_them|none_of_those|neither|neither_of_them|" +
+		"neither_of_those|neither_one|not_those|not_that_one|not_any_of_them",
 }
 
 // aboutDates answers a due date or a priority said of a task: tasks have
@@ -160,6 +166,14 @@ var grammar = compileGrammar([]rule{
 	{pattern: "set|give|make|assign|add|put a|an|the? @dated", alone: true, build: reply(noDatesText)},
 	{pattern: "@yes", alone: true, build: only(actYes)},
 	{pattern: "@no", alone: true, build: only(actNo)},
+	// Keeping what was pointed at is a no: "keep them", "leave it alone",
+	// "don't delete them" ("keep the receipts" may be a task).
+	{pattern: "keep|leave {task} alone|as_is|as_it_is|as_they_are|there|for_now?", build: refusal},
+	{pattern: "don't|dont|do_not delete|remove|erase|cancel|drop|trash|scrap|scratch|clear|complete|finish|do|touch|change|mark {task}", build: refusal},
+	// A correction of the last change: "no, I meant task 4", "actually
+	// make that buy AA batteries", "sorry, I meant 7".
+	{pattern: "{lead}? i_meant|i_mean|i_meant_to_say|i_mean_to_say|what_i_meant_was|i_said|make_that|make_that_one|change_that_to :? {value}",
+		alone: true, build: correction},
 
 	// Notes on a task, before "add", which they start with.
 	{pattern: "add|put|attach|append|write|leave a|an|the|another? @note to|on|for|onto {task} :|saying|that_says|reading|- {note}", build: note},

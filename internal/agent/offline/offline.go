@@ -78,7 +78,11 @@ func respond(msgs []agent.Message) agent.Response {
 		return agent.Response{Text: helpText}
 	}
 	cur := turns[len(turns)-1]
-	e := newExecutor(recall(turns[:len(turns)-1], 1), cur.rounds, &callIDs{next: countToolCalls(msgs) + 1})
+	mem := recall(turns[:len(turns)-1], 1)
+	if mem.question == nil && len(mem.focus) == 1 {
+		mem.run = changeRun(turns[:len(turns)-1], mem.lastAct)
+	}
+	e := newExecutor(mem, cur.rounds, &callIDs{next: countToolCalls(msgs) + 1})
 	e.run(parseMessage(cur.user))
 	switch {
 	case e.sent != nil:
@@ -142,6 +146,36 @@ func recall(turns []turn, depth int) memory {
 		}
 	}
 	return memory{}
+}
+
+// changeRun is what the newest turns changed, oldest first, while each
+// did nothing but the change act: "add walk the dog", "add feed the cat"
+// are a run of two adds, in which "the first one" is the dog.
+func changeRun(turns []turn, act action) []listedTask {
+	var run []listedTask
+	for i := len(turns) - 1; i >= 0 && i >= len(turns)-memoryTurns && act != 0; i-- {
+		steps := parseMessage(turns[i].user)
+		if len(turns[i].rounds) == 0 || !allDo(steps, act) {
+			break
+		}
+		e := newExecutor(recall(turns[:i], 0), turns[i].rounds, nil)
+		e.run(steps)
+		if e.broken || e.question != nil || e.lastAct != act || e.focusStep < 0 {
+			break
+		}
+		run = append(append([]listedTask(nil), e.focus...), run...)
+	}
+	return run
+}
+
+// allDo reports whether every step asks for act.
+func allDo(steps []step, act action) bool {
+	for _, s := range steps {
+		if s.act != act {
+			return false
+		}
+	}
+	return len(steps) > 0
 }
 
 // roundsFocus is what a turn made by another model was about: the tasks

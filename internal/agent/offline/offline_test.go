@@ -296,6 +296,38 @@ func TestOfflineReadsFollowUpsFromHistory(t *testing.T) {
 	}
 }
 
+// TestOfflineCorrectionSaysWhatStays checks that "no, I meant task 4"
+// after a deletion deletes task 4 and says that task 3 cannot come back,
+// rather than leaving the person to think it was restored.
+func TestOfflineCorrectionSaysWhatStays(t *testing.T) {
+	msgs := []agent.Message{
+		userSays("delete task 3"),
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "delete_task", Arguments: `{"task_id":3}`}}},
+		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"task_id":3,"status":"deleted","title":"Call mom"}`},
+		{Role: agent.RoleAssistant, Content: "Deleted task 3: Call mom."},
+		userSays("wait no, I meant task 4"),
+	}
+	first, _ := mustStream(t, msgs...)
+	assertCalls(t, first.ToolCalls, wantOnTask("delete_task", 4))
+	resp, _ := mustStream(t, afterRound(msgs, first, `{"task_id":4,"status":"deleted","title":"Pay rent"}`)...)
+	assertText(t, resp, "Deleted task 4: Pay rent.\n"+
+		"Task 3, Call mom, stays deleted: I can't bring a deleted task back, but I can add it again.")
+}
+
+// TestOfflineAnswersAboutOneTopic checks that a question about some
+// tasks answers with those alone, not the whole list.
+func TestOfflineAnswersAboutOneTopic(t *testing.T) {
+	listing := `{"tasks":[{"id":1,"title":"Buy groceries"},{"id":3,"title":"Dentist appointment on Tuesday"},{"id":4,"title":"Call mom","completed":true}]}`
+	for say, want := range map[string]string{
+		"do I have anything about the dentist?": "You have 1 task matching \"dentist\":\n- [ ] #3 Dentist appointment on Tuesday",
+		"show me task 4":                        "Here is task 4:\n- [x] #4 Call mom",
+		"what was task 9 again?":                "I couldn't find task 9 — want to see your list?",
+		"anything about yoga?":                  "You have no task matching \"yoga\".",
+	} {
+		assertText(t, mustRoundTwo(t, say, listing), want)
+	}
+}
+
 // TestOfflineAsksWhatToDoWithABareReference checks that a reference said
 // alone, with no question open, changes nothing: it names the tasks and
 // asks, and the next message acts on them.

@@ -84,6 +84,44 @@ func parseRef(ws []word) ref {
 	return nameRef(ws)
 }
 
+// topicRef reads the tasks a listing asks about, if any: "task 5" in
+// "show me task 5" and "what was task 4 again?", "the dentist" in "do I
+// have anything about the dentist?". A topic follows a word for tasks
+// ("anything", "tasks", "pending") or starts the question ("anything
+// about the gym?"), and a word such as "about" comes first: "what do you
+// know about cooking?" asks about no task.
+func topicRef(ws []word) ref {
+	var rest []word
+	numbered := false // "task 5", "#5": "what's 15% of 80" names no task
+	for _, w := range ws {
+		if !topicFiller[w.low] {
+			rest = append(rest, w)
+		}
+		numbered = numbered || w.low == "task" || w.low == "tasks" || w.low == "number" || strings.HasPrefix(w.text, "#")
+	}
+	if r, ok := idsRef(rest); ok && numbered {
+		return r
+	}
+	for i := 0; i+1 < len(ws); i++ {
+		n := longestPhrase(topicWords, ws, i)
+		if n == 0 || i > 0 && !(listTopics[ws[i-1].low] || vagueTopics[ws[i-1].low] || topicNouns[ws[i-1].low] || statusWord(ws[i-1].low) != "") {
+			continue
+		}
+		if r := nameRef(stripTrailing(ws[i+n:], refTails)); r.kind == refName {
+			return r
+		}
+	}
+	return ref{}
+}
+
+var (
+	topicFiller = wordSet("me us was is what what's whats again details detail info information status state of say says " +
+		"show see")
+	topicWords = phrases("about|regarding|concerning|mentioning|involving|related_to|to_do_with|that_mention|that_mentions|" +
+		"with_the_word|called|named|titled")
+	topicNouns = wordSet("something one ones thing things")
+)
+
 // exceptionRefs reads what follows "except" in "everything except the
 // dentist and the gym": task numbers, or names joined by "and", "or" and
 // commas, each leaving out the tasks it names.

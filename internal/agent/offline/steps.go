@@ -14,6 +14,10 @@ func (e *executor) do(s step) {
 	case actAdd:
 		e.doAdd(s.items)
 	case actList:
+		if s.ref.kind != refNone {
+			e.doFind(s)
+			return
+		}
 		call := listCall(s.status)
 		e.queue(actList, call.tool, call.args)
 	case actComplete, actDelete, actUpdate, actNote, actQuery:
@@ -33,6 +37,8 @@ func (e *executor) do(s step) {
 		e.say("Okay, I left your list as it was.")
 	case actSuggest:
 		e.doSuggest(s)
+	case actCorrect:
+		e.doCorrect(s)
 	case actReply:
 		e.say("%s", s.text)
 	}
@@ -60,7 +66,7 @@ func (e *executor) act(s step, targets []listedTask) {
 			e.queue(actComplete, toolCompleteTask, map[string]any{"task_id": t.ID})
 		}
 	case actDelete:
-		if s.ref.kind == refAll && s.ref.status == "all" && len(targets) > 1 {
+		if s.ref.kind == refAll && s.ref.status == "all" && len(targets) > 1 && !e.confirmedBefore(s, targets) {
 			what := fmt.Sprintf("all %d of your tasks", len(targets))
 			if len(s.ref.except) > 0 {
 				what = fmt.Sprintf("these %d tasks", len(targets))
@@ -77,6 +83,22 @@ func (e *executor) act(s step, targets []listedTask) {
 	case actQuery:
 		e.answerQuery(targets)
 	}
+}
+
+// confirmedBefore reports a request led by a yes that answers the
+// question asking whether to do just that: "yes, delete everything" after
+// "That would delete all 7 of your tasks. Should I?".
+func (e *executor) confirmedBefore(s step, targets []listedTask) bool {
+	q := e.mem.question
+	if !s.confirmed || q == nil || !q.confirm || q.act != s.act || len(q.candidates) != len(targets) {
+		return false
+	}
+	for i, t := range targets {
+		if q.candidates[i].ID != t.ID {
+			return false
+		}
+	}
+	return true
 }
 
 // actOnOne changes one task: its title, its description, or a note added
@@ -117,6 +139,58 @@ func (e *executor) actOnOne(s step, targets []listedTask) {
 	e.queue(s.act, toolUpdateTask, args)
 }
 
+// doFind answers a question about some tasks ("show me task 5", "do I
+// have anything about the dentist?") with those tasks alone, read from
+// the list, and makes them what the conversation is about: "delete it"
+// next deletes the one found.
+func (e *executor) doFind(s step) {
+	listed, ok := e.tasks()
+	if !ok {
+		return
+	}
+	var found []listedTask
+	var missing []int64
+	if s.ref.kind == refIDs {
+		for _, id := range s.ref.ids {
+			if t, ok := findTask(listed, id); ok {
+				found = append(found, t)
+			} else {
+				missing = append(missing, id)
+			}
+		}
+		if len(found) > 0 {
+			ids := make([]int64, len(found))
+			for i, t := range found {
+				ids[i] = t.ID
+			}
+			verb := "are"
+			if len(ids) == 1 {
+				verb = "is"
+			}
+			e.say("Here %s %s:", verb, taskNumbers(ids))
+		}
+	} else {
+		found = matchTasks(listed, s.ref.words, false)
+		if s.status != "all" {
+			found = tasksWhere(found, func(t listedTask) bool { return t.Completed == (s.status == "completed") })
+		}
+		if len(found) == 0 {
+			e.say("You have no %s matching %q.", map[string]string{"all": "task", "pending": "pending task", "completed": "completed task"}[s.status],
+				strings.Join(s.ref.words, " "))
+			return
+		}
+		e.say("You have %s matching %q:", plural(len(found), "task"), strings.Join(s.ref.words, " "))
+	}
+	if len(found) > 0 {
+		e.say("%s", taskLines(found))
+		e.setFocus(e.step, found...)
+		e.shown = found
+	}
+	for _, id := range missing {
+		e.say("%s", taskNotFound(id))
+	}
+}
+
 // answerQuery says whether each task is done, from the task list.
 func (e *executor) answerQuery(targets []listedTask) {
 	listed, ok := e.tasks()
@@ -140,9 +214,19 @@ func (e *executor) answerQuery(targets []listedTask) {
 }
 
 // doAnswer reads a bare reference ("the second one", "4", "both") as the
-// answer to the question the last reply asked.
+// answer to the question the last reply asked, or, with none open and an
+// "and" or a "too", as more tasks for the last turn's change.
 func (e *executor) doAnswer(s step) {
 	q := e.mem.question
+	if q == nil && s.continues && (e.mem.lastAct == actComplete || e.mem.lastAct == actDelete) {
+		// "and the garage", "also task 3", "the bike one too": one more
+		// for the change the last turn made.
+		more := step{act: e.mem.lastAct, ref: s.ref, parts: s.parts}
+		if targets, ok := e.resolve(more); ok {
+			e.act(more, targets)
+		}
+		return
+	}
 	if q == nil || q.askTitle || q.askValue || (q.confirm && q.act == actAdd) {
 		// No question takes tasks for an answer: words may be a task, and
 		// tasks pointed at are asked about, never acted on by a guess.
@@ -165,6 +249,63 @@ func (e *executor) doAnswer(s step) {
 	}
 	if targets, ok := e.resolve(follow); ok {
 		e.act(follow, targets)
+	}
+}
+
+// doCorrect reads "no, I meant …": an open question is answered by what
+// was meant; a task just added, or just renamed, gets the title meant;
+// a completion or a deletion is made on the task meant, and the reply
+// says the one made before stays made, for the tools cannot undo it.
+func (e *executor) doCorrect(s step) {
+	q, last, before := e.mem.question, e.mem.lastAct, withoutDeleted(e.mem.focus)
+	switch {
+	case q != nil && q.askTitle, q != nil && q.askValue:
+		e.doSuggest(step{act: actSuggest, text: s.title})
+	case q != nil:
+		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: s.text})
+	case (last == actAdd || last == actUpdate) && len(e.mem.focus) == 1 && len(before) == 1 && s.ref.kind != refIDs && s.title != "":
+		e.act(step{act: actUpdate, title: s.title, desc: s.desc}, before)
+	case (last == actComplete || last == actDelete) && s.ref.kind != refNone:
+		e.redo(step{act: last, ref: s.ref, parts: s.parts})
+	default: // no change to correct: what was meant, said alone
+		text := s.title
+		if text == "" {
+			text = s.text
+		}
+		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: text})
+	}
+}
+
+// redo makes the last turn's completion or deletion on the tasks meant
+// instead, and says what became of those it was made on: a task meant
+// that it was made on already is said so, not acted on again.
+func (e *executor) redo(s step) {
+	targets, ok := e.resolve(s)
+	if !ok {
+		return
+	}
+	done := map[action]string{actDelete: "deleted", actComplete: "marked as complete"}[s.act]
+	var fresh []listedTask
+	for _, t := range targets {
+		if before, again := findTask(e.mem.focus, t.ID); again {
+			e.say("Task %d, %s, is one I %s already.", before.ID, before.Title, done)
+		} else {
+			fresh = append(fresh, t)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	e.act(s, fresh)
+	for _, t := range e.mem.focus {
+		if _, meant := findTask(targets, t.ID); meant {
+			continue
+		}
+		if s.act == actDelete {
+			e.say("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
+		} else {
+			e.say("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
+		}
 	}
 }
 
@@ -284,6 +425,15 @@ func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
 			for _, t := range matches {
 				out[t.ID] = true
 			}
+		case refOrdinal, refFocus:
+			kept, ok := e.exceptAmongFocus(s, x)
+			if !ok {
+				e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
+				return nil, false
+			}
+			for _, t := range kept {
+				out[t.ID] = true
+			}
 		default:
 			e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
 			return nil, false
@@ -295,6 +445,21 @@ func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
 		return nil, false
 	}
 	return kept, true
+}
+
+// exceptAmongFocus reads an exception said by place or pronoun: "the
+// last one" of "mark them all done except the last one" is a place in
+// what the conversation is about, or in the list last shown. A pronoun
+// can't leave out part of the tasks "them" already means.
+func (e *executor) exceptAmongFocus(s step, x ref) ([]listedTask, bool) {
+	if x.kind == refFocus && s.ref.kind == refFocus {
+		return nil, false
+	}
+	focus := e.heldFocus()
+	if x.kind == refOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
+		focus = e.shown
+	}
+	return pickFromFocus(focus, x)
 }
 
 // resolveRef finds the tasks a step's reference points at, exceptions
@@ -325,10 +490,20 @@ func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 		return nil, false
 	}
 	var targets []listedTask
-	if s.ref.kind == refOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
-		// One task added or changed since a list was shown: a place in a
-		// list is a place in that one, the first as much as the second.
-		focus = e.shown
+	if s.ref.kind == refOrdinal && len(focus) <= 1 {
+		// A place needs a list of two or more: the tasks the last few
+		// turns added (or changed) one by one, else the list last shown
+		// ("show my tasks", "add bread", "delete the first one"). With
+		// neither, "the first one" of one task is asked about.
+		switch {
+		case e.focusStep < 0 && len(e.mem.run) > 1:
+			focus = e.mem.run
+		case len(e.shown) > 1:
+			focus = e.shown
+		default:
+			e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
+			return nil, false
+		}
 	}
 	targets, ok = pickFromFocus(focus, s.ref)
 	if !ok {
