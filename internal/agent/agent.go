@@ -251,7 +251,7 @@ func (r *run) listTools(ctx context.Context) error {
 // runTool runs one call through the MCP session and records it. Whatever
 // goes wrong becomes a compact error result the model can act on.
 func (r *run) runTool(ctx context.Context, tc ToolCall, round int) Call {
-	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: json.RawMessage(tc.Arguments), Round: round, Seq: r.seq0 + len(r.res.Calls)}
+	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: withoutNulls(json.RawMessage(tc.Arguments)), Round: round, Seq: r.seq0 + len(r.res.Calls)}
 	if strings.TrimSpace(tc.Arguments) == "" {
 		c.Arguments = json.RawMessage(`{}`)
 	}
@@ -274,7 +274,6 @@ func (r *run) callTool(ctx context.Context, c Call) (json.RawMessage, bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.lim.ToolTimeout)
 	defer cancel()
-	c.Arguments = withoutNulls(raw) // the record keeps the model's own
 	res, err := r.in.Tools.Call(ctx, c)
 	switch {
 	// A result is the truth even when it came late: a source may finish a
@@ -311,8 +310,9 @@ func isObject(raw json.RawMessage) bool {
 // withoutNulls returns the object raw without its members whose value is
 // null. Several models fill every optional argument they leave out with
 // null, meaning "not given"; the tools' schemas, which type them as
-// strings or integers, would refuse the whole call. raw comes back as it
-// is when it holds no null member.
+// strings or integers, would refuse the whole call. The call is sent,
+// streamed and recorded as it runs, without them. raw comes back as it is
+// when it is not an object or holds no null member.
 func withoutNulls(raw json.RawMessage) json.RawMessage {
 	if !bytes.Contains(raw, []byte("null")) {
 		return raw
