@@ -20,7 +20,7 @@ type AddTaskArgs struct {
 // ListTasksArgs are list_tasks' arguments.
 type ListTasksArgs struct {
 	Status string `json:"status,omitempty" jsonschema:"Which tasks to list: all (default), pending or completed."`
-	Query  string `json:"query,omitempty" jsonschema:"Only the tasks whose title or description holds every one of these words, in any case, e.g. dentist. Leave it out for every task."`
+	Query  string `json:"query,omitempty" jsonschema:"Only the tasks whose title or description holds every one of these words (at most 10), in any case, e.g. dentist. Leave it out for every task."`
 	Limit  int    `json:"limit,omitempty" jsonschema:"At most this many tasks, 1 to 1000; 100 when left out."`
 	Cursor string `json:"cursor,omitempty" jsonschema:"The next_cursor of the previous list_tasks result, to read the tasks after it with the same status and query."`
 }

@@ -11,11 +11,14 @@ const (
 	ListConversationsAfter = listConversationsAfter
 )
 
-// The task list's statements without a query, as listTasksPage builds
-// them: of all the tasks, and of the pending or the completed ones.
+// The task list's statements, as listTasksPage builds them: of all the
+// tasks, and of the pending or the completed ones, without a query and
+// with one.
 var (
-	ListTasksPage, _         = listTasksPage("", tasks.Filter{Status: tasks.StatusAll}, 0, 0)
-	ListTasksPageByStatus, _ = listTasksPage("", tasks.Filter{Status: tasks.StatusPending}, 0, 0)
+	ListTasksPage, _               = listTasksPage("", tasks.Filter{Status: tasks.StatusAll}, 0, 0)
+	ListTasksPageByStatus, _       = listTasksPage("", tasks.Filter{Status: tasks.StatusPending}, 0, 0)
+	ListTasksPageSearch, _         = listTasksPage("", tasks.Filter{Status: tasks.StatusAll, Query: "word"}, 0, 0)
+	ListTasksPageSearchByStatus, _ = listTasksPage("", tasks.Filter{Status: tasks.StatusPending, Query: "word"}, 0, 0)
 )
 
 // PlanFromIndexes is planFromIndexes, for the plan tests.

@@ -193,6 +193,37 @@ func TestTaskPagesReadOnlyThemselves(t *testing.T) {
 			t.Errorf("the page has %v tasks, want %d", plan.ActualRows, limit+1)
 		}
 	})
+
+	// A query's words are matched against each task the index yields, as
+	// the store runs them (under planFromIndexes): a page of a word every
+	// task holds reads a page; one of a word no task holds reads the user's
+	// tasks of that status, and never another user's.
+	search, searchByStatus := "text, bigint, int, text[]", "text, bigint, int, boolean, text[]"
+	checkPagesRead(t, pool, true, "tasks", limit, []pageStatement{
+		{"all, a word every task holds", search, store.ListTasksPageSearch, fmt.Sprintf("'many', 0, %d, array['%%TASK%%']", limit+1)},
+		{"all, a word every task holds, near the end", search, store.ListTasksPageSearch, fmt.Sprintf("'many', %d, %d, array['%%task%%']", deep("true"), limit+1)},
+		{"pending, a word every task holds", searchByStatus, store.ListTasksPageSearchByStatus, fmt.Sprintf("'many', 0, %d, false, array['%%task%%', '%%as%%']", limit+1)},
+	}, func(t *testing.T, plan planNode) {
+		if plan.ActualRows != limit+1 {
+			t.Errorf("the page has %v tasks, want %d", plan.ActualRows, limit+1)
+		}
+	})
+	for _, c := range []struct {
+		name, types, sql, args string
+		most                   float64
+	}{
+		{"all", search, store.ListTasksPageSearch, fmt.Sprintf("'many', 0, %d, array['%%dentist%%']", limit+1), n},
+		{"pending", searchByStatus, store.ListTasksPageSearchByStatus, fmt.Sprintf("'many', 0, %d, false, array['%%dentist%%']", limit+1), n / 10},
+	} {
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			plan := explainWith(t, pool, true, mode, c.types, c.sql, c.args)
+			for _, s := range scans(plan) {
+				if read := s.ActualRows + s.RemovedByFilter; s.Relation == "tasks" && read > c.most {
+					t.Errorf("%s, a word no task holds, %s: %s read %v tasks, more than the user's %v", c.name, mode, s.Type, read, c.most)
+				}
+			}
+		}
+	}
 }
 
 // planNode is the part of an EXPLAIN (ANALYZE, FORMAT JSON) node we check.

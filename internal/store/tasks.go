@@ -100,7 +100,8 @@ func (s *Tasks) ListTasks(ctx context.Context, userID string, status tasks.Statu
 // pending tasks of a long list, every completed task in between. A query's
 // words are matched against each task the index yields, so a page of a
 // rare word reads the user's tasks up to its last match: a user's list,
-// not the table.
+// not the table — under planFromIndexes, without which the planner,
+// believing the words rare, reads the whole table and sorts it.
 func listTasksPage(userID string, f tasks.Filter, after int64, limit int) (string, []any) {
 	var sql strings.Builder
 	sql.WriteString(`
@@ -142,12 +143,16 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 		return tasks.Page[tasks.Task]{}, err
 	}
 	sql, args := listTasksPage(userID, f, after, limit+1)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return tasks.Page[tasks.Task]{}, translate(err)
+	b := &pgx.Batch{}
+	if len(f.Words()) > 0 {
+		planFromIndexes(b)
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tasks.Task, error) { return scanTask(r, 0) })
-	if err != nil {
+	var list []tasks.Task
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) (err error) {
+		list, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (tasks.Task, error) { return scanTask(r, 0) })
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return tasks.Page[tasks.Task]{}, translate(err)
 	}
 	page := tasks.Page[tasks.Task]{Items: list}

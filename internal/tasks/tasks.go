@@ -18,6 +18,9 @@ const (
 	MaxTitleLen       = 200
 	MaxDescriptionLen = 1000
 	MaxQueryLen       = 200
+	// MaxQueryWords bounds the words of a query that matter (see
+	// Filter.Words): each is matched against every task a page reads.
+	MaxQueryWords = 10
 )
 
 // Task is one item on a user's todo list.
@@ -65,8 +68,31 @@ type Filter struct {
 	Query string
 }
 
-// Words are the words of the filter's query.
-func (f Filter) Words() []string { return strings.Fields(f.Query) }
+// Words are the words of the filter's query that matter, each once: a
+// word found inside another, in any case, is left out, since every task
+// holding the longer one holds it too ("call", "Call", "all").
+func (f Filter) Words() []string {
+	words := strings.Fields(f.Query)
+	lower := make([]string, len(words))
+	for i, w := range words {
+		lower[i] = strings.ToLower(w)
+	}
+	var out []string
+	for i, w := range words {
+		implied := false
+		for j, other := range lower {
+			// Of two equal words, the first stays.
+			if j != i && strings.Contains(other, lower[i]) && (other != lower[i] || j < i) {
+				implied = true
+				break
+			}
+		}
+		if !implied {
+			out = append(out, w)
+		}
+	}
+	return out
+}
 
 // TaskUpdate holds the fields of a task to change; nil leaves a field alone.
 type TaskUpdate struct {
@@ -141,6 +167,9 @@ func (s *Service) ListPage(ctx context.Context, userID string, f Filter, limit i
 	query, err := validString("query", f.Query, false, MaxQueryLen)
 	if err != nil {
 		return Page[Task]{}, err
+	}
+	if n := len(Filter{Query: query}.Words()); n > MaxQueryWords {
+		return Page[Task]{}, Invalid("query", fmt.Sprintf("must hold at most %d different words (got %d)", MaxQueryWords, n))
 	}
 	if limit < 1 {
 		return Page[Task]{}, Invalid("limit", "must be at least 1")

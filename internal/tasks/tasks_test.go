@@ -114,6 +114,7 @@ func TestListPageValidates(t *testing.T) {
 		{tasks.StatusAll, strings.Repeat("é", tasks.MaxQueryLen+1), 10, "query"},
 		{tasks.StatusAll, "milk\x00", 10, "query"},
 		{tasks.StatusAll, "\xff", 10, "query"},
+		{tasks.StatusAll, "one two three four five six seven eight nine ten eleven", 10, "query"},
 	} {
 		var fe *tasks.FieldError
 		f := tasks.Filter{Status: c.status, Query: c.query}
@@ -169,5 +170,30 @@ func TestRecordCallIsForMCPCalls(t *testing.T) {
 	}
 	if err := svc.RecordCall(context.Background(), "u", tasks.CallRecord{Source: tasks.SourceMCP, Tool: "list_tasks"}, nil, false); err != nil || r.calls != 1 {
 		t.Fatalf("RecordCall of an MCP call = %v (store called %d times)", err, r.calls)
+	}
+}
+
+// A query's words are each matched once, and a word inside another is
+// left out: every task holding the longer one holds it too.
+func TestFilterWords(t *testing.T) {
+	for query, want := range map[string]string{
+		"":                             "",
+		"  dentist  ":                  "dentist",
+		"call mom":                     "call mom",
+		"Call call CALL":               "Call",
+		"all call":                     "call",
+		"e e e e e e e e e e e e q":    "e q",
+		"dent DENTIST appointment app": "DENTIST appointment",
+		"50% 5":                        "50%",
+		"École école":                  "École",
+	} {
+		if got := strings.Join(tasks.Filter{Query: query}.Words(), " "); got != want {
+			t.Errorf("Words(%q) = %q, want %q", query, got, want)
+		}
+	}
+	// Eleven words of which ten matter are accepted.
+	svc := tasks.NewService(&recorder{})
+	if _, err := svc.ListPage(context.Background(), "u", tasks.Filter{Query: "one two three four five six seven eight nine ten TEN"}, 1, ""); err != nil {
+		t.Fatalf("ten different words: %v", err)
 	}
 }
