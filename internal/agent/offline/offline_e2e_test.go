@@ -52,15 +52,7 @@ func TestOfflineConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-
-	say := func(msg string) agent.Result {
-		t.Helper()
-		res, err := agent.Run(ctx, agent.Input{Limits: testLimits(), Model: New(), Tools: agent.SessionTools(cs), Message: msg})
-		if err != nil {
-			t.Fatalf("%q: %v", msg, err)
-		}
-		return res
-	}
+	say := sayTo(t, cs)
 	groceries := say("Add a task to buy groceries")
 	say("I need to remember to pay bills")
 	say("Add a task to prepare the team meeting")
@@ -93,6 +85,19 @@ func TestOfflineConversation(t *testing.T) {
 	list, _ = svc.List(ctx, user, tasks.StatusAll)
 	if len(list) != 2 || list[0].Title != "Call mom tonight" || !list[1].Completed {
 		t.Fatalf("tasks at the end = %+v", list)
+	}
+}
+
+// sayTo returns a function that runs one message, a turn of its own, on
+// cs's tools, and fails the test unless the turn completes.
+func sayTo(t *testing.T, cs *mcp.ClientSession) func(string) agent.Result {
+	return func(msg string) agent.Result {
+		t.Helper()
+		res, err := agent.Run(context.Background(), agent.Input{Limits: testLimits(), Model: New(), Tools: agent.SessionTools(cs), Message: msg})
+		if err != nil || res.Stop != agent.StopCompleted {
+			t.Fatalf("%q: %v, %+v", msg, err, res)
+		}
+		return res
 	}
 }
 
@@ -135,14 +140,7 @@ func TestOfflineReadsALongListWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	say := func(msg string) agent.Result {
-		t.Helper()
-		res, err := agent.Run(ctx, agent.Input{Limits: testLimits(), Model: New(), Tools: agent.SessionTools(cs), Message: msg})
-		if err != nil || res.Stop != agent.StopCompleted {
-			t.Fatalf("%q: %v, %+v", msg, err, res)
-		}
-		return res
-	}
+	say := sayTo(t, cs)
 	calls := func(res agent.Result) string {
 		var out []string
 		for _, c := range res.Calls {

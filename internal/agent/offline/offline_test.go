@@ -409,33 +409,27 @@ func TestOfflinePagesOfAList(t *testing.T) {
 			t.Fatalf("reply %q…, calls %v", resp.Text[:min(len(resp.Text), 120)], resp.ToolCalls)
 		}
 	})
-	t.Run("looked up", func(t *testing.T) {
-		msgs := []agent.Message{userSays("delete the dentist task")}
-		resp, _ := mustStream(t, msgs...)
-		assertCalls(t, resp.ToolCalls, wantList("all"))
-		msgs = afterRound(msgs, resp, first)
-		resp, _ = mustStream(t, msgs...)
-		assertCalls(t, resp.ToolCalls, nextCall)
-		msgs = afterRound(msgs, resp, second)
-		resp, _ = mustStream(t, msgs...)
-		assertCalls(t, resp.ToolCalls, wantOnTask("delete_task", 1500))
-	})
-	t.Run("shown and looked up", func(t *testing.T) {
-		msgs := []agent.Message{userSays("show my tasks and delete the dentist task")}
-		resp, _ := mustStream(t, msgs...)
-		assertCalls(t, resp.ToolCalls, wantList("all"))
-		msgs = afterRound(msgs, resp, first)
-		resp, _ = mustStream(t, msgs...)
-		assertCalls(t, resp.ToolCalls, nextCall)
-		msgs = afterRound(msgs, resp, second)
-		resp, _ = mustStream(t, msgs...)
-		assertCalls(t, resp.ToolCalls, wantOnTask("delete_task", 1500))
-		msgs = afterRound(msgs, resp, `{"task_id":1500,"status":"deleted","title":"Call the dentist"}`)
-		resp, _ = mustStream(t, msgs...)
-		if !strings.HasPrefix(resp.Text, "You have 1600 tasks:") || !strings.HasSuffix(resp.Text, "Deleted task 1500: Call the dentist.") {
-			t.Fatalf("reply %q … %q", resp.Text[:min(len(resp.Text), 60)], resp.Text[max(0, len(resp.Text)-60):])
-		}
-	})
+	deleted := `{"task_id":1500,"status":"deleted","title":"Call the dentist"}`
+	for _, c := range []struct{ say, start string }{
+		{"delete the dentist task", "Deleted task 1500"},
+		{"show my tasks and delete the dentist task", "You have 1600 tasks:\n- [ ] #1 task 1\n"},
+	} {
+		t.Run(c.say, func(t *testing.T) {
+			msgs := []agent.Message{userSays(c.say)}
+			for _, round := range []struct {
+				want   []wantCall
+				result string
+			}{{wantList("all"), first}, {nextCall, second}, {wantOnTask("delete_task", 1500), deleted}} {
+				resp, _ := mustStream(t, msgs...)
+				assertCalls(t, resp.ToolCalls, round.want)
+				msgs = afterRound(msgs, resp, round.result)
+			}
+			resp, _ := mustStream(t, msgs...)
+			if !strings.HasPrefix(resp.Text, c.start) || !strings.HasSuffix(resp.Text, "Deleted task 1500: Call the dentist.") {
+				t.Fatalf("reply %q … %q", resp.Text[:min(len(resp.Text), 60)], resp.Text[max(0, len(resp.Text)-60):])
+			}
+		})
+	}
 }
 
 func TestOfflineNumbersCallsAfterTheHistory(t *testing.T) {
