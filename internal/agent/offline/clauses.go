@@ -94,7 +94,7 @@ func splitClauses(sentence string) []clauseWords {
 		for next < len(ws) && connectors[ws[next].low] {
 			next++
 		}
-		if inNumberList(ws, i, next) {
+		if inNumberList(ws, i, next) || ws[i].low == "but" && aboutAll(sentence, ws[start:i]) {
 			continue
 		}
 		if next < len(ws) && !fillerOnly(ws[start:i]) && startsRequest(sentence, ws[next:]) {
@@ -111,13 +111,22 @@ func splitClauses(sentence string) []clauseWords {
 }
 
 // inNumberList reports a connector inside a list of task numbers, "1, 3
-// and 4", where a number alone follows it: "3 and 4 done" after "mark 1,"
-// reads as a request of its own, but cut there the list would lose its 3.
+// and 4": a task number on both sides. "3 and 4 done" after "mark 1,"
+// reads as a request of its own, and "5 as done" after "mark everything
+// except 3 and" does too, but cut there the list would lose a number or,
+// worse, act on one it was to leave out. What follows the list ("as
+// done") belongs to all of it.
 func inNumberList(ws []word, connector, next int) bool {
-	if connector == 0 || next >= len(ws) || taskNumber(ws[connector-1]) == 0 || taskNumber(ws[next]) == 0 {
-		return false
-	}
-	return next+1 == len(ws) || connectors[ws[next+1].low]
+	return connector > 0 && next < len(ws) && taskNumber(ws[connector-1]) != 0 && taskNumber(ws[next]) != 0
+}
+
+// aboutAll reports a request about all tasks, or all of those shown,
+// that an exception may follow: after "tick off everything", "but tasks
+// 3 and 4 as done" leaves 3 and 4 out, and is no request of its own.
+func aboutAll(sentence string, ws []word) bool {
+	s, ok := parseWords(sentence, ws, false)
+	return ok && (s.act == actComplete || s.act == actDelete) &&
+		(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural)
 }
 
 // startsRequest reports whether ws, up to its next connector, is a request
@@ -196,11 +205,21 @@ func parseException(sentence string, ws []word, whole bool) (step, bool) {
 			!(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural) {
 			return step{}, false
 		}
-		s.ref.except = exceptionRefs(ws[k+n:])
+		except := ws[k+n:]
+		if s.act == actComplete {
+			// "mark all except 3 and 5 as done": the state is the
+			// request's, not a word of the exception.
+			except = stripTrailing(except, stateTails)
+		}
+		s.ref.except = exceptionRefs(except)
 		return s, len(s.ref.except) > 0
 	}
 	return step{}, false
 }
+
+// stateTails are what may end a request to complete all tasks after its
+// exception: "mark all except 3 and 5 as done".
+var stateTails = phrases("as_done|as_complete|as_completed|as_finished|done|complete|completed|finished|off|as_checked_off|as_ticked_off")
 
 // isCommand reports whether a step after "I need to" is a request to the
 // assistant rather than the task itself: "delete task 3" is one, "delete

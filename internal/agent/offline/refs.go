@@ -122,7 +122,8 @@ func idsRef(ws []word) (ref, bool) {
 	}
 	for i, w := range ws {
 		id, ok := numberWords[w.low]
-		ok = ok && i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || ws[i-1].low == "number" || ws[i-1].low == "and" || ws[i-1].low == "," || isRangeWord(ws[i-1]))
+		ok = ok && (i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || ws[i-1].low == "number" || ws[i-1].low == "and" || ws[i-1].low == "," || isRangeWord(ws[i-1])) ||
+			listsNumbers(ws, i))
 		if ok {
 			add(id)
 			continue
@@ -148,6 +149,13 @@ func idsRef(ws []word) (ref, bool) {
 		}
 	}
 	return ref{kind: refIDs, ids: ids}, len(ids) > 0
+}
+
+// listsNumbers reports a spelled number that begins a list of task
+// numbers: "one and three", "two, four". Alone, "one" and "two" are
+// words of other references ("that one", "the two").
+func listsNumbers(ws []word, i int) bool {
+	return i+2 < len(ws) && (exceptionJoins[ws[i+1].low] || isRangeWord(ws[i+1])) && taskNumber(ws[i+2]) != 0
 }
 
 // isRangeWord reports a word that joins the ends of a range of numbers.
