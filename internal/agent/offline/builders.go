@@ -12,6 +12,39 @@ func chatter(text string) func(clause) (step, bool) {
 	return func(clause) (step, bool) { return step{act: actReply, text: text, chatter: true}, true }
 }
 
+// smallTalk reads a message made only of thanks and goodbyes, said any
+// way ("thank u so much!! 😊", "good night", "ok thanks, bye"): it is
+// answered, never offered as a task. It reads the words as written, before
+// the politeness that would be taken off a request.
+func smallTalk(c clause) (step, bool) {
+	thanks, bye := false, false
+	for _, w := range splitWords(c.text) {
+		switch {
+		case thanksWords[w.low]:
+			thanks = true
+		case byeWords[w.low]:
+			bye = true
+		case !talkFiller[w.low] && w.low != "":
+			return step{}, false
+		}
+	}
+	switch {
+	case thanks:
+		return step{act: actReply, text: "You're welcome! Anything else for your list?", chatter: true}, true
+	case bye:
+		return step{act: actReply, text: "Bye for now — your list will be here when you're back.", chatter: true}, true
+	}
+	return step{}, false
+}
+
+var (
+	thanksWords = wordSet("thanks thank thx ty tysm cheers appreciate appreciated ta")
+	byeWords    = wordSet("bye goodbye byebye night goodnight nite gn cya ttyl later")
+	talkFiller  = wordSet("you so much very a lot bunch ton million really again for everything all the help it " +
+		"that's that great awesome perfect good nice lovely ok okay cool have sweet dreams sleep well take care " +
+		"see ya talk to and , ! oh hey many your")
+)
+
 func only(a action) func(clause) (step, bool) {
 	return func(clause) (step, bool) { return step{act: a}, true }
 }
@@ -59,6 +92,9 @@ func answer(c clause) (step, bool) {
 	case r.kind == refNone, r.kind == refAll && r.status != "all":
 		return step{}, false
 	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws)):
+		return step{}, false
+	}
+	if _, ok := cannotDo(c.ws); ok && r.kind == refName {
 		return step{}, false
 	}
 	return step{act: actAnswer, ref: r, text: capitalizeFirst(text)}, true

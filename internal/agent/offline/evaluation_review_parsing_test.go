@@ -16,6 +16,27 @@ var reviewParsingCases = []evalCase{
 	{kind: "numbers", given: parsingHome, say: []string{"complete one and four"}, want: done(parsingHome, 1, 4)},
 	{kind: "numbers", given: parsingHome, say: []string{"delete two, four and five"}, want: gone(parsingHome, 2, 4, 5)},
 	{kind: "numbers", given: parsingHome, say: []string{"mark 3 and 4 as done please"}, want: done(parsingHome, 3, 4)},
+
+	// What the tools cannot do, said of a task, is said so, never added
+	// as a task; "yes" after it adds nothing. The same words said of no
+	// task may still be a task.
+	{kind: "honesty", given: parsingHome, say: []string{"make task 5 high priority"}, calls: "none"},
+	{kind: "honesty", given: parsingHome, say: []string{"remind me about task 3 tomorrow at 9"}, calls: "none"},
+	{kind: "honesty", given: parsingHome, say: []string{"move task 3 to the top", "yes"}},
+	{kind: "honesty", given: parsingHome, say: []string{"restore the task I deleted", "yes"}},
+	{kind: "honesty", given: parsingHome, say: []string{"flag #4 as urgent", "yes"}},
+	{kind: "honesty", given: parsingHome, say: []string{"remind me about the dentist task on monday", "yes"}},
+	{kind: "honesty", given: parsingHome, say: []string{"put the bike task at the top of my list", "yes"}},
+	{kind: "honesty", given: parsingHome, say: []string{"schedule task 4 for friday at 5pm", "yes"}},
+	{kind: "add", say: []string{"make a task 5 minute plank"}, want: []string{"5 minute plank"}},
+	{kind: "add", say: []string{"remind me to move the car tomorrow"}, want: []string{"Move the car tomorrow"}},
+	// Thanks, goodbyes and questions typed as in a chat are answered.
+	{kind: "outside", given: parsingHome, say: []string{"whats the weather like tmrw", "yes"}},
+	{kind: "outside", given: parsingHome, say: []string{"thank u so much!! 😊", "yes"}},
+	{kind: "outside", given: parsingHome, say: []string{"good night", "yes"}},
+	{kind: "outside", given: parsingHome, say: []string{"ok thanks, bye!", "yes"}},
+	{kind: "outside", given: parsingHome, say: []string{"thanks for all your help", "yes"}},
+	{kind: "outside", given: parsingHome, say: []string{"hows ur day going", "yes"}},
 }
 
 var (

@@ -139,8 +139,10 @@ var grammar = compileGrammar([]rule{
 	{pattern: "hi|hello|hey|hiya|howdy|yo|greetings|morning|evening|afternoon|good_morning|good_evening|good_afternoon there?", alone: true,
 		build: chatter("Hi! " + helpText)},
 	{pattern: "thanks|thank_you|thx|ty|cheers|great|perfect|awesome|cool|nice|got_it|great_thanks|thanks_a_lot|" +
-		"thank_you_so_much|much_appreciated|appreciate_it|lovely|brilliant|excellent|good", alone: true,
+		"thank_you_so_much|much_appreciated|appreciate_it|lovely|brilliant|excellent|good|thanks_so_much|" +
+		"thank_you_very_much|thanks_very_much|many_thanks|thanks_a_bunch|thanks_a_million|tysm", alone: true,
 		build: chatter("You're welcome! Anything else for your list?")},
+	{pattern: "{words}", alone: true, build: smallTalk},
 	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, build: reply(noUndoText)},
 	// What the tools cannot do is said plainly, not offered as a task.
 	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish {task}", build: reply(noReopenText)},

@@ -40,6 +40,11 @@ var addTails = phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my
 // the lead-in says so ("add three tasks: a, b and c") or the infinitive
 // repeats ("remind me to call mom and to pay rent").
 func add(c clause) (step, bool) {
+	if from := c.caps["items"][0]; taskRefAt(c.ws, from) > 0 || from > 0 && taskRefAt(c.ws, from-1) > 0 {
+		// "remind me about task 3 tomorrow", "make task 5 high priority":
+		// a task of the list is no new one.
+		return step{}, false
+	}
 	ws, plural := stripAddLeadIns(c.words("items"))
 	ws = stripListTail(stripTrailing(ws, addTails))
 	if len(ws) == 0 || (len(ws) == 1 && (ws[0].low == "" || addFrameOnly[ws[0].low])) {
