@@ -37,6 +37,22 @@ var reviewParsingCases = []evalCase{
 	{kind: "outside", given: parsingHome, say: []string{"ok thanks, bye!", "yes"}},
 	{kind: "outside", given: parsingHome, say: []string{"thanks for all your help", "yes"}},
 	{kind: "outside", given: parsingHome, say: []string{"hows ur day going", "yes"}},
+
+	// Task numbers written as people write them.
+	{kind: "numbers", given: parsingHome, say: []string{"Task 4: done ✅"}, want: done(parsingHome, 4)},
+	{kind: "numbers", given: parsingHome, say: []string{"#5: finished"}, want: done(parsingHome, 5)},
+	{kind: "numbers", given: parsingHome, say: []string{"task 7 - done"}, want: done(parsingHome, 7)},
+	{kind: "numbers", given: parsingHome, say: []string{"finish no.3"}, want: done(parsingHome, 3)},
+	{kind: "numbers", given: parsingHome, say: []string{"mark task no. 4 complete"}, want: done(parsingHome, 4), calls: "complete_task(4)"},
+	{kind: "numbers", given: parsingHome, say: []string{"delete nr. 2"}, want: gone(parsingHome, 2)},
+	// "The 3rd task" with nothing shown is the third of the list; after a
+	// listing, the third of what was shown.
+	{kind: "numbers", given: parsingHome, say: []string{"mark the 3rd task complete"}, want: done(parsingHome, 3)},
+	{kind: "numbers", given: parsingHome, say: []string{"remove the 5th task"}, want: gone(parsingHome, 5)},
+	{kind: "numbers", given: parsingHome, say: []string{"tick off the first task"}, want: done(parsingHome, 1)},
+	{kind: "numbers", given: parsingHome, say: []string{"delete the last task on my list"}, want: gone(parsingHome, 7)},
+	{kind: "numbers", given: parsingHome, say: []string{"mark the 9th task done"}, calls: "list_tasks(all)"},
+	{kind: "numbers", given: parsingHome, say: []string{"what's pending?", "delete the 2nd task"}, want: gone(parsingHome, 3)},
 }
 
 var (

@@ -36,6 +36,9 @@ type ref struct {
 	// except are the tasks left out of "everything" or "all of them":
 	// "everything but the dentist", "all except tasks 3 and 5".
 	except []ref
+	// ofList marks an ordinal said of tasks ("the 3rd task", not "the
+	// 3rd one"): with nothing shown or done yet, a place in the list.
+	ofList bool
 }
 
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
@@ -45,7 +48,7 @@ const maxRefIDs = 20
 var (
 	refFiller = wordSet("the a an my your our this that these those task tasks todo todos to-do to-dos item items " +
 		"one ones number numbers entry entries thing things reminder reminders please now too already also " +
-		"just and & , plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
+		"just and & , : plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
 	refTails = phrases("from_my_list|off_my_list|from_the_list|off_the_list|on_my_list|from_my_tasks|from_my_todo_list|" +
 		"off_my_todo_list|from_my_to-do_list|too|as_well|now|already|please|for_me|right_now|for_good|then")
 	pronounsOne  = wordSet("it that this")
@@ -122,7 +125,7 @@ func idsRef(ws []word) (ref, bool) {
 	}
 	for i, w := range ws {
 		id, ok := numberWords[w.low]
-		ok = ok && (i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || ws[i-1].low == "number" || ws[i-1].low == "and" || ws[i-1].low == "," || isRangeWord(ws[i-1])) ||
+		ok = ok && (i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || numberNouns[ws[i-1].low] || ws[i-1].low == "and" || ws[i-1].low == "," || isRangeWord(ws[i-1])) ||
 			listsNumbers(ws, i))
 		if ok {
 			add(id)
@@ -144,6 +147,8 @@ func idsRef(ws []word) (ref, bool) {
 			for _, n := range between[1 : len(between)-1] {
 				add(n)
 			}
+		case numberNouns[w.low] && i+1 < len(ws) && taskNumber(ws[i+1]) > 0:
+			// "no. 4", "nr 4": the number follows.
 		case !refFiller[w.low] && w.low != "both" && w.low != "":
 			return ref{}, false
 		}
@@ -173,10 +178,21 @@ func taskNumber(w word) int64 {
 	if n, ok := numberWords[w.low]; ok {
 		return n
 	}
-	if n, err := strconv.ParseInt(w.low, 10, 64); err == nil && n > 0 {
+	if n, err := strconv.ParseInt(numberText(w.low), 10, 64); err == nil && n > 0 {
 		return n
 	}
 	return 0
+}
+
+// numberText takes off what people write before a task number in the
+// same word: "#3", "no.3", "nr.3", "num.3".
+func numberText(low string) string {
+	for _, prefix := range []string{"#", "no.", "nr.", "num."} {
+		if rest, ok := strings.CutPrefix(low, prefix); ok {
+			return rest
+		}
+	}
+	return low
 }
 
 // numbersBetween returns the task numbers from a to b, both included, when
@@ -205,7 +221,7 @@ func numberList(low string) ([]int64, bool) {
 	}
 	var out []int64
 	for _, part := range strings.Split(low, ",") {
-		n, err := strconv.ParseInt(strings.TrimPrefix(part, "#"), 10, 64)
+		n, err := strconv.ParseInt(numberText(part), 10, 64)
 		if err != nil || n <= 0 {
 			return nil, false
 		}
@@ -252,6 +268,7 @@ func ordinalRef(ws []word) (ref, bool) {
 			r.count, r.plural = int(n), true
 			continue
 		}
+		r.ofList = r.ofList || taskNouns[w.low]
 		if !refFiller[w.low] && w.low != "" && w.low != "both" {
 			return ref{}, false
 		}

@@ -305,6 +305,9 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 	case refIDs:
 		return idTasks(r.ids), true
 	case refFocus, refOrdinal:
+		if r.ofList && e.focusStep < 0 && !e.focusStepPending() && len(e.mem.focus) == 0 && len(e.shown) == 0 {
+			return e.placeInList(s)
+		}
 		return e.resolveFocus(s)
 	case refAll:
 		return e.resolveAll(s)
@@ -342,6 +345,22 @@ func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 	}
 	targets = withoutDeleted(targets)
 	return targets, len(targets) > 0
+}
+
+// placeInList finds "the 3rd task" when the conversation has shown no
+// list and done nothing yet: the task at that place in the whole list, in
+// its order.
+func (e *executor) placeInList(s step) ([]listedTask, bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, false
+	}
+	targets, ok := pickFromFocus(listed, s.ref)
+	if !ok {
+		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
+			plural(len(listed), "task"), fmt.Sprintf(actionExamples[s.act], 2))
+	}
+	return targets, ok
 }
 
 // pickFromFocus returns the tasks of focus a pronoun or an ordinal points

@@ -135,7 +135,8 @@ func splitSentences(s string) []string {
 	for i, w := range ws {
 		last := i == len(ws)-1
 		cut := !last && strings.Contains(s[w.end:ws[i+1].start], "\n")
-		if r, _ := utf8.DecodeLastRuneInString(w.text); strings.ContainsRune(".!?…", r) && !isQuoted(w.text) && !isAbbreviation(w.low) {
+		if r, _ := utf8.DecodeLastRuneInString(w.text); strings.ContainsRune(".!?…", r) && !isQuoted(w.text) && !isAbbreviation(w.low) &&
+			!(numberNouns[w.low] && !last && taskNumber(ws[i+1]) > 0) { // "task no. 4"
 			cut = true
 		}
 		if cut || last {
