@@ -29,7 +29,8 @@ var (
 	// ("I need to call the bank"); see splitModal.
 	modals = phrases("i_need_to|i_have_to|i_want_to|i'd_like_to|i_would_like_to|i_wanna|i'd_love_to|i_must|" +
 		"i_should|i_gotta|i've_got_to|i_got_to|i'll|i_will|i_am_going_to|i'm_going_to|i'm_gonna|we_need_to|" +
-		"help_me|i_want|i'd_like|i_would_like|let_me|can_i|could_i|may_i|i_need|we_should|we_have_to")
+		"help_me|i_want|i'd_like|i_would_like|let_me|can_i|could_i|may_i|i_need|we_should|we_have_to|" +
+		"need_to|gotta|got_to|have_to|must")
 	// connectors join requests: "and", "then", ",", "also", "after that".
 	connectors = wordSet(", ; and then also but plus afterwards & next")
 )
@@ -169,7 +170,7 @@ func readClause(sentence string, ws []word, whole bool) step {
 // when what follows it is a command ("I need to delete task 3", "I'd like
 // to see my list"), then as said ("I need to call the bank" is a task).
 func parseWords(sentence string, ws []word, whole bool) (step, bool) {
-	ws = trimClause(ws)
+	ws = withFrameSpelled(trimClause(ws))
 	if len(ws) == 0 {
 		return step{}, false
 	}
@@ -182,6 +183,58 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 		}
 	}
 	return parseClause(sentence, ws, whole)
+}
+
+// frameTypos are the words a request to add starts with that are long
+// enough to be told apart when mistyped ("remnd me to call the vet"),
+// each with the words that must follow it: a mistyped word is read as
+// the keyword only in its frame, so "crate the dog" stays a title.
+// Words that delete or complete are not among them: a typo never makes
+// a change that cannot be undone.
+var frameTypos = map[string]map[string]bool{
+	"remind":   wordSet("me us"),
+	"remember": wordSet("to that about"),
+	"create":   wordSet("a an task new another reminder"),
+}
+
+// withFrameSpelled returns ws with a mistyped first frame word read as
+// the keyword it differs from by one letter (one added, dropped, changed
+// or two swapped). Only the word's low changes: a title keeps what was
+// written.
+func withFrameSpelled(ws []word) []word {
+	if len(ws) < 2 {
+		return ws
+	}
+	for keyword, next := range frameTypos {
+		if ws[0].low != keyword && next[ws[1].low] && oneEditApart(ws[0].low, keyword) {
+			out := append([]word(nil), ws...)
+			out[0].low = keyword
+			return out
+		}
+	}
+	return ws
+}
+
+// oneEditApart reports whether a and b differ by exactly one letter
+// added, dropped or changed, or two neighbours swapped.
+func oneEditApart(a, b string) bool {
+	if a == b || len(a)-len(b) > 1 || len(b)-len(a) > 1 {
+		return false
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	switch {
+	case len(a) < len(b): // one added
+		return a[i:] == b[i+1:]
+	case i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i]: // two swapped
+		return a[i+2:] == b[i+2:]
+	}
+	return a[i+1:] == b[i+1:] // one changed
 }
 
 // exceptionWords leave tasks out of a request about all of them.

@@ -53,6 +53,26 @@ var reviewParsingCases = []evalCase{
 	{kind: "numbers", given: parsingHome, say: []string{"delete the last task on my list"}, want: gone(parsingHome, 7)},
 	{kind: "numbers", given: parsingHome, say: []string{"mark the 9th task done"}, calls: "list_tasks(all)"},
 	{kind: "numbers", given: parsingHome, say: []string{"what's pending?", "delete the 2nd task"}, want: gone(parsingHome, 3)},
+
+	// Adds without "I", with a typo in the frame, in chat spelling, with
+	// unusual frames, and numbered.
+	{kind: "add", say: []string{"need to call the landlord"}, want: []string{"Call the landlord"}},
+	{kind: "add", say: []string{"gotta buy a birthday present for Sam"}, want: []string{"Buy a birthday present for Sam"}},
+	{kind: "add", say: []string{"have to pick up the dry cleaning"}, want: []string{"Pick up the dry cleaning"}},
+	{kind: "add", say: []string{"must renew the car insurance"}, want: []string{"Renew the car insurance"}},
+	{kind: "delete", given: parsingHome, say: []string{"need to delete task 3"}, want: gone(parsingHome, 3)},
+	{kind: "add", say: []string{"remnd me to call the vet"}, want: []string{"Call the vet"}},
+	{kind: "add", say: []string{"remeber to water the plants"}, want: []string{"Water the plants"}},
+	{kind: "add", say: []string{"creat a task to book the hotel"}, want: []string{"Book the hotel"}},
+	{kind: "add", say: []string{"crate the dog", "yes"}, want: []string{"Crate the dog"}},
+	{kind: "add", say: []string{"adding: return the library books"}, want: []string{"Return the library books"}},
+	{kind: "add", say: []string{"add a to do: update my linkedin profile"}, want: []string{"Update my linkedin profile"}},
+	{kind: "add", say: []string{"add to do: wash the car"}, want: []string{"Wash the car"}},
+	{kind: "add", say: []string{"I need to 1) call the bank 2) email HR"}, want: []string{"Call the bank", "Email HR"}},
+	{kind: "add", say: []string{"add 1) milk, 2) eggs and 3) bread"}, want: []string{"Milk", "Eggs", "Bread"}},
+	{kind: "add", say: []string{"add buy 2) things"}, want: []string{"Buy 2) things"}},
+	{kind: "list", given: parsingHome, say: []string{"wat do i have to do"}, calls: "list_tasks(pending)"},
+	{kind: "list", given: parsingHome, say: []string{"wat's left"}, calls: "list_tasks(pending)"},
 }
 
 var (
