@@ -1,5 +1,7 @@
 package offline
 
+import "strings"
+
 // This file turns a line of the grammar that matched into a step: it reads
 // the line's slots (a reference, a title, a note) and may still refuse the
 // match ("what's the weather?" is no listing), letting the next line try.
@@ -173,8 +175,18 @@ func describe(c clause) (step, bool) {
 func retitle(c clause) (step, bool) {
 	r := parseRef(withoutFieldWords(c.words("task")))
 	title, desc := splitDescription(c.raw("title"))
-	title = capitalizeFirst(cleanText(title))
+	title = capitalizeFirst(withoutInstead(cleanText(title)))
 	return step{act: actUpdate, ref: r, title: title, desc: cleanText(desc)}, r.kind != refNone && title != ""
+}
+
+// withoutInstead takes "instead" off the end of a new title: "rename it
+// to clean the attic instead" says what replaces the old title, not what
+// the new one says.
+func withoutInstead(title string) string {
+	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") {
+		return cleanText(title[:n])
+	}
+	return title
 }
 
 // withoutFieldWords drops "title" and "name" from "task 1 title".
@@ -257,6 +269,11 @@ func statusOf(ws []word) string {
 		switch w.low {
 		case "still", "yet", "left", "next", "plate", "today", "due":
 			return "pending"
+		case "did":
+			// "the stuff I already did", "what I did": what was done.
+			if i > 0 && (ws[i-1].low == "already" || i == len(ws)-1 && (ws[i-1].low == "i" || ws[i-1].low == "we")) {
+				return "completed"
+			}
 		case "finish", "accomplish", "accomplished":
 			if !negated {
 				return "completed"

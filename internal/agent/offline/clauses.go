@@ -39,17 +39,48 @@ var (
 func parseMessage(text string) []step {
 	var steps []step
 	for _, sentence := range splitSentences(text) {
+		var before []word // the clause before, in this sentence
 		for _, c := range splitClauses(sentence) {
 			if len(steps) == maxSteps {
 				return steps
 			}
 			s := readClause(sentence, c.ws, c.whole)
 			s.continues = len(c.ws) > 0 && continuing[c.ws[0].low]
+			if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
+				// "nevermind the bike, delete it": the topic is what "it" is.
+				s.ref, steps = r, steps[:len(steps)-1]
+			}
 			steps = append(steps, s)
+			before = c.ws
 		}
 	}
 	return withoutChatter(steps)
 }
+
+// topicOf reads a clause that only names tasks, said before a request
+// about "it" or "them" ("nevermind the bike, delete it", "the dentist
+// one, mark it done"): the tasks it names are what the request is about.
+// The clause must read as no request of its own, and name tasks as a
+// reference does: "the …", "my …", "task 3".
+func topicOf(sentence string, before []word, s step) (ref, bool) {
+	if len(before) == 0 || s.ref.kind != refFocus || s.ref.count != 0 {
+		return ref{}, false
+	}
+	if _, ok := parseWords(sentence, before, false); ok {
+		return ref{}, false
+	}
+	ws := stripLeading(trimClause(before), topicLeads)
+	if len(ws) < 2 || !topicStarts[ws[0].low] && taskRefAt(ws, 0) == 0 {
+		return ref{}, false
+	}
+	r := parseRef(ws)
+	return r, r.kind == refName || r.kind == refIDs
+}
+
+var (
+	topicLeads  = phrases("nevermind|never_mind|as_for|regarding|about|re|so|oh")
+	topicStarts = wordSet("the my that this those these")
+)
 
 var continuing = wordSet("and also plus")
 
@@ -182,7 +213,15 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 			return s, true
 		}
 	}
-	return parseClause(sentence, ws, whole)
+	s, ok := parseClause(sentence, ws, whole)
+	if (!ok || s.act == actAnswer) && len(ws) > 2 && (ws[0].low == "first" || ws[0].low == "next") {
+		// "first add walk the dog": the order it is said in, when the
+		// rest is a request ("first one is done" read as said).
+		if t, ok := parseWords(sentence, ws[1:], whole); ok && t.act != actAnswer {
+			return t, true
+		}
+	}
+	return s, ok
 }
 
 // frameTypos are the words a request to add starts with that are long

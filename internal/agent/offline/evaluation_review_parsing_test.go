@@ -73,6 +73,21 @@ var reviewParsingCases = []evalCase{
 	{kind: "add", say: []string{"add buy 2) things"}, want: []string{"Buy 2) things"}},
 	{kind: "list", given: parsingHome, say: []string{"wat do i have to do"}, calls: "list_tasks(pending)"},
 	{kind: "list", given: parsingHome, say: []string{"wat's left"}, calls: "list_tasks(pending)"},
+
+	// Phrasing: "instead" ends no title, "set {task}'s title to", "first"
+	// before a request, what "I did", and a task named before "it".
+	{kind: "update", given: parsingHome, say: []string{"can you rename the garage task to clean the attic instead"}, want: with(parsingHome, 7, "Clean the attic")},
+	{kind: "update", given: parsingHome, say: []string{"change task 4 to call dad instead"}, want: with(parsingHome, 4, "Call dad")},
+	{kind: "update", given: parsingHome, say: []string{"set task 2's title to pay the gas bill"}, want: with(parsingHome, 2, "[x] Pay the gas bill")},
+	{kind: "update", given: parsingHome, say: []string{"set the dentist task's name to dentist on friday"}, want: with(parsingHome, 3, "Dentist on friday")},
+	{kind: "several", say: []string{"first add walk the dog, then mark it done"}, want: []string{"[x] Walk the dog"}},
+	{kind: "list", given: parsingHome, say: []string{"next show my list"}, calls: "list_tasks(all)"},
+	{kind: "list", given: parsingHome, say: []string{"show me the stuff i already did"}, calls: "list_tasks(completed)"},
+	{kind: "list", given: parsingHome, say: []string{"list the things we did"}, calls: "list_tasks(completed)"},
+	{kind: "delete", given: parsingHome, say: []string{"nevermind the bike, delete it"}, want: gone(parsingHome, 5)},
+	{kind: "delete", given: parsingHome, say: []string{"as for task 7, delete it"}, want: gone(parsingHome, 7)},
+	{kind: "complete", given: parsingHome, say: []string{"the dentist one, mark it done"}, want: done(parsingHome, 3)},
+	{kind: "delete", given: parsingCalls, say: []string{"buy milk, then delete it"}},
 }
 
 var (

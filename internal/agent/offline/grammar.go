@@ -178,6 +178,7 @@ var grammar = compileGrammar([]rule{
 	{pattern: "rename {task} as|: {title}", build: retitle},
 	{pattern: "make {task} say|read {title}", build: retitle},
 	{pattern: "call {task} {title} instead", build: retitle},
+	{pattern: "set|make {task} title|name to|as|: :? {title}", build: retitle},
 	{pattern: "@update {task}", build: onTask(actUpdate)},
 	{pattern: "@update", alone: true, build: only(actUpdate)},
 
