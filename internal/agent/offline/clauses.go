@@ -45,6 +45,9 @@ func parseMessage(text string) []step {
 				return steps
 			}
 			s := readClause(sentence, c.ws, c.whole)
+			if c.aside {
+				s = step{act: actReply, text: "Okay.", chatter: true}
+			}
 			s.continues = len(c.ws) > 0 && continuing[c.ws[0].low]
 			if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
 				// "nevermind the bike, delete it": the topic is what "it" is.
@@ -103,6 +106,7 @@ func withoutChatter(steps []step) []step {
 type clauseWords struct {
 	ws    []word
 	whole bool
+	aside bool // a reason given for the request before: see asideAt
 }
 
 // splitClauses cuts a sentence where a connector is followed by a request
@@ -119,6 +123,9 @@ func splitClauses(sentence string) []clauseWords {
 	var out []clauseWords
 	start := 0
 	for i := 1; i < len(ws); i++ {
+		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) {
+			return append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true})
+		}
 		if !connectors[ws[i].low] || connectors[ws[i-1].low] {
 			continue
 		}
@@ -150,6 +157,35 @@ func splitClauses(sentence string) []clauseWords {
 // done") belongs to all of it.
 func inNumberList(ws []word, connector, next int) bool {
 	return connector > 0 && next < len(ws) && taskNumber(ws[connector-1]) != 0 && taskNumber(ws[next]) != 0
+}
+
+// asideAt reports a reason given from ws[i] to the end of the sentence:
+// "because it's done", ", its done anyway". It says why, not which task.
+func asideAt(ws []word, i int) bool {
+	if reasonWords[ws[i].low] {
+		return true
+	}
+	if ws[i].low != "," || i+1 == len(ws) {
+		return false
+	}
+	last := ws[len(ws)-1].low
+	return reasonWords[ws[i+1].low] || asideStarts[ws[i+1].low] && (last == "anyway" || last == "anyways")
+}
+
+var (
+	reasonWords = wordSet("because since cause cuz coz bc")
+	// asideStarts begin a remark about the task just named: "its done
+	// anyway", "I don't need it anyway"; "the plumber one anyway" names
+	// the task.
+	asideStarts = wordSet("its it i i'm im we that they don't dont not no already")
+)
+
+// changesTasks reports a request to complete or delete tasks: what a
+// reason may follow. After an add, "since it's her birthday" is part of
+// the title.
+func changesTasks(sentence string, ws []word) bool {
+	s, ok := parseWords(sentence, ws, false)
+	return ok && (s.act == actComplete || s.act == actDelete) && s.ref.kind != refNone
 }
 
 // aboutAll reports a request about all tasks, or all of those shown,

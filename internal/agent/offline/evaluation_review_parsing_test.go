@@ -88,6 +88,12 @@ var reviewParsingCases = []evalCase{
 	{kind: "delete", given: parsingHome, say: []string{"as for task 7, delete it"}, want: gone(parsingHome, 7)},
 	{kind: "complete", given: parsingHome, say: []string{"the dentist one, mark it done"}, want: done(parsingHome, 3)},
 	{kind: "delete", given: parsingCalls, say: []string{"buy milk, then delete it"}},
+
+	// A reason said with a request names no task.
+	{kind: "delete", given: parsingHome, say: []string{"pls delete the passport one, its done anyway"}, want: gone(parsingHome, 6), calls: "list_tasks(all) delete_task(6)"},
+	{kind: "delete", given: parsingHome, say: []string{"delete task 3 because I don't need it"}, want: gone(parsingHome, 3), calls: "delete_task(3)"},
+	{kind: "complete", given: parsingHome, say: []string{"mark the bike done, since I fixed it yesterday"}, want: done(parsingHome, 5)},
+	{kind: "add", say: []string{"remind me to call mom since it's her birthday"}, want: []string{"Call mom since it's her birthday"}},
 }
 
 var (
