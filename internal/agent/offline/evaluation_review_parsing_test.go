@@ -89,11 +89,16 @@ var reviewParsingCases = []evalCase{
 	{kind: "complete", given: parsingHome, say: []string{"the dentist one, mark it done"}, want: done(parsingHome, 3)},
 	{kind: "delete", given: parsingCalls, say: []string{"buy milk, then delete it"}},
 
-	// A reason said with a request names no task.
+	// A reason said with a request names no task; a range said to be
+	// done leaves alone what was done already, and says so.
 	{kind: "delete", given: parsingHome, say: []string{"pls delete the passport one, its done anyway"}, want: gone(parsingHome, 6), calls: "list_tasks(all) delete_task(6)"},
 	{kind: "delete", given: parsingHome, say: []string{"delete task 3 because I don't need it"}, want: gone(parsingHome, 3), calls: "delete_task(3)"},
 	{kind: "complete", given: parsingHome, say: []string{"mark the bike done, since I fixed it yesterday"}, want: done(parsingHome, 5)},
 	{kind: "add", say: []string{"remind me to call mom since it's her birthday"}, want: []string{"Call mom since it's her birthday"}},
+	{kind: "complete", given: parsingHome, say: []string{"complete tasks 1 thru 4"}, want: done(parsingHome, 1, 3, 4),
+		calls: "list_tasks(all) complete_task(1) complete_task(3) complete_task(4)"},
+	{kind: "complete", given: parsingHome, say: []string{"finish 5-7"}, want: done(parsingHome, 5, 7), calls: "list_tasks(all) complete_task(5) complete_task(7)"},
+	{kind: "complete", given: parsingHome, say: []string{"mark the passport task as done", "delete it"}, want: gone(parsingHome, 6)},
 }
 
 var (

@@ -39,6 +39,9 @@ type ref struct {
 	// ofList marks an ordinal said of tasks ("the 3rd task", not "the
 	// 3rd one"): with nothing shown or done yet, a place in the list.
 	ofList bool
+	// span marks numbers said as a range ("1 thru 4", "3-5"): a stretch
+	// of the list, which may hold tasks done already.
+	span bool
 }
 
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
@@ -116,6 +119,7 @@ var exceptionJoins = wordSet("and or nor , &")
 // number among other words ("the 2 reports") is part of a name.
 func idsRef(ws []word) (ref, bool) {
 	var ids []int64
+	span := false
 	seen := map[int64]bool{}
 	add := func(id int64) {
 		if !seen[id] && len(ids) < maxRefIDs {
@@ -135,6 +139,7 @@ func idsRef(ws []word) (ref, bool) {
 			for _, n := range nums {
 				add(n)
 			}
+			span = span || strings.ContainsAny(w.low, "-–")
 			continue
 		}
 		switch {
@@ -147,13 +152,14 @@ func idsRef(ws []word) (ref, bool) {
 			for _, n := range between[1 : len(between)-1] {
 				add(n)
 			}
+			span = true
 		case numberNouns[w.low] && i+1 < len(ws) && taskNumber(ws[i+1]) > 0:
 			// "no. 4", "nr 4": the number follows.
 		case !refFiller[w.low] && w.low != "both" && w.low != "":
 			return ref{}, false
 		}
 	}
-	return ref{kind: refIDs, ids: ids}, len(ids) > 0
+	return ref{kind: refIDs, ids: ids, span: span}, len(ids) > 0
 }
 
 // listsNumbers reports a spelled number that begins a list of task

@@ -56,7 +56,18 @@ func (e *executor) doAdd(items []item) {
 func (e *executor) act(s step, targets []listedTask) {
 	switch s.act {
 	case actComplete:
+		if s.ref.span {
+			if targets = e.withStates(targets); e.stopped() {
+				return
+			}
+		}
 		for _, t := range targets {
+			if t.Completed {
+				// Completing it again would change nothing.
+				e.say("Task %d was already complete: %s.", t.ID, t.Title)
+				e.setFocus(e.step, t)
+				continue
+			}
 			e.queue(actComplete, toolCompleteTask, map[string]any{"task_id": t.ID})
 		}
 	case actDelete:
@@ -77,6 +88,25 @@ func (e *executor) act(s step, targets []listedTask) {
 	case actQuery:
 		e.answerQuery(targets)
 	}
+}
+
+// withStates returns targets known by number with their titles and
+// states, from the list: "complete tasks 1 thru 4" says which of those
+// were done already. A number no task has stays as it was, for the tool
+// to say so.
+func (e *executor) withStates(targets []listedTask) []listedTask {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil
+	}
+	out := make([]listedTask, len(targets))
+	for i, t := range targets {
+		if current, found := findTask(listed, t.ID); found {
+			t = current
+		}
+		out[i] = t
+	}
+	return out
 }
 
 // actOnOne changes one task: its title, its description, or a note added
