@@ -451,10 +451,11 @@ func refersToTask(ws []word) bool {
 }
 
 // taskRefAt returns how many words from ws[i] point at a task, or 0:
-// "task 3", "no. 3", "#3", or "the" with up to three words and "task" or
-// "one" where the reference plainly ends ("the bike task tomorrow", "the
-// task I deleted"). A task with an article before it is a new one: "make
-// a task 5 minute plank".
+// "task 3", "no. 3", "#3", or "the" with one to three words and "task" or
+// "one" where the reference plainly ends ("the bike task tomorrow"), or
+// "the task" before who did something to it ("the task I deleted"). A
+// task with an article before it is a new one: "make a task 5 minute
+// plank", and so is "the task to call mom".
 func taskRefAt(ws []word, i int) int {
 	w := ws[i]
 	switch {
@@ -464,8 +465,10 @@ func taskRefAt(ws []word, i int) int {
 		if i+1 < len(ws) && taskNumber(ws[i+1]) > 0 && (i == 0 || !newTaskWords[ws[i-1].low]) {
 			return 2
 		}
+	case w.low == "the" && i+2 < len(ws) && ws[i+1].low == "task" && relativeSubjects[ws[i+2].low]:
+		return 2
 	case w.low == "the":
-		for j := i + 1; j < len(ws) && j <= i+4; j++ {
+		for j := i + 2; j < len(ws) && j <= i+4; j++ {
 			if (ws[j].low == "task" || ws[j].low == "one") && (j+1 == len(ws) || refEnds[ws[j+1].low]) {
 				return j + 1 - i
 			}
@@ -477,6 +480,8 @@ func taskRefAt(ws []word, i int) int {
 var (
 	numberNouns  = wordSet("number no nr num")
 	newTaskWords = wordSet("a an another new one more")
+	// relativeSubjects say who did something to "the task" before them.
+	relativeSubjects = wordSet("i i've we you")
 	// refEnds are words that may follow "the ... task" when the task is
 	// one of the list, not the start of a title ("the task force").
 	refEnds = wordSet("i i've we you that which tomorrow tonight today at on by to in for as up down high low " +

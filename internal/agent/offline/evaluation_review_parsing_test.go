@@ -30,6 +30,8 @@ var reviewParsingCases = []evalCase{
 	{kind: "honesty", given: parsingHome, say: []string{"schedule task 4 for friday at 5pm", "yes"}},
 	{kind: "add", say: []string{"make a task 5 minute plank"}, want: []string{"5 minute plank"}},
 	{kind: "add", say: []string{"remind me to move the car tomorrow"}, want: []string{"Move the car tomorrow"}},
+	{kind: "add", say: []string{"add the task to call mom"}, want: []string{"Call mom"}},
+	{kind: "add", say: []string{"put the task to call mom on my list"}, want: []string{"Call mom"}},
 	// Thanks, goodbyes and questions typed as in a chat are answered.
 	{kind: "outside", given: parsingHome, say: []string{"whats the weather like tmrw", "yes"}},
 	{kind: "outside", given: parsingHome, say: []string{"thank u so much!! 😊", "yes"}},

@@ -41,7 +41,7 @@ var addTails = phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my
 // the lead-in says so ("add three tasks: a, b and c") or the infinitive
 // repeats ("remind me to call mom and to pay rent").
 func add(c clause) (step, bool) {
-	if from := c.caps["items"][0]; taskRefAt(c.ws, from) > 0 || from > 0 && taskRefAt(c.ws, from-1) > 0 {
+	if from := c.caps["items"][0]; pointsAtTask(c.ws, from) || from > 0 && pointsAtTask(c.ws, from-1) {
 		// "remind me about task 3 tomorrow", "make task 5 high priority":
 		// a task of the list is no new one.
 		return step{}, false
@@ -60,6 +60,13 @@ func add(c clause) (step, bool) {
 		}
 	}
 	return step{act: actAdd, items: items}, true
+}
+
+// pointsAtTask reports a task of the list at ws[i], said with its number
+// or as "the … task"; "the blue one" may be a thing to add.
+func pointsAtTask(ws []word, i int) bool {
+	n := taskRefAt(ws, i)
+	return n > 0 && ws[i+n-1].low != "one"
 }
 
 // stripListTail takes off a tail that names the list a task goes on:
