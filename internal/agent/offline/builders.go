@@ -15,12 +15,16 @@ func chatter(text string) func(clause) (step, bool) {
 }
 
 // smallTalk reads a message made only of thanks and goodbyes, said any
-// way ("thank u so much!! 😊", "good night", "ok thanks, bye"): it is
-// answered, never offered as a task. It reads the words as written, before
-// the politeness that would be taken off a request.
+// way ("thank u so much!! 😊", "good night", "ok thanks, bye", "gotta
+// go"): it is answered, never offered as a task. It reads the words as
+// written, before the politeness that would be taken off a request.
 func smallTalk(c clause) (step, bool) {
-	thanks, bye := false, false
-	for _, w := range splitWords(c.text) {
+	ws := splitWords(c.text)
+	thanks, bye := false, leaving(ws)
+	if bye {
+		ws = nil
+	}
+	for _, w := range ws {
 		switch {
 		case thanksWords[w.low]:
 			thanks = true
@@ -39,10 +43,29 @@ func smallTalk(c clause) (step, bool) {
 	return step{}, false
 }
 
+// leaving reports "gotta go", "I have to go now": leaving, not a task
+// to go.
+func leaving(ws []word) bool {
+	n := len(ws)
+	for n > 0 && (ws[n-1].low == "now" || ws[n-1].low == "") {
+		n--
+	}
+	if n < 2 || n > 6 || ws[n-1].low != "go" {
+		return false
+	}
+	for _, w := range ws[:n-1] {
+		if !leavingWords[w.low] && !thanksWords[w.low] && w.low != "," && w.low != "" {
+			return false
+		}
+	}
+	return true
+}
+
 var (
-	thanksWords = wordSet("thanks thank thx ty tysm cheers appreciate appreciated ta")
-	byeWords    = wordSet("bye goodbye byebye night goodnight nite gn cya ttyl later")
-	talkFiller  = wordSet("you so much very a lot bunch ton million really again for everything all the help it " +
+	thanksWords  = wordSet("thanks thank thx ty tysm cheers appreciate appreciated ta")
+	byeWords     = wordSet("bye goodbye byebye night goodnight nite gn cya ttyl later")
+	leavingWords = wordSet("i gotta got to have need must ok okay so well anyway")
+	talkFiller   = wordSet("you so much very a lot bunch ton million really again for everything all the help it " +
 		"that's that great awesome perfect good nice lovely ok okay cool have sweet dreams sleep well take care " +
 		"see ya talk to and , ! oh hey many your")
 )

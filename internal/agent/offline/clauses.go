@@ -30,7 +30,7 @@ var (
 	modals = phrases("i_need_to|i_have_to|i_want_to|i'd_like_to|i_would_like_to|i_wanna|i'd_love_to|i_must|" +
 		"i_should|i_gotta|i've_got_to|i_got_to|i'll|i_will|i_am_going_to|i'm_going_to|i'm_gonna|we_need_to|" +
 		"help_me|i_want|i'd_like|i_would_like|let_me|can_i|could_i|may_i|i_need|we_should|we_have_to|" +
-		"need_to|gotta|got_to|have_to|must")
+		"need_to|gotta|got_to|have_to")
 	// connectors join requests: "and", "then", ",", "also", "after that".
 	connectors = wordSet(", ; and then also but plus afterwards & next")
 )

@@ -39,6 +39,9 @@ var reviewParsingCases = []evalCase{
 	{kind: "outside", given: parsingHome, say: []string{"ok thanks, bye!", "yes"}},
 	{kind: "outside", given: parsingHome, say: []string{"thanks for all your help", "yes"}},
 	{kind: "outside", given: parsingHome, say: []string{"hows ur day going", "yes"}},
+	{kind: "outside", given: parsingHome, say: []string{"thanks, gotta go", "yes"}},
+	{kind: "outside", say: []string{"ok i have to go now"}, calls: "none"},
+	{kind: "add", say: []string{"need to go to the bank"}, want: []string{"Go to the bank"}},
 
 	// Task numbers written as people write them.
 	{kind: "numbers", given: parsingHome, say: []string{"Task 4: done ✅"}, want: done(parsingHome, 4)},
@@ -61,7 +64,8 @@ var reviewParsingCases = []evalCase{
 	{kind: "add", say: []string{"need to call the landlord"}, want: []string{"Call the landlord"}},
 	{kind: "add", say: []string{"gotta buy a birthday present for Sam"}, want: []string{"Buy a birthday present for Sam"}},
 	{kind: "add", say: []string{"have to pick up the dry cleaning"}, want: []string{"Pick up the dry cleaning"}},
-	{kind: "add", say: []string{"must renew the car insurance"}, want: []string{"Renew the car insurance"}},
+	{kind: "add", say: []string{"got to renew the car insurance"}, want: []string{"Renew the car insurance"}},
+	{kind: "add", say: []string{"must haves for the trip", "yes"}, want: []string{"Must haves for the trip"}},
 	{kind: "delete", given: parsingHome, say: []string{"need to delete task 3"}, want: gone(parsingHome, 3)},
 	{kind: "add", say: []string{"remnd me to call the vet"}, want: []string{"Call the vet"}},
 	{kind: "add", say: []string{"remeber to water the plants"}, want: []string{"Water the plants"}},

@@ -237,7 +237,7 @@ var grammar = compileGrammar([]rule{
 	{pattern: "make_sure|ensure i|we? {items}", build: add},
 	{pattern: "i|we @must to? {items}", build: add},
 	// Without the "I": "need to call the landlord", "gotta buy milk".
-	{pattern: "need_to|needs_to|gotta|got_to|have_to|has_to|have_got_to|must {items}", build: add},
+	{pattern: "need_to|needs_to|gotta|got_to|have_to|has_to|have_got_to {items}", build: add},
 	{pattern: "adding|creating|noting|logging :|-? {items}", build: add},
 	{pattern: "i've|ive|we've|i_have|we_have got_to|gotta|to {items}", build: add},
 	{pattern: "i'll|i_will|we'll need|have to {items}", build: add},
