@@ -1,5 +1,7 @@
 package offline
 
+import "strings"
+
 // This file turns a line of the grammar that matched into a step: it reads
 // the line's slots (a reference, a title, a note) and may still refuse the
 // match ("what's the weather?" is no listing), letting the next line try.
@@ -11,6 +13,62 @@ func reply(text string) func(clause) (step, bool) {
 func chatter(text string) func(clause) (step, bool) {
 	return func(clause) (step, bool) { return step{act: actReply, text: text, chatter: true}, true }
 }
+
+// smallTalk reads a message made only of thanks and goodbyes, said any
+// way ("thank u so much!! 😊", "good night", "ok thanks, bye", "gotta
+// go"): it is answered, never offered as a task. It reads the words as
+// written, before the politeness that would be taken off a request.
+func smallTalk(c clause) (step, bool) {
+	ws := splitWords(c.text)
+	thanks, bye := false, leaving(ws)
+	if bye {
+		ws = nil
+	}
+	for _, w := range ws {
+		switch {
+		case thanksWords[w.low]:
+			thanks = true
+		case byeWords[w.low]:
+			bye = true
+		case !talkFiller[w.low] && w.low != "":
+			return step{}, false
+		}
+	}
+	switch {
+	case thanks:
+		return step{act: actReply, text: "You're welcome! Anything else for your list?", chatter: true}, true
+	case bye:
+		return step{act: actReply, text: "Bye for now — your list will be here when you're back.", chatter: true}, true
+	}
+	return step{}, false
+}
+
+// leaving reports "gotta go", "I have to go now": leaving, not a task
+// to go.
+func leaving(ws []word) bool {
+	n := len(ws)
+	for n > 0 && (ws[n-1].low == "now" || ws[n-1].low == "") {
+		n--
+	}
+	if n < 2 || n > 6 || ws[n-1].low != "go" {
+		return false
+	}
+	for _, w := range ws[:n-1] {
+		if !leavingWords[w.low] && !thanksWords[w.low] && w.low != "," && w.low != "" {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	thanksWords  = wordSet("thanks thank thx ty tysm cheers appreciate appreciated ta")
+	byeWords     = wordSet("bye goodbye byebye night goodnight nite gn cya ttyl later")
+	leavingWords = wordSet("i gotta got to have need must ok okay so well anyway")
+	talkFiller   = wordSet("you so much very a lot bunch ton million really again for everything all the help it " +
+		"that's that great awesome perfect good nice lovely ok okay cool have sweet dreams sleep well take care " +
+		"see ya talk to and , ! oh hey many your")
+)
 
 func only(a action) func(clause) (step, bool) {
 	return func(clause) (step, bool) { return step{act: a}, true }
@@ -92,6 +150,9 @@ func answer(c clause) (step, bool) {
 	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws)):
 		return step{}, false
 	}
+	if _, ok := cannotDo(c.ws); ok && r.kind == refName {
+		return step{}, false
+	}
 	return step{act: actAnswer, ref: r, text: capitalizeFirst(text), parts: refParts(c.words("task"))}, true
 }
 
@@ -168,8 +229,18 @@ func describe(c clause) (step, bool) {
 func retitle(c clause) (step, bool) {
 	r := parseRef(withoutFieldWords(c.words("task")))
 	title, desc := splitDescription(c.raw("title"))
-	title = capitalizeFirst(cleanText(title))
+	title = capitalizeFirst(withoutInstead(cleanText(title)))
 	return step{act: actUpdate, ref: r, title: title, desc: cleanText(desc)}, r.kind != refNone && title != ""
+}
+
+// withoutInstead takes "instead" off the end of a new title: "rename it
+// to clean the attic instead" says what replaces the old title, not what
+// the new one says.
+func withoutInstead(title string) string {
+	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") {
+		return cleanText(title[:n])
+	}
+	return title
 }
 
 // withoutFieldWords drops "title" and "name" from "task 1 title".
@@ -253,6 +324,11 @@ func statusOf(ws []word) string {
 		switch w.low {
 		case "still", "yet", "left", "next", "plate", "today", "due":
 			return "pending"
+		case "did":
+			// "the stuff I already did", "what I did": what was done.
+			if i > 0 && (ws[i-1].low == "already" || i == len(ws)-1 && (ws[i-1].low == "i" || ws[i-1].low == "we")) {
+				return "completed"
+			}
 		case "finish", "accomplish", "accomplished":
 			if !negated {
 				return "completed"

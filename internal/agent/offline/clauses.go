@@ -29,7 +29,8 @@ var (
 	// ("I need to call the bank"); see splitModal.
 	modals = phrases("i_need_to|i_have_to|i_want_to|i'd_like_to|i_would_like_to|i_wanna|i'd_love_to|i_must|" +
 		"i_should|i_gotta|i've_got_to|i_got_to|i'll|i_will|i_am_going_to|i'm_going_to|i'm_gonna|we_need_to|" +
-		"help_me|i_want|i'd_like|i_would_like|let_me|can_i|could_i|may_i|i_need|we_should|we_have_to")
+		"help_me|i_want|i'd_like|i_would_like|let_me|can_i|could_i|may_i|i_need|we_should|we_have_to|" +
+		"need_to|gotta|got_to|have_to")
 	// connectors join requests: "and", "then", ",", "also", "after that".
 	connectors = wordSet(", ; and then also but plus afterwards & next")
 )
@@ -38,13 +39,22 @@ var (
 func parseMessage(text string) []step {
 	var steps []step
 	for _, sentence := range splitSentences(text) {
+		var before []word // the clause before, in this sentence
 		for _, c := range splitClauses(sentence) {
 			if len(steps) == maxSteps {
 				return steps
 			}
 			s := readClause(sentence, c.ws, c.whole)
+			if c.aside {
+				s = step{act: actReply, text: "Okay.", chatter: true}
+			}
 			s.continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
+			if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
+				// "nevermind the bike, delete it": the topic is what "it" is.
+				s.ref, steps = r, steps[:len(steps)-1]
+			}
 			steps = append(steps, s)
+			before = c.ws
 		}
 	}
 	return withoutChatter(steps)
@@ -59,6 +69,31 @@ func continues(ws []word) bool {
 	return n > 0 && (continuing[ws[0].low] || ws[n-1].low == "too" || ws[n-1].low == "also" ||
 		n > 1 && ws[n-2].low == "as" && ws[n-1].low == "well")
 }
+
+// topicOf reads a clause that only names tasks, said before a request
+// about "it" or "them" ("nevermind the bike, delete it", "the dentist
+// one, mark it done"): the tasks it names are what the request is about.
+// The clause must read as no request of its own, and name tasks as a
+// reference does: "the …", "my …", "task 3".
+func topicOf(sentence string, before []word, s step) (ref, bool) {
+	if len(before) == 0 || s.ref.kind != refFocus || s.ref.count != 0 {
+		return ref{}, false
+	}
+	if _, ok := parseWords(sentence, before, false); ok {
+		return ref{}, false
+	}
+	ws := stripLeading(trimClause(before), topicLeads)
+	if len(ws) < 2 || !topicStarts[ws[0].low] && taskRefAt(ws, 0) == 0 {
+		return ref{}, false
+	}
+	r := parseRef(ws)
+	return r, r.kind == refName || r.kind == refIDs
+}
+
+var (
+	topicLeads  = phrases("nevermind|never_mind|as_for|regarding|about|re|so|oh")
+	topicStarts = wordSet("the my that this those these")
+)
 
 var continuing = wordSet("and also plus")
 
@@ -81,6 +116,7 @@ func withoutChatter(steps []step) []step {
 type clauseWords struct {
 	ws    []word
 	whole bool
+	aside bool // a reason given for the request before: see asideAt
 }
 
 // splitClauses cuts a sentence where a connector is followed by a request
@@ -97,6 +133,9 @@ func splitClauses(sentence string) []clauseWords {
 	var out []clauseWords
 	start := 0
 	for i := 1; i < len(ws); i++ {
+		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) {
+			return append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true})
+		}
 		if !connectors[ws[i].low] || connectors[ws[i-1].low] {
 			continue
 		}
@@ -104,7 +143,7 @@ func splitClauses(sentence string) []clauseWords {
 		for next < len(ws) && connectors[ws[next].low] {
 			next++
 		}
-		if inNumberList(ws, i, next) {
+		if inNumberList(ws, i, next) || ws[i].low == "but" && aboutAll(sentence, ws[start:i]) {
 			continue
 		}
 		if next < len(ws) && !fillerOnly(ws[start:i]) && startsRequest(sentence, ws[next:]) {
@@ -121,13 +160,51 @@ func splitClauses(sentence string) []clauseWords {
 }
 
 // inNumberList reports a connector inside a list of task numbers, "1, 3
-// and 4", where a number alone follows it: "3 and 4 done" after "mark 1,"
-// reads as a request of its own, but cut there the list would lose its 3.
+// and 4": a task number on both sides. "3 and 4 done" after "mark 1,"
+// reads as a request of its own, and "5 as done" after "mark everything
+// except 3 and" does too, but cut there the list would lose a number or,
+// worse, act on one it was to leave out. What follows the list ("as
+// done") belongs to all of it.
 func inNumberList(ws []word, connector, next int) bool {
-	if connector == 0 || next >= len(ws) || taskNumber(ws[connector-1]) == 0 || taskNumber(ws[next]) == 0 {
+	return connector > 0 && next < len(ws) && taskNumber(ws[connector-1]) != 0 && taskNumber(ws[next]) != 0
+}
+
+// asideAt reports a reason given from ws[i] to the end of the sentence:
+// "because it's done", ", its done anyway". It says why, not which task.
+func asideAt(ws []word, i int) bool {
+	if reasonWords[ws[i].low] {
+		return true
+	}
+	if ws[i].low != "," || i+1 == len(ws) {
 		return false
 	}
-	return next+1 == len(ws) || connectors[ws[next+1].low]
+	last := ws[len(ws)-1].low
+	return reasonWords[ws[i+1].low] || asideStarts[ws[i+1].low] && (last == "anyway" || last == "anyways")
+}
+
+var (
+	reasonWords = wordSet("because since cause cuz coz bc")
+	// asideStarts begin a remark about the task just named: "its done
+	// anyway", "I don't need it anyway"; "the plumber one anyway" names
+	// the task.
+	asideStarts = wordSet("its it i i'm im we that they don't dont not no already")
+)
+
+// changesTasks reports a request to complete or delete tasks: what a
+// reason may follow. After an add, "since it's her birthday" is part of
+// the title.
+func changesTasks(sentence string, ws []word) bool {
+	s, ok := parseWords(sentence, ws, false)
+	return ok && (s.act == actComplete || s.act == actDelete) && s.ref.kind != refNone
+}
+
+// aboutAll reports a request about all tasks, or all of those shown,
+// that an exception may follow: after "tick off everything", "but tasks
+// 3 and 4 as done" leaves 3 and 4 out, and is no request of its own.
+func aboutAll(sentence string, ws []word) bool {
+	s, ok := parseWords(sentence, ws, false)
+	return ok && (s.act == actComplete || s.act == actDelete) &&
+		(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural)
 }
 
 // startsRequest reports whether ws, up to its next connector, is a request
@@ -170,7 +247,7 @@ func readClause(sentence string, ws []word, whole bool) step {
 // when what follows it is a command ("I need to delete task 3", "I'd like
 // to see my list"), then as said ("I need to call the bank" is a task).
 func parseWords(sentence string, ws []word, whole bool) (step, bool) {
-	ws = trimClause(ws)
+	ws = withFrameSpelled(trimClause(ws))
 	if len(ws) == 0 {
 		return step{}, false
 	}
@@ -185,7 +262,67 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 			return s, true
 		}
 	}
-	return parseClause(sentence, ws, whole)
+	s, ok := parseClause(sentence, ws, whole)
+	if (!ok || s.act == actAnswer) && len(ws) > 2 && (ws[0].low == "first" || ws[0].low == "next") {
+		// "first add walk the dog": the order it is said in, when the
+		// rest is a request ("first one is done" read as said).
+		if t, ok := parseWords(sentence, ws[1:], whole); ok && t.act != actAnswer {
+			return t, true
+		}
+	}
+	return s, ok
+}
+
+// frameTypos are the words a request to add starts with that are long
+// enough to be told apart when mistyped ("remnd me to call the vet"),
+// each with the words that must follow it: a mistyped word is read as
+// the keyword only in its frame, so "crate the dog" stays a title.
+// Words that delete or complete are not among them: a typo never makes
+// a change that cannot be undone.
+var frameTypos = map[string]map[string]bool{
+	"remind":   wordSet("me us"),
+	"remember": wordSet("to that about"),
+	"create":   wordSet("a an task new another reminder"),
+}
+
+// withFrameSpelled returns ws with a mistyped first frame word read as
+// the keyword it differs from by one letter (one added, dropped, changed
+// or two swapped). Only the word's low changes: a title keeps what was
+// written.
+func withFrameSpelled(ws []word) []word {
+	if len(ws) < 2 {
+		return ws
+	}
+	for keyword, next := range frameTypos {
+		if ws[0].low != keyword && next[ws[1].low] && oneEditApart(ws[0].low, keyword) {
+			out := append([]word(nil), ws...)
+			out[0].low = keyword
+			return out
+		}
+	}
+	return ws
+}
+
+// oneEditApart reports whether a and b differ by exactly one letter
+// added, dropped or changed, or two neighbours swapped.
+func oneEditApart(a, b string) bool {
+	if a == b || len(a)-len(b) > 1 || len(b)-len(a) > 1 {
+		return false
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	switch {
+	case len(a) < len(b): // one added
+		return a[i:] == b[i+1:]
+	case i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i]: // two swapped
+		return a[i+2:] == b[i+2:]
+	}
+	return a[i+1:] == b[i+1:] // one changed
 }
 
 // yesLeads and noLeads answer a question before saying more: "yes do
@@ -249,11 +386,21 @@ func parseException(sentence string, ws []word, whole bool) (step, bool) {
 			!(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural) {
 			return step{}, false
 		}
-		s.ref.except = exceptionRefs(ws[k+n:])
+		except := ws[k+n:]
+		if s.act == actComplete {
+			// "mark all except 3 and 5 as done": the state is the
+			// request's, not a word of the exception.
+			except = stripTrailing(except, stateTails)
+		}
+		s.ref.except = exceptionRefs(except)
 		return s, len(s.ref.except) > 0
 	}
 	return step{}, false
 }
+
+// stateTails are what may end a request to complete all tasks after its
+// exception: "mark all except 3 and 5 as done".
+var stateTails = phrases("as_done|as_complete|as_completed|as_finished|done|complete|completed|finished|off|as_checked_off|as_ticked_off")
 
 // isCommand reports whether a step after "I need to" is a request to the
 // assistant rather than the task itself: "delete task 3" is one, "delete
@@ -295,9 +442,16 @@ func trimPunctuation(ws []word) []word {
 // outside the list is told what the assistant does; words that may be a
 // task ("buy milk") are offered as one.
 func unknownStep(text string, ws []word) step {
+	if text, ok := cannotDo(ws); ok {
+		return step{act: actReply, text: text}
+	}
 	switch {
 	case len(ws) == 0:
 		return step{act: actReply, text: helpText}
+	case refersToTask(ws):
+		// About a task, in words the grammar does not read: never a task
+		// of its own ("task 3 to the top").
+		return step{act: actReply, text: "Sorry, I'm not sure what you want done with that task. " + helpText}
 	case isQuestion(text, ws):
 		return step{act: actReply, text: outOfScopeText}
 	case len(ws) <= 8 && mayBeTask(ws):
@@ -305,6 +459,87 @@ func unknownStep(text string, ws []word) step {
 	}
 	return step{act: actReply, text: "Sorry, I'm not sure what you mean. " + helpText}
 }
+
+// cannotDo answers a request about a task that the tools cannot carry
+// out — a priority, a reminder or a time, an order, a task brought back —
+// with what can be done instead: "make task 5 high priority", "remind me
+// about task 3 tomorrow at 9", "move task 3 to the top", "restore the task
+// I deleted". Said of no task, the same words may be a task to add.
+func cannotDo(ws []word) (string, bool) {
+	if !refersToTask(ws) {
+		return "", false
+	}
+	for _, c := range cannotDoKinds {
+		for _, w := range ws {
+			if c.words[w.low] {
+				return c.text, true
+			}
+		}
+	}
+	return "", false
+}
+
+// cannotDoKinds are the words that ask for what the tools cannot do, by
+// kind, the first kind that a clause holds deciding.
+var cannotDoKinds = []struct {
+	words map[string]bool
+	text  string
+}{
+	{wordSet("priority priorities prioritize prioritise urgent important"), noDatesText},
+	{wordSet("restore recover undelete un-delete retrieve deleted removed undo"), noUndoText},
+	{wordSet("remind reminder reminders alert notify notification alarm ping tomorrow tonight today " +
+		"am pm o'clock morning evening monday tuesday wednesday thursday friday saturday sunday due deadline"), noRemindText},
+	{wordSet("move reorder rearrange sort order bump push drag top bottom position above below"), noOrderText},
+}
+
+// refersToTask reports words that point at a task of the list: "task 3",
+// "#3", "number 3", "the task I deleted", "the bike task tomorrow".
+func refersToTask(ws []word) bool {
+	for i := range ws {
+		if taskRefAt(ws, i) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// taskRefAt returns how many words from ws[i] point at a task, or 0:
+// "task 3", "no. 3", "#3", or "the" with one to three words and "task" or
+// "one" where the reference plainly ends ("the bike task tomorrow"), or
+// "the task" before who did something to it ("the task I deleted"). A
+// task with an article before it is a new one: "make a task 5 minute
+// plank", and so is "the task to call mom".
+func taskRefAt(ws []word, i int) int {
+	w := ws[i]
+	switch {
+	case strings.HasPrefix(w.text, "#") && taskNumber(w) > 0:
+		return 1
+	case taskNouns[w.low] || numberNouns[w.low]:
+		if i+1 < len(ws) && taskNumber(ws[i+1]) > 0 && (i == 0 || !newTaskWords[ws[i-1].low]) {
+			return 2
+		}
+	case w.low == "the" && i+2 < len(ws) && ws[i+1].low == "task" && relativeSubjects[ws[i+2].low]:
+		return 2
+	case w.low == "the":
+		for j := i + 2; j < len(ws) && j <= i+4; j++ {
+			if (ws[j].low == "task" || ws[j].low == "one") && (j+1 == len(ws) || refEnds[ws[j+1].low]) {
+				return j + 1 - i
+			}
+		}
+	}
+	return 0
+}
+
+var (
+	numberNouns  = wordSet("number no nr num")
+	newTaskWords = wordSet("a an another new one more")
+	// relativeSubjects say who did something to "the task" before them.
+	relativeSubjects = wordSet("i i've we you")
+	// refEnds are words that may follow "the ... task" when the task is
+	// one of the list, not the start of a title ("the task force").
+	refEnds = wordSet("i i've we you that which tomorrow tonight today at on by to in for as up down high low " +
+		"first last back , : - top bottom")
+)
 
 // mayBeTask reports words that could be a task's title: "buy stamps", not
 // "lol" or "don't delete task 3".

@@ -145,8 +145,10 @@ var grammar = compileGrammar([]rule{
 	{pattern: "hi|hello|hey|hiya|howdy|yo|greetings|morning|evening|afternoon|good_morning|good_evening|good_afternoon there?", alone: true,
 		build: chatter("Hi! " + helpText)},
 	{pattern: "thanks|thank_you|thx|ty|cheers|great|perfect|awesome|cool|nice|got_it|great_thanks|thanks_a_lot|" +
-		"thank_you_so_much|much_appreciated|appreciate_it|lovely|brilliant|excellent|good", alone: true,
+		"thank_you_so_much|much_appreciated|appreciate_it|lovely|brilliant|excellent|good|thanks_so_much|" +
+		"thank_you_very_much|thanks_very_much|many_thanks|thanks_a_bunch|thanks_a_million|tysm", alone: true,
 		build: chatter("You're welcome! Anything else for your list?")},
+	{pattern: "{words}", alone: true, build: smallTalk},
 	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, build: reply(noUndoText)},
 	// What the tools cannot do is said plainly, not offered as a task.
 	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish {task}", build: reply(noReopenText)},
@@ -190,6 +192,7 @@ var grammar = compileGrammar([]rule{
 	{pattern: "rename {task} as|: {title}", build: retitle},
 	{pattern: "make {task} say|read {title}", build: retitle},
 	{pattern: "call {task} {title} instead", build: retitle},
+	{pattern: "set|make {task} title|name to|as|: :? {title}", build: retitle},
 	{pattern: "@update {task}", build: onTask(actUpdate)},
 	{pattern: "@update", alone: true, build: only(actUpdate)},
 
@@ -247,6 +250,9 @@ var grammar = compileGrammar([]rule{
 	{pattern: "don't|dont|do_not forget to|about|that? {items}", build: add},
 	{pattern: "make_sure|ensure i|we? {items}", build: add},
 	{pattern: "i|we @must to? {items}", build: add},
+	// Without the "I": "need to call the landlord", "gotta buy milk".
+	{pattern: "need_to|needs_to|gotta|got_to|have_to|has_to|have_got_to {items}", build: add},
+	{pattern: "adding|creating|noting|logging :|-? {items}", build: add},
 	{pattern: "i've|ive|we've|i_have|we_have got_to|gotta|to {items}", build: add},
 	{pattern: "i'll|i_will|we'll need|have to {items}", build: add},
 	{pattern: "i'm|im|i_am going_to|gonna|supposed_to|meant_to|planning_to {items}", build: add},

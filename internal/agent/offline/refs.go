@@ -36,6 +36,12 @@ type ref struct {
 	// except are the tasks left out of "everything" or "all of them":
 	// "everything but the dentist", "all except tasks 3 and 5".
 	except []ref
+	// ofList marks an ordinal said of tasks ("the 3rd task", not "the
+	// 3rd one"): with nothing shown or done yet, a place in the list.
+	ofList bool
+	// span marks numbers said as a range ("1 thru 4", "3-5"): a stretch
+	// of the list, which may hold tasks done already.
+	span bool
 }
 
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
@@ -45,7 +51,7 @@ const maxRefIDs = 20
 var (
 	refFiller = wordSet("the a an my your our this that these those task tasks todo todos to-do to-dos item items " +
 		"one ones number numbers entry entries thing things reminder reminders please now too already also " +
-		"just and & , plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
+		"just and & , : plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
 	refTails = phrases("from_my_list|off_my_list|from_the_list|off_the_list|on_my_list|from_my_tasks|from_my_todo_list|" +
 		"off_my_todo_list|from_my_to-do_list|too|as_well|now|already|please|for_me|right_now|for_good|then")
 	pronounsOne  = wordSet("it that this")
@@ -151,6 +157,7 @@ var exceptionJoins = wordSet("and or nor , &")
 // number among other words ("the 2 reports") is part of a name.
 func idsRef(ws []word) (ref, bool) {
 	var ids []int64
+	span := false
 	seen := map[int64]bool{}
 	add := func(id int64) {
 		if !seen[id] && len(ids) < maxRefIDs {
@@ -160,7 +167,8 @@ func idsRef(ws []word) (ref, bool) {
 	}
 	for i, w := range ws {
 		id, ok := numberWords[w.low]
-		ok = ok && i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || ws[i-1].low == "number" || ws[i-1].low == "and" || ws[i-1].low == "," || isRangeWord(ws[i-1]))
+		ok = ok && (i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || numberNouns[ws[i-1].low] || ws[i-1].low == "and" || ws[i-1].low == "," || isRangeWord(ws[i-1])) ||
+			listsNumbers(ws, i))
 		if ok {
 			add(id)
 			continue
@@ -169,6 +177,7 @@ func idsRef(ws []word) (ref, bool) {
 			for _, n := range nums {
 				add(n)
 			}
+			span = span || strings.ContainsAny(w.low, "-–")
 			continue
 		}
 		switch {
@@ -181,11 +190,21 @@ func idsRef(ws []word) (ref, bool) {
 			for _, n := range between[1 : len(between)-1] {
 				add(n)
 			}
+			span = true
+		case numberNouns[w.low] && i+1 < len(ws) && taskNumber(ws[i+1]) > 0:
+			// "no. 4", "nr 4": the number follows.
 		case !refFiller[w.low] && w.low != "both" && w.low != "":
 			return ref{}, false
 		}
 	}
-	return ref{kind: refIDs, ids: ids}, len(ids) > 0
+	return ref{kind: refIDs, ids: ids, span: span}, len(ids) > 0
+}
+
+// listsNumbers reports a spelled number that begins a list of task
+// numbers: "one and three", "two, four". Alone, "one" and "two" are
+// words of other references ("that one", "the two").
+func listsNumbers(ws []word, i int) bool {
+	return i+2 < len(ws) && (exceptionJoins[ws[i+1].low] || isRangeWord(ws[i+1])) && taskNumber(ws[i+2]) != 0
 }
 
 // isRangeWord reports a word that joins the ends of a range of numbers.
@@ -203,10 +222,21 @@ func taskNumber(w word) int64 {
 	if n, ok := numberWords[w.low]; ok {
 		return n
 	}
-	if n, err := strconv.ParseInt(w.low, 10, 64); err == nil && n > 0 {
+	if n, err := strconv.ParseInt(numberText(w.low), 10, 64); err == nil && n > 0 {
 		return n
 	}
 	return 0
+}
+
+// numberText takes off what people write before a task number in the
+// same word: "#3", "no.3", "nr.3", "num.3".
+func numberText(low string) string {
+	for _, prefix := range []string{"#", "no.", "nr.", "num."} {
+		if rest, ok := strings.CutPrefix(low, prefix); ok {
+			return rest
+		}
+	}
+	return low
 }
 
 // numbersBetween returns the task numbers from a to b, both included, when
@@ -235,7 +265,7 @@ func numberList(low string) ([]int64, bool) {
 	}
 	var out []int64
 	for _, part := range strings.Split(low, ",") {
-		n, err := strconv.ParseInt(strings.TrimPrefix(part, "#"), 10, 64)
+		n, err := strconv.ParseInt(numberText(part), 10, 64)
 		if err != nil || n <= 0 {
 			return nil, false
 		}
@@ -282,6 +312,7 @@ func ordinalRef(ws []word) (ref, bool) {
 			r.count, r.plural = int(n), true
 			continue
 		}
+		r.ofList = r.ofList || taskNouns[w.low]
 		if !refFiller[w.low] && w.low != "" && w.low != "both" {
 			return ref{}, false
 		}

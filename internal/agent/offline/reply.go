@@ -75,6 +75,16 @@ const noReopenText = "I can't reopen a task: once it is complete, it stays compl
 const noDatesText = "Tasks here have no due dates or priorities. You can put it in the title or the " +
 	"description instead — try \"Change task 2 to 'Pay rent by Friday'\"."
 
+// noRemindText answers a request for a reminder or a time: the list
+// sends no reminders.
+const noRemindText = "I can't send reminders or keep times: tasks here have no due dates. You can put the time in the " +
+	"title instead — try \"Change task 3 to 'Call mom at 9 tomorrow'\"."
+
+// noOrderText answers a request to move a task: the list keeps the order
+// tasks were added in.
+const noOrderText = "I can't change the order of your tasks: they stay in the order they were added. " +
+	"You can mark one as complete, change it, or delete it."
+
 // confirmRound says what each call of the round did, one line per call:
 // the reply when a round holds calls the steps did not expect.
 func confirmRound(r toolRound) string {

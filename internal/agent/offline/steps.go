@@ -62,7 +62,18 @@ func (e *executor) doAdd(items []item) {
 func (e *executor) act(s step, targets []listedTask) {
 	switch s.act {
 	case actComplete:
+		if s.ref.span {
+			if targets = e.withStates(targets); e.stopped() {
+				return
+			}
+		}
 		for _, t := range targets {
+			if t.Completed {
+				// Completing it again would change nothing.
+				e.say("Task %d was already complete: %s.", t.ID, t.Title)
+				e.setFocus(e.step, t)
+				continue
+			}
 			e.queue(actComplete, toolCompleteTask, map[string]any{"task_id": t.ID})
 		}
 	case actDelete:
@@ -99,6 +110,25 @@ func (e *executor) confirmedBefore(s step, targets []listedTask) bool {
 		}
 	}
 	return true
+}
+
+// withStates returns targets known by number with their titles and
+// states, from the list: "complete tasks 1 thru 4" says which of those
+// were done already. A number no task has stays as it was, for the tool
+// to say so.
+func (e *executor) withStates(targets []listedTask) []listedTask {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil
+	}
+	out := make([]listedTask, len(targets))
+	for i, t := range targets {
+		if current, found := findTask(listed, t.ID); found {
+			t = current
+		}
+		out[i] = t
+	}
+	return out
 }
 
 // actOnOne changes one task: its title, its description, or a note added
@@ -470,6 +500,9 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 	case refIDs:
 		return idTasks(r.ids), true
 	case refFocus, refOrdinal:
+		if r.ofList && e.focusStep < 0 && !e.focusStepPending() && len(e.mem.focus) == 0 && len(e.shown) == 0 {
+			return e.placeInList(s)
+		}
 		return e.resolveFocus(s)
 	case refAll:
 		return e.resolveAll(s)
@@ -517,6 +550,22 @@ func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 	}
 	targets = withoutDeleted(targets)
 	return targets, len(targets) > 0
+}
+
+// placeInList finds "the 3rd task" when the conversation has shown no
+// list and done nothing yet: the task at that place in the whole list, in
+// its order.
+func (e *executor) placeInList(s step) ([]listedTask, bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, false
+	}
+	targets, ok := pickFromFocus(listed, s.ref)
+	if !ok {
+		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
+			plural(len(listed), "task"), fmt.Sprintf(actionExamples[s.act], 2))
+	}
+	return targets, ok
 }
 
 // pickFromFocus returns the tasks of focus a pronoun or an ordinal points

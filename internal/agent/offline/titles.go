@@ -2,6 +2,7 @@ package offline
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -17,7 +18,7 @@ var addLeadIns = [][][]string{
 	phrases("need_to|have_to|got_to|remember_to|make_sure_to|make_sure_i|try_to"),
 	phrases("a_new|a|an|the|another|one_more|some|these|the_following|following|two|three|four|five|six|seven|eight|nine|ten|2|3|4|5|6|7|8|9|10"),
 	phrases("new|more|quick|few|separate|different"),
-	phrases("task|tasks|todo|todos|to-do|to-dos|reminder|reminders|item|items|things|entry|entries|note"),
+	phrases("task|tasks|todo|todos|to-do|to-dos|to_do|to_dos|reminder|reminders|item|items|things|entry|entries|note"),
 	phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my_to-do_list|on_my_list|to_my_task_list|for_me|to_the_todo_list"),
 	phrases("called|named|titled|saying|that_says|reading|about|for|:|-"),
 	phrases("me|us"),
@@ -40,6 +41,11 @@ var addTails = phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my
 // the lead-in says so ("add three tasks: a, b and c") or the infinitive
 // repeats ("remind me to call mom and to pay rent").
 func add(c clause) (step, bool) {
+	if from := c.caps["items"][0]; pointsAtTask(c.ws, from) || from > 0 && pointsAtTask(c.ws, from-1) {
+		// "remind me about task 3 tomorrow", "make task 5 high priority":
+		// a task of the list is no new one.
+		return step{}, false
+	}
 	ws, plural := stripAddLeadIns(c.words("items"))
 	ws = stripListTail(stripTrailing(ws, addTails))
 	if len(ws) == 0 || (len(ws) == 1 && (ws[0].low == "" || addFrameOnly[ws[0].low])) {
@@ -54,6 +60,13 @@ func add(c clause) (step, bool) {
 		}
 	}
 	return step{act: actAdd, items: items}, true
+}
+
+// pointsAtTask reports a task of the list at ws[i], said with its number
+// or as "the … task"; "the blue one" may be a thing to add.
+func pointsAtTask(ws []word, i int) bool {
+	n := taskRefAt(ws, i)
+	return n > 0 && ws[i+n-1].low != "one"
 }
 
 // stripListTail takes off a tail that names the list a task goes on:
@@ -128,6 +141,9 @@ var (
 // repeats ("call mom and to pay rent") or where what follows starts with
 // what to do (see startsTask).
 func splitItems(text string, plural bool) []string {
+	if parts, ok := enumerated(text); ok {
+		return parts
+	}
 	if plural {
 		return cutAt(text, itemSeparator)
 	}
@@ -137,6 +153,33 @@ func splitItems(text string, plural bool) []string {
 	}
 	return out
 }
+
+// enumerated cuts a list numbered in its text, "1) call the bank 2) email
+// HR", at its numbers: they must start the text and count 1, 2, 3. A
+// number inside a title ("buy 2) and ...") cuts nothing.
+func enumerated(text string) ([]string, bool) {
+	locs := enumerator.FindAllStringSubmatchIndex(text, -1)
+	if len(locs) < 2 || strings.TrimSpace(text[:locs[0][0]]) != "" {
+		return nil, false
+	}
+	var out []string
+	for i, loc := range locs {
+		if n, _ := strconv.Atoi(text[loc[2]:loc[3]]); n != i+1 || inside(quotedSpans(text), loc[0]) {
+			return nil, false
+		}
+		end := len(text)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		part := strings.TrimSpace(text[loc[1]:end])
+		part = strings.TrimSpace(strings.TrimSuffix(strings.TrimRight(part, ",; "), " and"))
+		out = append(out, strings.TrimRight(part, ",; "))
+	}
+	return out, true
+}
+
+// enumerator is a number that starts an item of a list: "1)", "(2)", "3.".
+var enumerator = regexp.MustCompile(`(?:^|\s)\(?(\d{1,2})[.)]\s+`)
 
 // startsTask reports whether before and after, either side of an "and" or
 // a comma in one title, are two tasks: after starts with a verb people

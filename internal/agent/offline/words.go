@@ -111,7 +111,19 @@ func newWord(s string, start, end int) word {
 	if low != "let's" { // the one "'s" that is never "is", "has" or a possessive
 		low = strings.TrimSuffix(low, "'s")
 	}
+	if full, ok := chatSpellings[low]; ok {
+		low = full
+	}
 	return word{text: text, low: low, start: start, end: end}
+}
+
+// chatSpellings are words as people type them in a chat, read as the word
+// they stand for: "wat do i have to do", "thank u", "whats the weather
+// like tmrw". Only low changes; a title keeps what was written.
+var chatSpellings = map[string]string{
+	"wat": "what", "wot": "what", "whats": "what", "hows": "how", "wheres": "where", "whos": "who",
+	"whens": "when", "whys": "why", "u": "you", "ur": "your", "tmrw": "tomorrow", "tmr": "tomorrow",
+	"tmrrw": "tomorrow", "2moro": "tomorrow", "thanx": "thanks", "thnx": "thanks", "thnks": "thanks",
 }
 
 // splitSentences cuts a message at sentence ends (".", "!", "?" before a
@@ -123,7 +135,8 @@ func splitSentences(s string) []string {
 	for i, w := range ws {
 		last := i == len(ws)-1
 		cut := !last && strings.Contains(s[w.end:ws[i+1].start], "\n")
-		if r, _ := utf8.DecodeLastRuneInString(w.text); strings.ContainsRune(".!?…", r) && !isQuoted(w.text) && !isAbbreviation(w.low) {
+		if r, _ := utf8.DecodeLastRuneInString(w.text); strings.ContainsRune(".!?…", r) && !isQuoted(w.text) && !isAbbreviation(w.low) &&
+			!(numberNouns[w.low] && !last && taskNumber(ws[i+1]) > 0) { // "task no. 4"
 			cut = true
 		}
 		if cut || last {
