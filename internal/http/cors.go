@@ -55,6 +55,9 @@ var corsRequestHeaders = []string{
 	// repeat the message's method and tool (2026-07-28); no tool of ours
 	// asks for the Mcp-Param-* headers.
 	"Mcp-Protocol-Version", "Mcp-Session-Id", "Mcp-Method", "Mcp-Name",
+	// W3C Trace Context: the server continues a caller's trace, and a page
+	// traced by OpenTelemetry's fetch instrumentation sends both.
+	"Traceparent", "Tracestate",
 }
 
 // corsExposedHeaders are the headers of the API's answers a page may read,

@@ -125,6 +125,7 @@ func TestCORSPreflight(t *testing.T) {
 			path, method, headers string
 		}{
 			{api + "/chat", "POST", "accept,authorization,content-type,idempotency-key,last-event-id,x-request-id"},
+			{api + "/chat/ui", "POST", "authorization,content-type,traceparent,tracestate"},
 			{api + "/chat/ui", "POST", "authorization,content-type,idempotency-key"},
 			{api + "/conversations", "GET", "authorization"},
 			{api + "/conversations/7/messages", "GET", "authorization"},
