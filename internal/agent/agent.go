@@ -311,30 +311,42 @@ func isObject(raw json.RawMessage) bool {
 // null. Several models fill every optional argument they leave out with
 // null, meaning "not given"; the tools' schemas, which type them as
 // strings or integers, would refuse the whole call. The call is sent,
-// streamed and recorded as it runs, without them. raw comes back as it is
-// when it is not an object or holds no null member.
+// streamed and recorded as it runs, without them; the other members keep
+// their order and their text. raw comes back as it is when it is not an
+// object or holds no null member.
 func withoutNulls(raw json.RawMessage) json.RawMessage {
 	if !bytes.Contains(raw, []byte("null")) {
 		return raw
 	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if open, err := dec.Token(); err != nil || open != json.Delim('{') {
 		return raw
 	}
-	kept := make(map[string]json.RawMessage, len(members))
-	for name, v := range members {
-		if string(v) != "null" {
-			kept[name] = v
+	out := []byte{'{'}
+	dropped := false
+	for dec.More() {
+		start := dec.InputOffset() // before the member's name, and its comma
+		if _, err := dec.Token(); err != nil {
+			return raw
 		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return raw
+		}
+		if string(value) == "null" {
+			dropped = true
+			continue
+		}
+		member := bytes.TrimLeft(raw[start:dec.InputOffset()], " \t\r\n,")
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, member...)
 	}
-	if len(kept) == len(members) {
+	if !dropped {
 		return raw
 	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return raw
-	}
-	return b
+	return append(out, '}')
 }
 
 // toolFailure is the result of a failed tool call: {"error": message}.

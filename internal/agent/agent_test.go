@@ -194,10 +194,12 @@ func TestRunToolTakesNullAsLeftOut(t *testing.T) {
 	for _, c := range []struct{ tool, args, want, ran string }{
 		{"add_task", `{"title":"Buy milk","description":null}`, `"title":"Buy milk"`, `{"title":"Buy milk"}`},
 		{"list_tasks", `{"status":null,"query":null,"limit":null,"cursor":null}`, `"tasks":[{`, `{}`},
-		{"update_task", `{"task_id":1,"title":null,"description":"semi-skimmed"}`, `"title":"Buy milk"`, `{"description":"semi-skimmed","task_id":1}`},
+		{"update_task", `{"task_id":1,"title":null,"description":"semi-skimmed"}`, `"title":"Buy milk"`, `{"task_id":1,"description":"semi-skimmed"}`},
 		{"update_task", `{"task_id":1, "title" : null , "description":null}`, "give a new title, a new description, or both", `{"task_id":1}`},
 		{"add_task", `{"title":null}`, "title", `{}`},
 		{"list_tasks", `{"query":"null"}`, `"tasks":[]`, `{"query":"null"}`},
+		{"add_task", `{ "title" : "Fix <b> & c",  "description":null }`, `"title":"Fix \u003cb\u003e \u0026 c"`, `{"title" : "Fix <b> & c"}`},
+		{"add_task", `{"description":null,"title":"Fix \u00e9"}`, `"title":"Fix é"`, `{"title":"Fix \u00e9"}`},
 	} {
 		model := &scripted{script: []Response{callTool("c1", c.tool, c.args), answer("ok")}}
 		res, err := Run(context.Background(), Input{Limits: testLimits(), Model: model, Tools: SessionTools(cs), Message: "x"})
