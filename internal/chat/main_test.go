@@ -75,11 +75,7 @@ func mustEngineWith(tb testing.TB, model agent.Model, wrap func(tasks.TurnStore)
 // mustTasks returns the user's tasks.
 func (e engineEnv) mustTasks(tb testing.TB, user string) []tasks.Task {
 	tb.Helper()
-	list, err := e.tasks.ListTasks(context.Background(), user, tasks.StatusAll)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return list
+	return storetest.Tasks(tb, e.tasks, user, tasks.StatusAll)
 }
 
 // mustMessages reads the conversation as a client would, in one page.

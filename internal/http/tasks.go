@@ -7,19 +7,12 @@ import (
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
-// Page sizes of GET /tasks. The task list is shown whole, in one panel, so
+// defaultTaskPageSize is how many tasks a page of GET /tasks holds when
+// the client does not say. The task list is shown whole, in one panel, so
 // a page should hold most users' whole list: 200 tasks is about 30 KB of
-// JSON as tasks usually are (a short title, no description), 270 KB at the
-// 1.35 KB a task of the review's 27 MB list of 20,000 took. A client that
-// reads a long list whole (the chat page asks for the maximum) takes 1,000
-// a request: 20 requests for 20,000 tasks rather than 100, each answer
-// about 1.4 MB at that size and 7.5 MB at worst (a 200-character title and
-// a 1,000-character description, every character escaped as \uXXXX) —
-// the same order as the most a page of messages holds.
-const (
-	defaultTaskPageSize = 200
-	maxTaskPageSize     = 1000
-)
+// JSON as tasks usually are (a short title, no description). The most a
+// client may ask for is tasks.MaxTaskPage.
+const defaultTaskPageSize = 200
 
 // handleTasksList answers the user's tasks in number order, filtered by
 // ?status= and searched by the words of ?query=, a page at a time: no answer
@@ -36,7 +29,7 @@ func handleTasksList(log *slog.Logger, svc *tasks.Service) http.Handler {
 			writeError(w, r, log, err)
 			return
 		}
-		limit, err := pageLimit(q.Get("limit"), defaultTaskPageSize, maxTaskPageSize)
+		limit, err := pageLimit(q.Get("limit"), defaultTaskPageSize, tasks.MaxTaskPage)
 		if err != nil {
 			writeError(w, r, log, err)
 			return

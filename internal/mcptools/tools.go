@@ -25,16 +25,14 @@ type ListTasksArgs struct {
 	Cursor string `json:"cursor,omitempty" jsonschema:"The next_cursor of the previous list_tasks result, to read the tasks after it with the same status and query."`
 }
 
-// The tasks one list_tasks answers. A model reads the whole result, so a
-// page must stay a small part of its context however long the list is:
-// 100 tasks as they usually are (a short title, no description) are about
-// 3,000 tokens. A client that wants more asks for up to 1,000 at a time,
-// as GET /tasks allows (the offline model does, to find a task by its
-// title in the whole list).
-const (
-	DefaultListLimit = 100
-	MaxListLimit     = 1000
-)
+// DefaultListLimit is how many tasks list_tasks answers when the caller
+// does not say. A model reads the whole result, so a page must stay a small
+// part of its context however long the list is: 100 tasks as they usually
+// are (a short title, no description) are about 3,000 tokens. A client
+// that wants more asks for up to tasks.MaxTaskPage at a time, as GET /tasks
+// allows (the offline model does, to find a task by its title in the whole
+// list).
+const DefaultListLimit = 100
 
 // TaskIDArgs are the arguments of the tools that act on one task.
 type TaskIDArgs struct {
@@ -112,7 +110,7 @@ func listTasksSchema() *jsonschema.Schema {
 	s.Properties["status"].Enum = []any{"all", "pending", "completed"}
 	s.Properties["query"].MaxLength = jsonschema.Ptr(tasks.MaxQueryLen)
 	s.Properties["limit"].Minimum = jsonschema.Ptr(1.0)
-	s.Properties["limit"].Maximum = jsonschema.Ptr(float64(MaxListLimit))
+	s.Properties["limit"].Maximum = jsonschema.Ptr(float64(tasks.MaxTaskPage))
 	return s
 }
 

@@ -109,7 +109,7 @@ func TestListTasksPages(t *testing.T) {
 	}{
 		{map[string]any{}, numbers(1, n), 2},
 		{map[string]any{"limit": 7, "status": "pending"}, numbers(1, n), (n + 6) / 7},
-		{map[string]any{"limit": mcptools.MaxListLimit}, numbers(1, n), 1},
+		{map[string]any{"limit": tasks.MaxTaskPage}, numbers(1, n), 1},
 		{map[string]any{"query": "DENTIST call"}, []float64{40, 80, 120}, 1},
 		{map[string]any{"query": "dentist", "limit": 2}, []float64{40, 80, 120}, 2},
 		{map[string]any{"query": "dentist", "status": "completed"}, nil, 1},
@@ -185,7 +185,7 @@ func TestToolsRefuseBadArguments(t *testing.T) {
 		{"smuggled user_id on list", "list_tasks", map[string]any{"user_id": "someone-else"}, "user_id"},
 		{"bad status", "list_tasks", map[string]any{"status": "overdue"}, "status"},
 		{"zero limit", "list_tasks", map[string]any{"limit": 0}, "limit"},
-		{"limit past the most", "list_tasks", map[string]any{"limit": mcptools.MaxListLimit + 1}, "limit"},
+		{"limit past the most", "list_tasks", map[string]any{"limit": tasks.MaxTaskPage + 1}, "limit"},
 		{"limit as text", "list_tasks", map[string]any{"limit": "ten"}, "limit"},
 		{"foreign cursor", "list_tasks", map[string]any{"cursor": "not-a-cursor"}, "Invalid cursor"},
 		{"long query", "list_tasks", map[string]any{"query": strings.Repeat("q", tasks.MaxQueryLen+1)}, "query"},

@@ -64,7 +64,7 @@ func TestReopenTurnMovesTheCallsToTheNewReply(t *testing.T) {
 			t.Fatalf("call %d belongs to message %v, want the new reply %d", r.Seq, r.MessageID, reply.ID)
 		}
 	}
-	if list, _ := ts.ListTasks(ctx, user, tasks.StatusAll); len(list) != 1 {
+	if list := storetest.Tasks(t, ts, user, tasks.StatusAll); len(list) != 1 {
 		t.Fatalf("tasks = %+v, want the one added once", list)
 	}
 }

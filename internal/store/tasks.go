@@ -71,23 +71,6 @@ func (s *Tasks) CreateTask(ctx context.Context, userID, title, description strin
 	return s.change(ctx, createTask, userID, 0, rec, title, description)
 }
 
-// ListTasks returns userID's tasks matching status, in number order.
-func (s *Tasks) ListTasks(ctx context.Context, userID string, status tasks.Status) ([]tasks.Task, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+taskColumns+`
-		FROM tasks
-		WHERE user_id = $1 AND ($2 = 'all' OR completed = ($2 = 'completed'))
-		ORDER BY number`, userID, string(status))
-	if err != nil {
-		return nil, translate(err)
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tasks.Task, error) { return scanTask(r, 0) })
-	if err != nil {
-		return nil, translate(err)
-	}
-	return list, nil
-}
-
 // listTasksPage builds the statement that reads a page of the tasks f
 // picks, in number order after the number $2 (0 for the first page), at
 // most $3 of them. Each reads from an index that holds the page's tasks in

@@ -21,6 +21,13 @@ const (
 	// MaxQueryWords bounds the words of a query that matter (see
 	// Filter.Words): each is matched against every task a page reads.
 	MaxQueryWords = 10
+	// MaxTaskPage is the most tasks a page of a listing holds: about 1.4
+	// MB of JSON at the 1.35 KB a task of a review's list of 20,000 took,
+	// 7.5 MB at worst (a 200-character title and a 1,000-character
+	// description, every character escaped as \uXXXX), the same order as
+	// the most a page of messages holds. A client that reads a long list
+	// whole (the chat page, the offline model) asks for this many.
+	MaxTaskPage = 1000
 )
 
 // Task is one item on a user's todo list.
@@ -107,10 +114,9 @@ type TaskUpdate struct {
 // conversation (ErrTurnEnded otherwise); rec may be nil.
 type Store interface {
 	CreateTask(ctx context.Context, userID, title, description string, rec *CallRecord) (Task, error)
-	ListTasks(ctx context.Context, userID string, status Status) ([]Task, error)
-	// ListTasksPage returns a page of the tasks f picks, in the order
-	// ListTasks returns them: at most limit of them, after cursor (the Next
-	// of the previous page of the same listing; "" for the first).
+	// ListTasksPage returns a page of the tasks f picks, in number order:
+	// at most limit of them, after cursor (the Next of the previous page
+	// of the same listing; "" for the first).
 	ListTasksPage(ctx context.Context, userID string, f Filter, limit int, cursor string) (Page[Task], error)
 	CompleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
 	DeleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
@@ -146,15 +152,6 @@ func (s *Service) Add(ctx context.Context, userID, title, description string, re
 	return s.store.CreateTask(ctx, userID, title, description, rec)
 }
 
-// List returns the user's tasks matching status, oldest first.
-func (s *Service) List(ctx context.Context, userID string, status Status) ([]Task, error) {
-	status, err := ParseStatus(string(status))
-	if err != nil {
-		return nil, err
-	}
-	return s.store.ListTasks(ctx, userID, status)
-}
-
 // ListPage returns a page of the user's tasks that f picks, oldest
 // first: at most limit (1 or more) of them, after cursor, the Next of the
 // previous page of the same listing ("" for the first). The query is
@@ -171,8 +168,8 @@ func (s *Service) ListPage(ctx context.Context, userID string, f Filter, limit i
 	if n := len(Filter{Query: query}.Words()); n > MaxQueryWords {
 		return Page[Task]{}, Invalid("query", fmt.Sprintf("must hold at most %d different words (got %d)", MaxQueryWords, n))
 	}
-	if limit < 1 {
-		return Page[Task]{}, Invalid("limit", "must be at least 1")
+	if limit < 1 || limit > MaxTaskPage {
+		return Page[Task]{}, Invalid("limit", fmt.Sprintf("must be from 1 to %d", MaxTaskPage))
 	}
 	f = Filter{Status: status, Query: strings.Join(strings.Fields(query), " ")}
 	return s.store.ListTasksPage(ctx, userID, f, limit, cursor)

@@ -111,6 +111,7 @@ func TestListPageValidates(t *testing.T) {
 		{"done", "", 10, "status"},
 		{tasks.StatusPending, "", 0, "limit"},
 		{tasks.StatusAll, "", -1, "limit"},
+		{tasks.StatusAll, "", tasks.MaxTaskPage + 1, "limit"},
 		{tasks.StatusAll, strings.Repeat("é", tasks.MaxQueryLen+1), 10, "query"},
 		{tasks.StatusAll, "milk\x00", 10, "query"},
 		{tasks.StatusAll, "\xff", 10, "query"},

@@ -99,12 +99,14 @@ type evalCase struct {
 type evalEnv struct {
 	engine *chat.Engine
 	svc    *tasks.Service
+	tasks  *store.Tasks
 }
 
 func mustEvalEngine(tb testing.TB) evalEnv {
 	tb.Helper()
 	pool := storetest.Pool(tb)
-	svc := tasks.NewService(store.NewTasks(pool))
+	taskStore := store.NewTasks(pool)
+	svc := tasks.NewService(taskStore)
 	cfg := chat.Config{
 		Model:  New(),
 		Prompt: agent.DefaultPrompt(),
@@ -116,7 +118,7 @@ func mustEvalEngine(tb testing.TB) evalEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return evalEnv{engine: engine, svc: svc}
+	return evalEnv{engine: engine, svc: svc, tasks: taskStore}
 }
 
 // run plays a case for a new user and returns what went wrong, or "".
@@ -155,10 +157,7 @@ func (env evalEnv) run(tb testing.TB, tc evalCase) string {
 	if want == nil {
 		want = tc.given
 	}
-	listed, err := env.svc.List(ctx, user, tasks.StatusAll)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	listed := storetest.Tasks(tb, env.tasks, user, tasks.StatusAll)
 	if got, wantList := describeEvalList(listed), describeWant(want); got != wantList {
 		problems = append(problems, fmt.Sprintf("list: got\n    %s\n  want\n    %s", strings.ReplaceAll(got, "\n", "\n    "), strings.ReplaceAll(wantList, "\n", "\n    ")))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // This file carries out a message's steps. The model keeps no state, so it
@@ -89,9 +90,10 @@ type queued struct {
 // most it answers. A round holds a page and every later model call reads
 // it again, as a language model would, so a list read whole costs tokens
 // as the square of its pages: shown, a list stops at its first page;
-// looked up, one of about 1,500 tasks of usual titles fits the turn's
-// default 100,000 tokens.
-const listPage = 1000
+// looked up, a list of 2,000 tasks of usual titles is read within the
+// turn's default budget of 100,000 tokens (a budget checked before each
+// model call), and one of 2,500 is not.
+const listPage = tasks.MaxTaskPage
 
 // listCall is the first call of a listing of the tasks with status.
 func listCall(status string) plannedCall {
@@ -298,8 +300,9 @@ func (e *executor) setFocus(step int, tasks ...listedTask) {
 }
 
 // holds reports whether the round made exactly the calls in batch. A
-// listing recorded without a limit was made before list_tasks answered a
-// page, and answered every task: it holds a listing of the first page.
+// listing's limit is not compared: one recorded without a limit was made
+// before list_tasks answered a page and holds every task, and one recorded
+// with another is a page of another size, whose cursor goes on from it.
 func (r toolRound) holds(batch []queued) bool {
 	if len(r.calls) != len(batch) {
 		return false
@@ -311,7 +314,8 @@ func (r toolRound) holds(batch []queued) bool {
 		if r.calls[i].Name != q.call.tool || json.Unmarshal([]byte(r.calls[i].Arguments), &got) != nil {
 			return false
 		}
-		if _, limited := got["limit"]; q.call.tool == toolListTasks && !limited {
+		if q.call.tool == toolListTasks {
+			delete(got, "limit")
 			delete(wantArgs, "limit")
 		}
 		if !reflect.DeepEqual(got, wantArgs) {

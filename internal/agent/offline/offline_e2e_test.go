@@ -59,7 +59,7 @@ func TestOfflineConversation(t *testing.T) {
 	if !strings.HasPrefix(groceries.Reply, "Added task ") {
 		t.Fatalf("add reply = %q", groceries.Reply)
 	}
-	list, _ := svc.List(ctx, user, tasks.StatusAll)
+	list := storetest.Tasks(t, store.NewTasks(storetest.Pool(t)), user, tasks.StatusAll)
 	if len(list) != 3 || list[0].Title != "Buy groceries" || list[1].Title != "Pay bills" {
 		t.Fatalf("tasks = %+v", list)
 	}
@@ -82,7 +82,7 @@ func TestOfflineConversation(t *testing.T) {
 		t.Fatalf("not-found reply = %q", missing.Reply)
 	}
 
-	list, _ = svc.List(ctx, user, tasks.StatusAll)
+	list = storetest.Tasks(t, store.NewTasks(storetest.Pool(t)), user, tasks.StatusAll)
 	if len(list) != 2 || list[0].Title != "Call mom tonight" || !list[1].Completed {
 		t.Fatalf("tasks at the end = %+v", list)
 	}

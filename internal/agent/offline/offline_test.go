@@ -22,6 +22,13 @@ func wantAdd(title string) []wantCall {
 	return []wantCall{{"add_task", map[string]any{"title": title}}}
 }
 
+// listArgs are the arguments of the model's first call listing the tasks
+// with status, as a round records them.
+func listArgs(status string) string {
+	b, _ := json.Marshal(listCall(status).args)
+	return string(b)
+}
+
 func wantList(status string) []wantCall {
 	return []wantCall{{"list_tasks", map[string]any{"status": status, "limit": float64(listPage)}}}
 }
@@ -280,7 +287,7 @@ func TestOfflineReadsFollowUpsFromHistory(t *testing.T) {
 
 	listed := []agent.Message{
 		userSays("what's pending?"),
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"limit":500,"status":"pending"}`}}},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: listArgs("pending")}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":2,"title":"Call mom"},{"id":5,"title":"Pay rent"},{"id":9,"title":"Walk the dog"}]}`},
 		{Role: agent.RoleAssistant, Content: "You have 3 pending tasks: …"},
 		userSays("thanks"),
@@ -435,7 +442,7 @@ func TestOfflinePagesOfAList(t *testing.T) {
 func TestOfflineNumbersCallsAfterTheHistory(t *testing.T) {
 	history := []agent.Message{
 		userSays("Delete the meeting task"),
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"limit":500,"status":"all"}`}}},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: listArgs("all")}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[]}`},
 		{Role: agent.RoleAssistant, Content: `I couldn't find a task matching "meeting" — want to see your list?`},
 		userSays("yes, show me all my tasks"),
@@ -448,7 +455,7 @@ func TestOfflineNumbersCallsAfterTheHistory(t *testing.T) {
 }
 
 func TestOfflineStreamsText(t *testing.T) {
-	msgs := []agent.Message{userSays("show my tasks"), {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"limit":500,"status":"all"}`}}},
+	msgs := []agent.Message{userSays("show my tasks"), {Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: listArgs("all")}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":1,"title":"Buy groceries and milk for the week"},{"id":2,"title":"Call mom"}]}`}}
 	for _, m := range [][]agent.Message{msgs, {userSays("hello")}, {userSays("tell me a joke")}} {
 		resp, chunks := mustStream(t, m...)
@@ -554,7 +561,7 @@ func FuzzOfflineParse(f *testing.F) {
 	// Each message is also said after a listing, so follow-ups resolve.
 	listed := []agent.Message{
 		userSays("what's pending?"),
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: `{"limit":500,"status":"pending"}`}}},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "list_tasks", Arguments: listArgs("pending")}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":2,"title":"Call mom"},{"id":5,"title":"Pay rent"}]}`},
 		{Role: agent.RoleAssistant, Content: "You have 2 pending tasks."},
 	}

@@ -27,6 +27,7 @@ import (
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 
 	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 var (
@@ -118,6 +119,23 @@ func EmptyDatabase(tb testing.TB) string {
 func UserID(tb testing.TB) string {
 	tb.Helper()
 	return "user-" + randomHex(6)
+}
+
+// Tasks returns every task of userID that status picks from s, in number
+// order, read a page at a time as clients read them.
+func Tasks(tb testing.TB, s tasks.Store, userID string, status tasks.Status) []tasks.Task {
+	tb.Helper()
+	var all []tasks.Task
+	for cursor := ""; ; {
+		page, err := s.ListTasksPage(context.Background(), userID, tasks.Filter{Status: status}, tasks.MaxTaskPage, cursor)
+		if err != nil {
+			tb.Fatalf("list %s's tasks: %v", userID, err)
+		}
+		all = append(all, page.Items...)
+		if cursor = page.Next; cursor == "" {
+			return all
+		}
+	}
 }
 
 // server returns the admin URL of a PostgreSQL server and a function that
