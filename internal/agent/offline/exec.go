@@ -90,9 +90,9 @@ type queued struct {
 // most it answers. A round holds a page and every later model call reads
 // it again, as a language model would, so a list read whole costs tokens
 // as the square of its pages: shown, a list stops at its first page;
-// looked up, a list of 2,000 tasks of usual titles is read within the
-// turn's default budget of 100,000 tokens (a budget checked before each
-// model call), and one of 2,500 is not.
+// looked up, a list of 2,000 tasks of usual titles is read whole before
+// the turn's default budget of 100,000 tokens, checked before each model
+// call, stops it, and one of 2,500 is not (README, "Long lists").
 const listPage = tasks.MaxTaskPage
 
 // listCall is the first call of a listing of the tasks with status.
