@@ -114,6 +114,29 @@ func onTask(a action) func(clause) (step, bool) {
 	}
 }
 
+// reported reads news of tasks done ("the report is done", "I'm done
+// with everything"): a request as onTask reads it, but one no verb asked
+// for, vague unless it names the list.
+func reported(a action) func(clause) (step, bool) {
+	build := onTask(a)
+	return func(c clause) (step, bool) {
+		s, ok := build(c)
+		s.vague = !namesList(c.words("task"))
+		return s, ok
+	}
+}
+
+// namesList reports words that name the list or its tasks: "everything
+// on my list", "all my tasks".
+func namesList(ws []word) bool {
+	for _, w := range ws {
+		if listNouns[w.low] {
+			return true
+		}
+	}
+	return false
+}
+
 // refParts reads "the report and the dentist" as two references; nil
 // when the words hold one.
 func refParts(ws []word) []ref {

@@ -39,6 +39,12 @@ var (
 func parseMessage(text string) []step {
 	var steps []step
 	for _, sentence := range splitSentences(text) {
+		if n := len(steps); n > 0 && changes(steps[n-1]) && stateRemark(splitWords(sentence)) {
+			// "paid the water bill. all done!": how the last request
+			// left things, not a request about every task.
+			steps = append(steps, asideStep)
+			continue
+		}
 		var before []word // the clause before, in this sentence
 		for _, c := range splitClauses(sentence) {
 			if len(steps) == maxSteps {
@@ -46,7 +52,7 @@ func parseMessage(text string) []step {
 			}
 			s := readClause(sentence, c.ws, c.whole)
 			if c.aside {
-				s = step{act: actReply, text: "Okay.", chatter: true}
+				s = asideStep
 			}
 			s.continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
 			if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
@@ -59,6 +65,38 @@ func parseMessage(text string) []step {
 	}
 	return withoutChatter(steps)
 }
+
+// asideStep is a remark about a request said before it: answered by the
+// request's own reply.
+var asideStep = step{act: actReply, text: "Okay.", chatter: true}
+
+// changes reports a step that changes the list.
+func changes(s step) bool {
+	switch s.act {
+	case actAdd, actComplete, actDelete, actUpdate, actNote:
+		return true
+	}
+	return false
+}
+
+// stateRemark reports a few words saying how things stand, with no verb
+// and no task of their own: "all done", "all sorted now", "that's all
+// good", "done!". After a request they say the request is all there is
+// ("called the plumber, all sorted"), not that every task is done.
+func stateRemark(ws []word) bool {
+	ws = trimPunctuation(ws)
+	for len(ws) > 0 && (ws[len(ws)-1].low == "" || remarkTails[ws[len(ws)-1].low]) {
+		ws = ws[:len(ws)-1]
+	}
+	_, ok := stateRemarkPattern.match(ws)
+	return ok
+}
+
+var (
+	stateRemarkPattern = compilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
+		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
+	remarkTails = wordSet("now already too lol haha then thanks thx !")
+)
 
 // continues reports a clause that adds to what was said before: it
 // starts "and", "also" or "plus", or ends "too", "also" or "as well".
@@ -133,7 +171,8 @@ func splitClauses(sentence string) []clauseWords {
 	var out []clauseWords
 	start := 0
 	for i := 1; i < len(ws); i++ {
-		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) {
+		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) ||
+			ws[i].low == "," && stateRemark(ws[i+1:]) && requestsChange(sentence, ws[start:i]) {
 			return append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true})
 		}
 		if !connectors[ws[i].low] || connectors[ws[i-1].low] {
@@ -196,6 +235,12 @@ var (
 func changesTasks(sentence string, ws []word) bool {
 	s, ok := parseWords(sentence, ws, false)
 	return ok && (s.act == actComplete || s.act == actDelete) && s.ref.kind != refNone
+}
+
+// requestsChange reports a clause that asks to change the list.
+func requestsChange(sentence string, ws []word) bool {
+	s, ok := parseWords(sentence, ws, false)
+	return ok && changes(s)
 }
 
 // aboutAll reports a request about all tasks, or all of those shown,

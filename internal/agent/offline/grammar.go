@@ -50,6 +50,11 @@ type step struct {
 	// confirmed marks a request led by a yes ("yes, delete everything"):
 	// it answers the question that asked whether to do it.
 	confirmed bool
+	// vague marks news of tasks done that no verb asked for and that
+	// names no list: "all done", "everything is finished". Said of every
+	// task, it is asked about first; "I've done everything on my list"
+	// is not.
+	vague bool
 }
 
 // item is a task to add.
@@ -218,12 +223,12 @@ var grammar = compileGrammar([]rule{
 	{pattern: "tick|check|cross|strike|knock {task} off", build: onTask(actComplete)},
 	{pattern: "@finish|finish_up|finish_off {task}", build: onTask(actComplete)},
 	{pattern: "@finish|mark", alone: true, build: only(actComplete)},
-	{pattern: "@me already|just|finally|now? @finished {task}", build: onTask(actComplete)},
-	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: onTask(actComplete)},
-	{pattern: "done|finished|through with {task}", build: onTask(actComplete)},
+	{pattern: "@me already|just|finally|now? @finished {task}", build: reported(actComplete)},
+	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: reported(actComplete)},
+	{pattern: "done|finished|through with {task}", build: reported(actComplete)},
 	{pattern: "@me already|just|finally|now? {deed}", build: deed},
 	{pattern: "i|we already|just|finally {deed}", build: deed},
-	{pattern: "@finished {task}", build: onTask(actComplete)},
+	{pattern: "@finished {task}", build: reported(actComplete)},
 
 	// Deleting.
 	{pattern: "@delete {task}", build: onTask(actDelete)},
@@ -263,7 +268,7 @@ var grammar = compileGrammar([]rule{
 	// was done ("called mom").
 	{pattern: "{deed}", build: bareDeed},
 	{pattern: "{task} should say|read|be_called|be_named|be {title}", build: retitle},
-	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: onTask(actComplete)},
+	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: reported(actComplete)},
 	{pattern: "{task} is|are|was|were|got|has_been|have_been no_longer|not? needed|cancelled|canceled|called_off|off|obsolete|irrelevant anymore|now?", build: onTask(actDelete)},
 	{pattern: "{task} is|are|was|were|got|has_been|have_been|'s now|already|finally|all? {state} now|already|too|today?", build: stateReached},
 	{pattern: "{task} can_go|can_be_deleted|can_be_removed", build: onTask(actDelete)},

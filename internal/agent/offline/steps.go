@@ -62,6 +62,13 @@ func (e *executor) doAdd(items []item) {
 func (e *executor) act(s step, targets []listedTask) {
 	switch s.act {
 	case actComplete:
+		if s.vague && s.ref.kind == refAll && len(s.ref.except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
+			// "all done" says no more than a mood may: completing the
+			// whole list on it is asked first.
+			e.ask(question{act: actComplete, candidates: targets, confirm: true},
+				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), taskLines(targets)))
+			return
+		}
 		if s.ref.span {
 			if targets = e.withStates(targets); e.stopped() {
 				return

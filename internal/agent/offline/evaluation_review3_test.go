@@ -1,0 +1,53 @@
+package offline
+
+// review3Cases are conversations from the third blind review (150
+// conversations written without reading the code), each with variants
+// of the same cause and messages the fix must not take.
+var review3Cases = []evalCase{
+	// A short remark on how things stand after a request ("all done",
+	// "all sorted now") is about that request, never news that every task
+	// is done; said alone, completing every task is asked first.
+	{kind: "complete", given: review3Home, say: []string{"called the plumber, all sorted"}, want: done(review3Home, 2)},
+	{kind: "complete", given: review3Home, say: []string{"called the plumber, all done"}, want: done(review3Home, 2)},
+	{kind: "complete", given: review3Home, say: []string{"fixed the fence, all sorted now"}, want: done(review3Home, 4)},
+	{kind: "complete", given: review3Home, say: []string{"paid the water bill. all done!"}, want: done(review3Home, 1)},
+	{kind: "complete", given: review3Home, say: []string{"tasks 1 and 2 are done, all good"}, want: done(review3Home, 1, 2)},
+	{kind: "delete", given: review3Home, say: []string{"delete task 5, all done"}, want: gone(review3Home, 5)},
+	{kind: "add", given: review3Home, say: []string{"add buy milk, all done"}, want: append(clone(review3Home), "Buy milk")},
+	{kind: "bulk", given: review3Home, say: []string{"all done"}, calls: "list_tasks(all)"},
+	{kind: "bulk", given: review3Home, say: []string{"all done", "yes"}, want: done(review3Home, 1, 2, 4, 5, 6)},
+	{kind: "bulk", given: review3Home, say: []string{"everything is finished", "no"}, calls: "none"},
+	{kind: "bulk", given: review3Home, say: []string{"what's pending?", "all done"}, calls: "list_tasks(all)"},
+	{kind: "bulk", given: review3Home, say: []string{"mark all done"}, want: done(review3Home, 1, 2, 4, 5, 6)},
+	{kind: "bulk", given: review3Home, say: []string{"I've finished all my tasks"}, want: done(review3Home, 1, 2, 4, 5, 6)},
+	{kind: "except", given: review3Home, say: []string{"everything's done except the fence"}, want: done(review3Home, 1, 2, 5, 6)},
+}
+
+var (
+	review3Home = []string{
+		"Pay the water bill",       // 1
+		"Call the plumber",         // 2
+		"[x] Buy dog food",         // 3
+		"Fix the garden fence",     // 4
+		"Book a table at Luigi's",  // 5
+		"Send the thank you notes", // 6
+	}
+	review3Work = []string{
+		"Prepare the sales presentation",      // 1
+		"Email the client about the contract", // 2
+		"[x] Review the budget",               // 3
+		"Schedule a meeting with HR",          // 4
+		"Update the website",                  // 5
+	}
+	review3Calls = []string{
+		"Call the bank",            // 1
+		"Call grandma",             // 2
+		"Buy groceries",            // 3
+		"Pay the electricity bill", // 4
+	}
+	review3Noted = []string{
+		"Renew the passport | need new photos", // 1
+		"Plan the birthday party",              // 2
+		"Fix the bike | back tyre is flat",     // 3
+	}
+)
