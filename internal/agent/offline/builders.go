@@ -179,6 +179,27 @@ func answer(c clause) (step, bool) {
 	return step{act: actAnswer, ref: r, text: capitalizeFirst(text), parts: refParts(c.words("task"))}, true
 }
 
+// otherThan reads an answer that says which task is not meant: "not
+// the bank, the other one" points at the tasks asked about but the bank;
+// "not the bank, grandma" at grandma. The words after "not" never name
+// the task meant, nor one offered in its place.
+func otherThan(c clause) (step, bool) {
+	except := exceptionRefs(c.words("not"))
+	if len(except) == 0 {
+		return step{}, false
+	}
+	rest := c.words("task")
+	if _, other := otherPattern.match(rest); len(rest) == 0 || other {
+		several := len(rest) > 0 && (rest[len(rest)-1].low == "others" || strings.HasSuffix(rest[len(rest)-1].low, "s"))
+		return step{act: actAnswer, ref: ref{kind: refOther, except: except, plural: several, pointed: len(rest) > 0}}, true
+	}
+	r := parseRef(rest)
+	return step{act: actAnswer, ref: r, parts: refParts(rest)}, r.kind != refNone && r.kind != refAll
+}
+
+// otherPattern is "the other one" said of tasks being chosen among.
+var otherPattern = compilePattern("the? other|others one|ones|task|tasks?")
+
 // deed reads "I called mom": completing a task by saying it was done.
 func deed(c clause) (step, bool) {
 	ws := c.words("deed")

@@ -21,6 +21,19 @@ var review3Cases = []evalCase{
 	{kind: "bulk", given: review3Home, say: []string{"mark all done"}, want: done(review3Home, 1, 2, 4, 5, 6)},
 	{kind: "bulk", given: review3Home, say: []string{"I've finished all my tasks"}, want: done(review3Home, 1, 2, 4, 5, 6)},
 	{kind: "except", given: review3Home, say: []string{"everything's done except the fence"}, want: done(review3Home, 1, 2, 5, 6)},
+
+	// "not X, the other one" answering which task: the candidates but X.
+	// X is never offered; with "not X" alone, the one left is asked about.
+	{kind: "follow-up", given: review3Calls, say: []string{"delete the call task", "not the bank, the other one"}, want: gone(review3Calls, 2)},
+	{kind: "follow-up", given: review3Calls, say: []string{"delete the call task", "no, not the bank, grandma"}, want: gone(review3Calls, 2)},
+	{kind: "follow-up", given: review3Calls, say: []string{"mark the call task done", "not grandma, the other one"}, want: done(review3Calls, 1)},
+	{kind: "follow-up", given: review3Calls, say: []string{"delete the call task", "not the bank"}, calls: "none"},
+	{kind: "follow-up", given: review3Calls, say: []string{"delete the call task", "not the bank", "yes"}, want: gone(review3Calls, 2)},
+	{kind: "follow-up", given: review3Calls, say: []string{"delete the call task", "not the bank", "no"}, calls: "none"},
+	{kind: "follow-up", given: append(clone(review3Calls), "Call the dentist"), say: []string{"delete the call task", "not the bank, the other one"}, calls: "none"},
+	{kind: "honesty", given: review3Calls, say: []string{"delete the call task, not the bank"}, calls: "list_tasks(all)"},
+	{kind: "honesty", given: review3Calls, say: []string{"delete the call task", "not that one"}, calls: "none"},
+	{kind: "honesty", given: review3Calls, say: []string{"not the bank"}, calls: "none"},
 }
 
 var (

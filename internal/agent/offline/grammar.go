@@ -273,6 +273,11 @@ var grammar = compileGrammar([]rule{
 	{pattern: "{task} is|are|was|were|got|has_been|have_been|'s now|already|finally|all? {state} now|already|too|today?", build: stateReached},
 	{pattern: "{task} can_go|can_be_deleted|can_be_removed", build: onTask(actDelete)},
 
+	// What is not meant, and what is: "not the bank, the other one",
+	// "no, not the bank, grandma", "not that one".
+	{pattern: "not|but_not {not} ,|but|- {task}", alone: true, build: otherThan},
+	{pattern: "not|but_not {not}", alone: true, build: otherThan},
+
 	// A reference alone answers the open question ("the second one", "4").
 	{pattern: "{task}", alone: true, build: answer},
 })

@@ -353,6 +353,8 @@ func (e *executor) amongCandidates(s step, candidates []listedTask) ([]listedTas
 	switch {
 	case s.ref.kind == refAll && s.ref.status == "all":
 		return candidates, true
+	case s.ref.kind == refOther:
+		return e.otherThan(s, candidates), true
 	case s.ref.kind != refName:
 		return nil, false
 	}
@@ -515,8 +517,55 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 		return e.resolveAll(s)
 	case refName:
 		return e.resolveName(s)
+	case refOther:
+		focus, ok := e.currentFocus()
+		if !ok {
+			return nil, false
+		}
+		if len(focus) <= 1 && len(e.shown) > 1 {
+			focus = e.shown
+		}
+		targets := e.otherThan(s, withoutDeleted(focus))
+		return targets, len(targets) > 0
 	}
 	return nil, false
+}
+
+// otherThan reads "not the bank, the other one" among the tasks being
+// chosen from: those the exception leaves. When one is left and "the
+// other one" was said, it is meant; otherwise the ones left are asked
+// about, and the ones left out are never offered.
+func (e *executor) otherThan(s step, candidates []listedTask) []listedTask {
+	out := map[int64]bool{}
+	for _, x := range s.ref.except {
+		switch x.kind {
+		case refIDs:
+			for _, id := range x.ids {
+				out[id] = true
+			}
+		case refName:
+			for _, t := range matchTasks(candidates, x.words, true) {
+				out[t.ID] = true
+			}
+		}
+	}
+	left := tasksWhere(candidates, func(t listedTask) bool { return !out[t.ID] })
+	q := question{act: s.act, title: s.title, desc: s.desc}
+	switch {
+	case len(left) == 0 || len(out) == 0:
+		e.askWhich(q, candidates)
+	case len(left) == 1 && s.ref.pointed:
+		return left
+	case len(left) == 1:
+		t := left[0]
+		q.candidates, q.confirm = left, true
+		e.ask(q, fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
+	case s.ref.plural && s.ref.pointed:
+		return left
+	default:
+		e.askWhich(q, left)
+	}
+	return nil
 }
 
 // resolveFocus finds what "it", "both" or "the second one" points at:
