@@ -126,11 +126,12 @@ func reported(a action) func(clause) (step, bool) {
 	}
 }
 
-// namesList reports words that name the list or its tasks: "everything
-// on my list", "all my tasks".
+// namesList reports words that name the list, its tasks or the tasks
+// pointed at: "everything", "all my tasks", "all of them". A bare "all"
+// does not: "all done" may say no more than that the person is.
 func namesList(ws []word) bool {
 	for _, w := range ws {
-		if listNouns[w.low] {
+		if listNouns[w.low] || pronounsMany[w.low] || w.low == "everything" || w.low == "every" || w.low == "each" {
 			return true
 		}
 	}
@@ -170,7 +171,7 @@ func answer(c clause) (step, bool) {
 	switch {
 	case r.kind == refNone, r.kind == refAll && r.status != "all":
 		return step{}, false
-	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws)):
+	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws) || namesField(c.ws)):
 		return step{}, false
 	}
 	if _, ok := cannotDo(c.ws); ok && r.kind == refName {
@@ -257,10 +258,19 @@ func dropByName(c clause) (step, bool) {
 	return step{act: actDelete, ref: r}, r.kind != refNone
 }
 
+// note reads a note on one task: a reference to every task ("add to my
+// list notes: …") is none.
 func note(c clause) (step, bool) {
 	r := parseRef(c.words("task"))
 	text := cleanText(c.raw("note"))
-	return step{act: actNote, ref: r, desc: text}, r.kind != refNone && text != ""
+	return step{act: actNote, ref: r, desc: text}, r.kind != refNone && r.kind != refAll && text != ""
+}
+
+// noteOnFocus reads "add a note: …": a note on the task the conversation
+// is about.
+func noteOnFocus(c clause) (step, bool) {
+	text := cleanText(c.raw("note"))
+	return step{act: actNote, ref: ref{kind: refFocus}, desc: text}, text != ""
 }
 
 func describe(c clause) (step, bool) {

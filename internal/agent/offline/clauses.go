@@ -129,7 +129,7 @@ func topicOf(sentence string, before []word, s step) (ref, bool) {
 }
 
 var (
-	topicLeads  = phrases("nevermind|never_mind|as_for|regarding|about|re|so|oh")
+	topicLeads  = phrases("nevermind|never_mind|as_for|regarding|about|re|so|oh|for|on|with|in")
 	topicStarts = wordSet("the my that this those these")
 )
 
@@ -493,9 +493,9 @@ func unknownStep(text string, ws []word) step {
 	switch {
 	case len(ws) == 0:
 		return step{act: actReply, text: helpText}
-	case refersToTask(ws):
+	case refersToTask(ws) || namesField(ws):
 		// About a task, in words the grammar does not read: never a task
-		// of its own ("task 3 to the top").
+		// of its own ("task 3 to the top", "the bike task's notes …").
 		return step{act: actReply, text: "Sorry, I'm not sure what you want done with that task. " + helpText}
 	case isQuestion(text, ws):
 		return step{act: actReply, text: outOfScopeText}

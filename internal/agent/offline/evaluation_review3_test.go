@@ -16,7 +16,9 @@ var review3Cases = []evalCase{
 	{kind: "add", given: review3Home, say: []string{"add buy milk, all done"}, want: append(clone(review3Home), "Buy milk")},
 	{kind: "bulk", given: review3Home, say: []string{"all done"}, calls: "list_tasks(all)"},
 	{kind: "bulk", given: review3Home, say: []string{"all done", "yes"}, want: done(review3Home, 1, 2, 4, 5, 6)},
-	{kind: "bulk", given: review3Home, say: []string{"everything is finished", "no"}, calls: "none"},
+	{kind: "bulk", given: review3Home, say: []string{"all finished", "no"}, calls: "none"},
+	{kind: "bulk", given: review3Home, say: []string{"everything's done!"}, want: done(review3Home, 1, 2, 4, 5, 6)},
+	{kind: "complete", given: review3Home, say: []string{"called the plumber, everything's sorted"}, want: done(review3Home, 2)},
 	{kind: "bulk", given: review3Home, say: []string{"what's pending?", "all done"}, calls: "list_tasks(all)"},
 	{kind: "bulk", given: review3Home, say: []string{"mark all done"}, want: done(review3Home, 1, 2, 4, 5, 6)},
 	{kind: "bulk", given: review3Home, say: []string{"I've finished all my tasks"}, want: done(review3Home, 1, 2, 4, 5, 6)},
@@ -34,6 +36,22 @@ var review3Cases = []evalCase{
 	{kind: "honesty", given: review3Calls, say: []string{"delete the call task, not the bank"}, calls: "list_tasks(all)"},
 	{kind: "honesty", given: review3Calls, say: []string{"delete the call task", "not that one"}, calls: "none"},
 	{kind: "honesty", given: review3Calls, say: []string{"not the bank"}, calls: "none"},
+
+	// A note said of a task in other word orders is a note on that task;
+	// "add a note: …" with no task is for the task just named or talked
+	// about, or asked about. It is never a task of its own.
+	{kind: "update", given: review3Noted, say: []string{"add to the bike task's notes: also the chain"}, want: with(review3Noted, 3, "Fix the bike | back tyre is flat; also the chain")},
+	{kind: "update", given: review3Noted, say: []string{"for the party task, add a note: book the bouncy castle"}, want: with(review3Noted, 2, "Plan the birthday party | book the bouncy castle")},
+	{kind: "update", given: review3Home, say: []string{"note on the fence task - need 3 new panels"}, want: with(review3Home, 4, "Fix the garden fence | need 3 new panels")},
+	{kind: "update", given: review3Home, say: []string{"on task 2, add a note saying bring the key"}, want: with(review3Home, 2, "Call the plumber | bring the key")},
+	{kind: "update", given: review3Home, say: []string{"add to task 1 notes - pay online"}, want: with(review3Home, 1, "Pay the water bill | pay online")},
+	{kind: "update", given: review3Noted, say: []string{"add a note: check the chain", "the bike one"}, want: with(review3Noted, 3, "Fix the bike | back tyre is flat; check the chain")},
+	{kind: "update", say: []string{"add email the landlord", "add a note: about the broken heater"}, want: []string{"Email the landlord | about the broken heater"}},
+	{kind: "honesty", given: review3Noted, say: []string{"add a note: buy milk"}, calls: "none"},
+	{kind: "honesty", given: review3Noted, say: []string{"add to the bike task's notes also the chain"}, calls: "none"},
+	{kind: "add", given: review3Noted, say: []string{"add a task about the task description template"}, want: append(clone(review3Noted), "The task description template")},
+	{kind: "add", say: []string{"add milk - 2 litres"}, want: []string{"Milk - 2 litres"}},
+	{kind: "add", say: []string{"note to self: renew the car tax"}, want: []string{"Renew the car tax"}},
 }
 
 var (

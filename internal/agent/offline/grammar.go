@@ -51,9 +51,9 @@ type step struct {
 	// it answers the question that asked whether to do it.
 	confirmed bool
 	// vague marks news of tasks done that no verb asked for and that
-	// names no list: "all done", "everything is finished". Said of every
-	// task, it is asked about first; "I've done everything on my list"
-	// is not.
+	// names no list: "all done", "all sorted". Said of every task, it is
+	// asked about first; "everything's done" and "I've done everything
+	// on my list" are not.
 	vague bool
 }
 
@@ -186,7 +186,13 @@ var grammar = compileGrammar([]rule{
 	{pattern: "add|put|attach|append|write|leave a|an|the|another? @note to|on|for|onto {task} :|saying|that_says|reading|- {note}", build: note},
 	{pattern: "add|put|attach|append|write {note} as a|the? @note to|on|for {task}", build: note},
 	{pattern: "add|put|attach|append|write {note} to|on the? @note of|for|on {task}", build: note},
-	{pattern: "@note for|on {task} : {note}", build: note},
+	{pattern: "@note for|on {task} :|- {note}", build: note},
+	// "add to the bike task's notes: also the chain".
+	{pattern: "add|put|append|write to|on|onto|in|into {task} @note :|- {note}", build: note},
+	// A note said of no task is for the task just named ("for the party
+	// task, add a note: …") or talked about; with none, which one is
+	// asked. It is never a task of its own.
+	{pattern: "add|put|attach|append|write|leave a|an|the|another @note :|-|saying|that_says|reading {note}", build: noteOnFocus},
 	{pattern: "set|change|update|edit|make|replace the? @note of|for|on {task} to|with|: :? {desc}", build: describe},
 	{pattern: "@update|set {task} @note to|: :? {desc}", build: describe},
 	{pattern: "give {task} the? @note :? {desc}", build: describe},

@@ -57,7 +57,7 @@ const maxRefIDs = 20
 var (
 	refFiller = wordSet("the a an my your our this that these those task tasks todo todos to-do to-dos item items " +
 		"one ones number numbers entry entries thing things reminder reminders please now too already also " +
-		"just and & , : plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
+		"just and & , : - plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
 	refTails = phrases("from_my_list|off_my_list|from_the_list|off_the_list|on_my_list|from_my_tasks|from_my_todo_list|" +
 		"off_my_todo_list|from_my_to-do_list|too|as_well|now|already|please|for_me|right_now|for_good|then")
 	pronounsOne  = wordSet("it that this")

@@ -108,6 +108,9 @@ func newWord(s string, start, end int) word {
 	text := s[start:end]
 	low := strings.ReplaceAll(strings.ToLower(text), "’", "'")
 	low = strings.TrimFunc(low, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if low == "" && (text == "-" || text == "–" || text == "—") {
+		low = "-" // a dash between words, as patterns write it
+	}
 	if low != "let's" { // the one "'s" that is never "is", "has" or a possessive
 		low = strings.TrimSuffix(low, "'s")
 	}
