@@ -58,6 +58,11 @@ func parseMessage(text string) []step {
 			if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
 				// "nevermind the bike, delete it": the topic is what "it" is.
 				s.ref, steps = r, steps[:len(steps)-1]
+			} else if words, ok := describedTask(sentence, before, s); ok && len(steps) > 0 {
+				// "had the HR meeting scheduled, tick it off": what "it"
+				// is may be the task those words describe.
+				unread := steps[len(steps)-1]
+				s.described, s.unread, steps = words, &unread, steps[:len(steps)-1]
 			}
 			steps = append(steps, s)
 			before = c.ws
@@ -126,6 +131,32 @@ func topicOf(sentence string, before []word, s step) (ref, bool) {
 	}
 	r := parseRef(ws)
 	return r, r.kind == refName || r.kind == refIDs
+}
+
+// describedTask reads a clause the grammar does not read, said before a
+// request about "it" ("I won't be booking the table at Luigi's after all,
+// remove it"): when it is a statement, its words may describe the task
+// "it" is. They are tried
+// as a task's name when the request is carried out (see
+// executor.describedTarget); the clause is read as said when they name
+// no task.
+func describedTask(sentence string, before []word, s step) ([]string, bool) {
+	if len(before) == 0 || s.ref.kind != refFocus || s.ref.plural || s.ref.count != 0 || !changes(s) || s.act == actAdd {
+		return nil, false
+	}
+	ws := trimClause(before)
+	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].low) {
+		return nil, false
+	}
+	r := nameRef(ws)
+	return r.words, len(r.words) >= 2
+}
+
+// saysNews reports a first word of a statement, not of an order: "I
+// won't be booking…", "had the meeting scheduled". Words that start an
+// order ("buy milk, then delete it") may be a task to add, and name none.
+func saysNews(first string) bool {
+	return notATaskStart[first] || isPastTense(first) || first == "had" || first == "got"
 }
 
 var (

@@ -52,6 +52,19 @@ var review3Cases = []evalCase{
 	{kind: "add", given: review3Noted, say: []string{"add a task about the task description template"}, want: append(clone(review3Noted), "The task description template")},
 	{kind: "add", say: []string{"add milk - 2 litres"}, want: []string{"Milk - 2 litres"}},
 	{kind: "add", say: []string{"note to self: renew the car tax"}, want: []string{"Renew the car tax"}},
+
+	// A statement before a request about "it" may describe the task in
+	// other words: "it" is the one task it describes, or the one it
+	// shares most words with is asked about. An order ("buy milk, then
+	// delete it") describes none.
+	{kind: "delete", given: review3Home, say: []string{"I won't be booking the table at Luigi's after all, remove it"}, want: gone(review3Home, 5)},
+	{kind: "complete", given: review3Work, say: []string{"had the HR meeting scheduled, tick it off"}, want: done(review3Work, 4)},
+	{kind: "complete", given: review3Work, say: []string{"we got the website updated last night, mark it done"}, want: done(review3Work, 5)},
+	{kind: "delete", given: review3Home, say: []string{"we're skipping the thank you notes this year, delete it"}, calls: "list_tasks(all)"},
+	{kind: "delete", given: review3Home, say: []string{"we're skipping the thank you notes this year, delete it", "yes"}, want: gone(review3Home, 6)},
+	{kind: "honesty", given: review3Home, say: []string{"it's raining today, mark it done"}, calls: "list_tasks(all)"},
+	{kind: "honesty", given: review3Calls, say: []string{"I won't be calling anyone today, delete it"}, calls: "list_tasks(all)"},
+	{kind: "delete", given: review3Calls, say: []string{"pay the electricity bill, then delete it"}},
 }
 
 var (

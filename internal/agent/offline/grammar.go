@@ -50,6 +50,13 @@ type step struct {
 	// confirmed marks a request led by a yes ("yes, delete everything"):
 	// it answers the question that asked whether to do it.
 	confirmed bool
+	// described are the words of a clause before a request about "it"
+	// that the grammar did not read ("had the HR meeting scheduled, tick
+	// it off"), and unread is that clause's own step: when the words
+	// name one task, "it" is that task; otherwise unread is done and
+	// "it" means what it would have.
+	described []string
+	unread    *step
 	// vague marks news of tasks done that no verb asked for and that
 	// names no list: "all done", "all sorted". Said of every task, it is
 	// asked about first; "everything's done" and "I've done everything

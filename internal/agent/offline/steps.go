@@ -509,6 +509,11 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 	case refIDs:
 		return idTasks(r.ids), true
 	case refFocus, refOrdinal:
+		if len(s.described) > 0 {
+			if t, handled := e.describedTarget(s); handled || e.stopped() {
+				return t, len(t) > 0
+			}
+		}
 		if r.ofList && e.focusStep < 0 && !e.focusStepPending() && len(e.mem.focus) == 0 && len(e.shown) == 0 {
 			return e.placeInList(s)
 		}
@@ -529,6 +534,45 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 		return targets, len(targets) > 0
 	}
 	return nil, false
+}
+
+// describedTarget finds the one task the clause before "it" describes:
+// the task whose title's words it holds all of ("I won't be booking the
+// table at Luigi's" holds "Book a table at Luigi's"), or that holds all
+// its words; failing that, one task sharing two or more of its words
+// more than any other is asked about ("we're skipping the thank you
+// notes this year" and "Send the thank you notes"). With none, that
+// clause is carried out as said, and handled is false: "it" means what
+// it would have.
+func (e *executor) describedTarget(s step) (targets []listedTask, handled bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, true
+	}
+	if matches := matchTasks(listed, s.described, true); len(matches) == 1 {
+		return matches, true
+	}
+	if close := closestTasks(listed, s.described); len(close) == 1 && sharedWords(close[0], s.described) >= 2 {
+		t := close[0]
+		e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
+			fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
+		return nil, true
+	}
+	if s.unread != nil {
+		e.do(*s.unread)
+	}
+	return nil, false
+}
+
+// sharedWords counts the words of a name that a task's title holds.
+func sharedWords(t listedTask, words []string) int {
+	title, n := stems(titleWords(t.Title)), 0
+	for _, q := range stems(words) {
+		if containsAll(title, []string{q}) {
+			n++
+		}
+	}
+	return n
 }
 
 // otherThan reads "not the bank, the other one" among the tasks being
