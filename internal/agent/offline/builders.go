@@ -109,8 +109,14 @@ var correctionLeads = wordSet("no nope nah wait sorry oops whoops actually oh ah
 func onTask(a action) func(clause) (step, bool) {
 	return func(c clause) (step, bool) {
 		ws := c.words("task")
-		r := parseRef(ws)
-		return step{act: a, ref: r, parts: refParts(ws)}, r.kind != refNone
+		r, parts := parseRef(ws), refParts(ws)
+		if r.kind == refName && parts == nil && taskRefAt(ws, 0) > 0 && ws[0].low != "the" {
+			// "task 5 can be marked": a task number, then words the
+			// pattern left in the slot, which no title holds; another
+			// line reads them.
+			return step{}, false
+		}
+		return step{act: a, ref: r, parts: parts}, r.kind != refNone
 	}
 }
 

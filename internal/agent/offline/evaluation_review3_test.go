@@ -65,6 +65,13 @@ var review3Cases = []evalCase{
 	{kind: "honesty", given: review3Home, say: []string{"it's raining today, mark it done"}, calls: "list_tasks(all)"},
 	{kind: "honesty", given: review3Calls, say: []string{"I won't be calling anyone today, delete it"}, calls: "list_tasks(all)"},
 	{kind: "delete", given: review3Calls, say: []string{"pay the electricity bill, then delete it"}},
+
+	// "task N" then what should be done to it: the number, not a title.
+	{kind: "complete", given: review3Home, say: []string{"task #5 can be marked as done"}, want: done(review3Home, 5)},
+	{kind: "complete", given: review3Home, say: []string{"task 2 needs to be marked complete"}, want: done(review3Home, 2)},
+	{kind: "complete", given: review3Home, say: []string{"the fence should be ticked off"}, want: done(review3Home, 4)},
+	{kind: "complete", given: review3Home, say: []string{"task 1 and 2 are done"}, want: done(review3Home, 1, 2)},
+	{kind: "honesty", given: review3Home, say: []string{"task 4 can be done later"}, calls: "none"},
 }
 
 var (

@@ -279,6 +279,9 @@ var grammar = compileGrammar([]rule{
 
 	// Sentences that start with the task ("task 3 is done"), or with what
 	// was done ("called mom").
+	// "task #5 can be marked as done", "the fence should be ticked off".
+	{pattern: "{task} can|could|should|needs_to|need_to|must be marked|set as|to? @done|done|complete|completed|finished now?", build: onTask(actComplete)},
+	{pattern: "{task} can|could|should|needs_to|need_to|must be ticked_off|checked_off|crossed_off|marked_off now?", build: onTask(actComplete)},
 	{pattern: "{deed}", build: bareDeed},
 	{pattern: "{task} should say|read|be_called|be_named|be {title}", build: retitle},
 	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: reported(actComplete)},
