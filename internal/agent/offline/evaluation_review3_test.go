@@ -72,6 +72,14 @@ var review3Cases = []evalCase{
 	{kind: "complete", given: review3Home, say: []string{"the fence should be ticked off"}, want: done(review3Home, 4)},
 	{kind: "complete", given: review3Home, say: []string{"task 1 and 2 are done"}, want: done(review3Home, 1, 2)},
 	{kind: "honesty", given: review3Home, say: []string{"task 4 can be done later"}, calls: "none"},
+
+	// "both" and "them" after tasks added one message at a time are
+	// those tasks; when they are more than "both" says, which is asked.
+	{kind: "follow-up", say: []string{"add call mum", "add buy flowers", "delete both"}, want: []string{"-", "-"}},
+	{kind: "follow-up", say: []string{"add call mum", "add buy flowers", "mark them done"}, want: []string{"[x] Call mum", "[x] Buy flowers"}},
+	{kind: "follow-up", say: []string{"add call mum", "add buy flowers", "add bake a cake", "delete both"}, calls: "none",
+		want: []string{"Call mum", "Buy flowers", "Bake a cake"}},
+	{kind: "follow-up", say: []string{"add call mum", "delete both"}, calls: "none", want: []string{"Call mum"}},
 }
 
 var (

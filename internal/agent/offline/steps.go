@@ -638,6 +638,11 @@ func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 			return nil, false
 		}
 	}
+	if s.ref.kind == refFocus && s.ref.plural && len(focus) <= 1 && e.focusStep < 0 && len(e.mem.run) > 1 {
+		// "both" or "them" after tasks added one message at a time: the
+		// tasks of those messages.
+		focus = e.mem.run
+	}
 	targets, ok = pickFromFocus(focus, s.ref)
 	if !ok {
 		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
