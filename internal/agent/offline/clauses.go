@@ -24,7 +24,7 @@ var (
 		"can_i_ask_you_to|i'd_appreciate_it_if_you|i_would_like_you_to")
 	trailers = phrases("please|pls|plz|thanks|thank_you|thanks_a_lot|thank_you_so_much|thx|ty|for_me|for_me_please|" +
 		"if_you_can|if_you_could|if_possible|ok|okay|right_away|asap_please|would_you|could_you|will_you|,|:|-|" +
-		"cheers|mate|buddy|too|as_well|then|then_please")
+		"cheers|mate|buddy|too|as_well|then|then_please|lol|haha|hahaha|hah|hehe|lmao|xd")
 	// modals may introduce a command ("I need to delete task 3") or a task
 	// ("I need to call the bank"); see splitModal.
 	modals = phrases("i_need_to|i_have_to|i_want_to|i'd_like_to|i_would_like_to|i_wanna|i'd_love_to|i_must|" +
@@ -359,6 +359,10 @@ var frameTypos = map[string]map[string]bool{
 	"remind":   wordSet("me us"),
 	"remember": wordSet("to that about"),
 	"create":   wordSet("a an task new another reminder"),
+	// "ad buy printer ink": a short keyword only with a letter dropped
+	// or doubled ("and", "odd" are words), and only before a verb a task
+	// starts with.
+	"add": taskVerbs,
 }
 
 // withFrameSpelled returns ws with a mistyped first frame word read as
@@ -370,7 +374,8 @@ func withFrameSpelled(ws []word) []word {
 		return ws
 	}
 	for keyword, next := range frameTypos {
-		if ws[0].low != keyword && next[ws[1].low] && oneEditApart(ws[0].low, keyword) {
+		if ws[0].low != keyword && next[ws[1].low] && oneEditApart(ws[0].low, keyword) &&
+			(len(keyword) > 3 || len(ws[0].low) != len(keyword)) {
 			out := append([]word(nil), ws...)
 			out[0].low = keyword
 			return out

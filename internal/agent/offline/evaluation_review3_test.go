@@ -80,6 +80,18 @@ var review3Cases = []evalCase{
 	{kind: "follow-up", say: []string{"add call mum", "add buy flowers", "add bake a cake", "delete both"}, calls: "none",
 		want: []string{"Call mum", "Buy flowers", "Bake a cake"}},
 	{kind: "follow-up", say: []string{"add call mum", "delete both"}, calls: "none", want: []string{"Call mum"}},
+
+	// Small tokens: a check mark says done; "lol" and "haha" at the end
+	// are filler; "ad" before a verb a task starts with is "add", but
+	// "and" is no typo of it.
+	{kind: "complete", given: review3Home, say: []string{"task 2 ✅"}, want: done(review3Home, 2)},
+	{kind: "complete", given: review3Home, say: []string{"✔ task 4"}, want: done(review3Home, 4)},
+	{kind: "follow-up", say: []string{"add water the lawn", "oh and it's done already lol"}, want: []string{"[x] Water the lawn"}},
+	{kind: "complete", given: review3Home, say: []string{"paid the water bill haha"}, want: done(review3Home, 1)},
+	{kind: "add", say: []string{"ad buy printer ink"}, want: []string{"Buy printer ink"}},
+	{kind: "add", say: []string{"addd call the bank"}, want: []string{"Call the bank"}},
+	{kind: "honesty", say: []string{"and call mom"}, calls: "none", want: []string{}},
+	{kind: "honesty", say: []string{"ad campaign ideas"}, calls: "none", want: []string{}},
 }
 
 var (
