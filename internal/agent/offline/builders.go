@@ -355,15 +355,38 @@ var (
 )
 
 func aboutTheList(ws []word) bool {
-	vague := false
+	vague, lastVague := false, 0
 	for i, w := range ws {
 		if listTopics[w.low] || statusWord(w.low) != "" || owesDoing(ws, i) {
 			return true
 		}
-		vague = vague || vagueTopics[w.low]
+		if vagueTopics[w.low] {
+			vague, lastVague = true, i
+		}
 	}
-	return vague && len(ws) <= 5
+	// "what should I have for dinner?": what follows the vague word is
+	// about something else.
+	return vague && len(ws) <= 5 && !saysWhatFor(ws[lastVague+1:])
 }
+
+// saysWhatFor reports words that say what a vague question is about:
+// "for dinner", "on TV", "about cooking".
+func saysWhatFor(ws []word) bool {
+	for i, w := range ws {
+		if whatForWords[w.low] && i+1 < len(ws) && !listFiller[ws[i+1].low] && statusWord(ws[i+1].low) == "" && !whenWords[ws[i+1].low] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	whatForWords = wordSet("for on about with in at")
+	// whenWords keep a question about the list: "what do I have on
+	// today?", "anything for me?".
+	whenWords = wordSet("today tomorrow tonight this next me us now later week weekend morning afternoon evening " +
+		"monday tuesday wednesday thursday friday saturday sunday")
+)
 
 // owesDoing reports whether ws[i] is the "do" of "have to do", "need to
 // do", "got to do": a question about what the person has to do is about

@@ -92,6 +92,12 @@ var review3Cases = []evalCase{
 	{kind: "add", say: []string{"addd call the bank"}, want: []string{"Call the bank"}},
 	{kind: "honesty", say: []string{"and call mom"}, calls: "none", want: []string{}},
 	{kind: "honesty", say: []string{"ad campaign ideas"}, calls: "none", want: []string{}},
+
+	// A short vague question is about the list unless it says what else
+	// it is about.
+	{kind: "outside", given: review3Home, say: []string{"what should I have for dinner?"}, calls: "none"},
+	{kind: "list", given: review3Home, say: []string{"what have I got on today?"}, calls: "list_tasks(pending)"},
+	{kind: "list", given: review3Home, say: []string{"what do I have?"}, calls: "list_tasks(all)"},
 }
 
 var (
