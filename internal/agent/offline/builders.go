@@ -109,9 +109,39 @@ var correctionLeads = wordSet("no nope nah wait sorry oops whoops actually oh ah
 func onTask(a action) func(clause) (step, bool) {
 	return func(c clause) (step, bool) {
 		ws := c.words("task")
-		r := parseRef(ws)
-		return step{act: a, ref: r, parts: refParts(ws)}, r.kind != refNone
+		r, parts := parseRef(ws), refParts(ws)
+		if r.kind == refName && parts == nil && taskRefAt(ws, 0) > 0 && ws[0].low != "the" {
+			// "task 5 can be marked": a task number, then words the
+			// pattern left in the slot, which no title holds; another
+			// line reads them.
+			return step{}, false
+		}
+		return step{act: a, ref: r, parts: parts}, r.kind != refNone
 	}
+}
+
+// reported reads news of tasks done ("the report is done", "I'm done
+// with everything"): a request as onTask reads it, but one no verb asked
+// for, vague unless it names the list.
+func reported(a action) func(clause) (step, bool) {
+	build := onTask(a)
+	return func(c clause) (step, bool) {
+		s, ok := build(c)
+		s.vague = !namesList(c.words("task"))
+		return s, ok
+	}
+}
+
+// namesList reports words that name the list, its tasks or the tasks
+// pointed at: "everything", "all my tasks", "all of them". A bare "all"
+// does not: "all done" may say no more than that the person is.
+func namesList(ws []word) bool {
+	for _, w := range ws {
+		if listNouns[w.low] || pronounsMany[w.low] || w.low == "everything" || w.low == "every" || w.low == "each" {
+			return true
+		}
+	}
+	return false
 }
 
 // refParts reads "the report and the dentist" as two references; nil
@@ -147,7 +177,7 @@ func answer(c clause) (step, bool) {
 	switch {
 	case r.kind == refNone, r.kind == refAll && r.status != "all":
 		return step{}, false
-	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws)):
+	case r.kind == refName && (isQuestion(text, c.ws) || asksYesOrNo(c.ws) || namesField(c.ws)):
 		return step{}, false
 	}
 	if _, ok := cannotDo(c.ws); ok && r.kind == refName {
@@ -155,6 +185,27 @@ func answer(c clause) (step, bool) {
 	}
 	return step{act: actAnswer, ref: r, text: capitalizeFirst(text), parts: refParts(c.words("task"))}, true
 }
+
+// otherThan reads an answer that says which task is not meant: "not
+// the bank, the other one" points at the tasks asked about but the bank;
+// "not the bank, grandma" at grandma. The words after "not" never name
+// the task meant, nor one offered in its place.
+func otherThan(c clause) (step, bool) {
+	except := exceptionRefs(c.words("not"))
+	if len(except) == 0 {
+		return step{}, false
+	}
+	rest := c.words("task")
+	if _, other := otherPattern.match(rest); len(rest) == 0 || other {
+		several := len(rest) > 0 && (rest[len(rest)-1].low == "others" || strings.HasSuffix(rest[len(rest)-1].low, "s"))
+		return step{act: actAnswer, ref: ref{kind: refOther, except: except, plural: several, pointed: len(rest) > 0}}, true
+	}
+	r := parseRef(rest)
+	return step{act: actAnswer, ref: r, parts: refParts(rest)}, r.kind != refNone && r.kind != refAll
+}
+
+// otherPattern is "the other one" said of tasks being chosen among.
+var otherPattern = compilePattern("the? other|others one|ones|task|tasks?")
 
 // deed reads "I called mom": completing a task by saying it was done.
 func deed(c clause) (step, bool) {
@@ -213,10 +264,19 @@ func dropByName(c clause) (step, bool) {
 	return step{act: actDelete, ref: r}, r.kind != refNone
 }
 
+// note reads a note on one task: a reference to every task ("add to my
+// list notes: …") is none.
 func note(c clause) (step, bool) {
 	r := parseRef(c.words("task"))
 	text := cleanText(c.raw("note"))
-	return step{act: actNote, ref: r, desc: text}, r.kind != refNone && text != ""
+	return step{act: actNote, ref: r, desc: text}, r.kind != refNone && r.kind != refAll && text != ""
+}
+
+// noteOnFocus reads "add a note: …": a note on the task the conversation
+// is about.
+func noteOnFocus(c clause) (step, bool) {
+	text := cleanText(c.raw("note"))
+	return step{act: actNote, ref: ref{kind: refFocus}, desc: text}, text != ""
 }
 
 func describe(c clause) (step, bool) {
@@ -295,15 +355,38 @@ var (
 )
 
 func aboutTheList(ws []word) bool {
-	vague := false
+	vague, lastVague := false, 0
 	for i, w := range ws {
 		if listTopics[w.low] || statusWord(w.low) != "" || owesDoing(ws, i) {
 			return true
 		}
-		vague = vague || vagueTopics[w.low]
+		if vagueTopics[w.low] {
+			vague, lastVague = true, i
+		}
 	}
-	return vague && len(ws) <= 5
+	// "what should I have for dinner?": what follows the vague word is
+	// about something else.
+	return vague && len(ws) <= 5 && !saysWhatFor(ws[lastVague+1:])
 }
+
+// saysWhatFor reports words that say what a vague question is about:
+// "for dinner", "on TV", "about cooking".
+func saysWhatFor(ws []word) bool {
+	for i, w := range ws {
+		if whatForWords[w.low] && i+1 < len(ws) && !listFiller[ws[i+1].low] && statusWord(ws[i+1].low) == "" && !whenWords[ws[i+1].low] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	whatForWords = wordSet("for on about with in at")
+	// whenWords keep a question about the list: "what do I have on
+	// today?", "anything for me?".
+	whenWords = wordSet("today tomorrow tonight this next me us now later week weekend morning afternoon evening " +
+		"monday tuesday wednesday thursday friday saturday sunday")
+)
 
 // owesDoing reports whether ws[i] is the "do" of "have to do", "need to
 // do", "got to do": a question about what the person has to do is about

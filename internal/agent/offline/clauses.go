@@ -24,7 +24,7 @@ var (
 		"can_i_ask_you_to|i'd_appreciate_it_if_you|i_would_like_you_to")
 	trailers = phrases("please|pls|plz|thanks|thank_you|thanks_a_lot|thank_you_so_much|thx|ty|for_me|for_me_please|" +
 		"if_you_can|if_you_could|if_possible|ok|okay|right_away|asap_please|would_you|could_you|will_you|,|:|-|" +
-		"cheers|mate|buddy|too|as_well|then|then_please")
+		"cheers|mate|buddy|too|as_well|then|then_please|lol|haha|hahaha|hah|hehe|lmao|xd")
 	// modals may introduce a command ("I need to delete task 3") or a task
 	// ("I need to call the bank"); see splitModal.
 	modals = phrases("i_need_to|i_have_to|i_want_to|i'd_like_to|i_would_like_to|i_wanna|i'd_love_to|i_must|" +
@@ -39,6 +39,12 @@ var (
 func parseMessage(text string) []step {
 	var steps []step
 	for _, sentence := range splitSentences(text) {
+		if n := len(steps); n > 0 && changes(steps[n-1]) && stateRemark(splitWords(sentence)) {
+			// "paid the water bill. all done!": how the last request
+			// left things, not a request about every task.
+			steps = append(steps, asideStep)
+			continue
+		}
 		var before []word // the clause before, in this sentence
 		for _, c := range splitClauses(sentence) {
 			if len(steps) == maxSteps {
@@ -46,12 +52,17 @@ func parseMessage(text string) []step {
 			}
 			s := readClause(sentence, c.ws, c.whole)
 			if c.aside {
-				s = step{act: actReply, text: "Okay.", chatter: true}
+				s = asideStep
 			}
 			s.continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
 			if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
 				// "nevermind the bike, delete it": the topic is what "it" is.
 				s.ref, steps = r, steps[:len(steps)-1]
+			} else if words, ok := describedTask(sentence, before, s); ok && len(steps) > 0 {
+				// "had the HR meeting scheduled, tick it off": what "it"
+				// is may be the task those words describe.
+				unread := steps[len(steps)-1]
+				s.described, s.unread, steps = words, &unread, steps[:len(steps)-1]
 			}
 			steps = append(steps, s)
 			before = c.ws
@@ -59,6 +70,38 @@ func parseMessage(text string) []step {
 	}
 	return withoutChatter(steps)
 }
+
+// asideStep is a remark about a request said before it: answered by the
+// request's own reply.
+var asideStep = step{act: actReply, text: "Okay.", chatter: true}
+
+// changes reports a step that changes the list.
+func changes(s step) bool {
+	switch s.act {
+	case actAdd, actComplete, actDelete, actUpdate, actNote:
+		return true
+	}
+	return false
+}
+
+// stateRemark reports a few words saying how things stand, with no verb
+// and no task of their own: "all done", "all sorted now", "that's all
+// good", "done!". After a request they say the request is all there is
+// ("called the plumber, all sorted"), not that every task is done.
+func stateRemark(ws []word) bool {
+	ws = trimPunctuation(ws)
+	for len(ws) > 0 && (ws[len(ws)-1].low == "" || remarkTails[ws[len(ws)-1].low]) {
+		ws = ws[:len(ws)-1]
+	}
+	_, ok := stateRemarkPattern.match(ws)
+	return ok
+}
+
+var (
+	stateRemarkPattern = compilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
+		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
+	remarkTails = wordSet("now already too lol haha then thanks thx !")
+)
 
 // continues reports a clause that adds to what was said before: it
 // starts "and", "also" or "plus", or ends "too", "also" or "as well".
@@ -90,8 +133,34 @@ func topicOf(sentence string, before []word, s step) (ref, bool) {
 	return r, r.kind == refName || r.kind == refIDs
 }
 
+// describedTask reads a clause the grammar does not read, said before a
+// request about "it" ("I won't be booking the table at Luigi's after all,
+// remove it"): when it is a statement, its words may describe the task
+// "it" is. They are tried
+// as a task's name when the request is carried out (see
+// executor.describedTarget); the clause is read as said when they name
+// no task.
+func describedTask(sentence string, before []word, s step) ([]string, bool) {
+	if len(before) == 0 || s.ref.kind != refFocus || s.ref.plural || s.ref.count != 0 || !changes(s) || s.act == actAdd {
+		return nil, false
+	}
+	ws := trimClause(before)
+	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].low) {
+		return nil, false
+	}
+	r := nameRef(ws)
+	return r.words, len(r.words) >= 2
+}
+
+// saysNews reports a first word of a statement, not of an order: "I
+// won't be booking…", "had the meeting scheduled". Words that start an
+// order ("buy milk, then delete it") may be a task to add, and name none.
+func saysNews(first string) bool {
+	return notATaskStart[first] || isPastTense(first) || first == "had" || first == "got"
+}
+
 var (
-	topicLeads  = phrases("nevermind|never_mind|as_for|regarding|about|re|so|oh")
+	topicLeads  = phrases("nevermind|never_mind|as_for|regarding|about|re|so|oh|for|on|with|in")
 	topicStarts = wordSet("the my that this those these")
 )
 
@@ -133,7 +202,8 @@ func splitClauses(sentence string) []clauseWords {
 	var out []clauseWords
 	start := 0
 	for i := 1; i < len(ws); i++ {
-		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) {
+		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) ||
+			ws[i].low == "," && stateRemark(ws[i+1:]) && requestsChange(sentence, ws[start:i]) {
 			return append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true})
 		}
 		if !connectors[ws[i].low] || connectors[ws[i-1].low] {
@@ -196,6 +266,12 @@ var (
 func changesTasks(sentence string, ws []word) bool {
 	s, ok := parseWords(sentence, ws, false)
 	return ok && (s.act == actComplete || s.act == actDelete) && s.ref.kind != refNone
+}
+
+// requestsChange reports a clause that asks to change the list.
+func requestsChange(sentence string, ws []word) bool {
+	s, ok := parseWords(sentence, ws, false)
+	return ok && changes(s)
 }
 
 // aboutAll reports a request about all tasks, or all of those shown,
@@ -283,6 +359,10 @@ var frameTypos = map[string]map[string]bool{
 	"remind":   wordSet("me us"),
 	"remember": wordSet("to that about"),
 	"create":   wordSet("a an task new another reminder"),
+	// "ad buy printer ink": a short keyword only with a letter dropped
+	// or doubled ("and", "odd" are words), and only before a verb a task
+	// starts with.
+	"add": taskVerbs,
 }
 
 // withFrameSpelled returns ws with a mistyped first frame word read as
@@ -294,7 +374,8 @@ func withFrameSpelled(ws []word) []word {
 		return ws
 	}
 	for keyword, next := range frameTypos {
-		if ws[0].low != keyword && next[ws[1].low] && oneEditApart(ws[0].low, keyword) {
+		if ws[0].low != keyword && next[ws[1].low] && oneEditApart(ws[0].low, keyword) &&
+			(len(keyword) > 3 || len(ws[0].low) != len(keyword)) {
 			out := append([]word(nil), ws...)
 			out[0].low = keyword
 			return out
@@ -448,9 +529,9 @@ func unknownStep(text string, ws []word) step {
 	switch {
 	case len(ws) == 0:
 		return step{act: actReply, text: helpText}
-	case refersToTask(ws):
+	case refersToTask(ws) || namesField(ws):
 		// About a task, in words the grammar does not read: never a task
-		// of its own ("task 3 to the top").
+		// of its own ("task 3 to the top", "the bike task's notes …").
 		return step{act: actReply, text: "Sorry, I'm not sure what you want done with that task. " + helpText}
 	case isQuestion(text, ws):
 		return step{act: actReply, text: outOfScopeText}

@@ -50,6 +50,18 @@ type step struct {
 	// confirmed marks a request led by a yes ("yes, delete everything"):
 	// it answers the question that asked whether to do it.
 	confirmed bool
+	// described are the words of a clause before a request about "it"
+	// that the grammar did not read ("had the HR meeting scheduled, tick
+	// it off"), and unread is that clause's own step: when the words
+	// name one task, "it" is that task; otherwise unread is done and
+	// "it" means what it would have.
+	described []string
+	unread    *step
+	// vague marks news of tasks done that no verb asked for and that
+	// names no list: "all done", "all sorted". Said of every task, it is
+	// asked about first; "everything's done" and "I've done everything
+	// on my list" are not.
+	vague bool
 }
 
 // item is a task to add.
@@ -181,7 +193,13 @@ var grammar = compileGrammar([]rule{
 	{pattern: "add|put|attach|append|write|leave a|an|the|another? @note to|on|for|onto {task} :|saying|that_says|reading|- {note}", build: note},
 	{pattern: "add|put|attach|append|write {note} as a|the? @note to|on|for {task}", build: note},
 	{pattern: "add|put|attach|append|write {note} to|on the? @note of|for|on {task}", build: note},
-	{pattern: "@note for|on {task} : {note}", build: note},
+	{pattern: "@note for|on {task} :|- {note}", build: note},
+	// "add to the bike task's notes: also the chain".
+	{pattern: "add|put|append|write to|on|onto|in|into {task} @note :|- {note}", build: note},
+	// A note said of no task is for the task just named ("for the party
+	// task, add a note: …") or talked about; with none, which one is
+	// asked. It is never a task of its own.
+	{pattern: "add|put|attach|append|write|leave a|an|the|another @note :|-|saying|that_says|reading {note}", build: noteOnFocus},
 	{pattern: "set|change|update|edit|make|replace the? @note of|for|on {task} to|with|: :? {desc}", build: describe},
 	{pattern: "@update|set {task} @note to|: :? {desc}", build: describe},
 	{pattern: "give {task} the? @note :? {desc}", build: describe},
@@ -218,12 +236,12 @@ var grammar = compileGrammar([]rule{
 	{pattern: "tick|check|cross|strike|knock {task} off", build: onTask(actComplete)},
 	{pattern: "@finish|finish_up|finish_off {task}", build: onTask(actComplete)},
 	{pattern: "@finish|mark", alone: true, build: only(actComplete)},
-	{pattern: "@me already|just|finally|now? @finished {task}", build: onTask(actComplete)},
-	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: onTask(actComplete)},
-	{pattern: "done|finished|through with {task}", build: onTask(actComplete)},
+	{pattern: "@me already|just|finally|now? @finished {task}", build: reported(actComplete)},
+	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: reported(actComplete)},
+	{pattern: "done|finished|through with {task}", build: reported(actComplete)},
 	{pattern: "@me already|just|finally|now? {deed}", build: deed},
 	{pattern: "i|we already|just|finally {deed}", build: deed},
-	{pattern: "@finished {task}", build: onTask(actComplete)},
+	{pattern: "@finished {task}", build: reported(actComplete)},
 
 	// Deleting.
 	{pattern: "@delete {task}", build: onTask(actDelete)},
@@ -261,12 +279,20 @@ var grammar = compileGrammar([]rule{
 
 	// Sentences that start with the task ("task 3 is done"), or with what
 	// was done ("called mom").
+	// "task #5 can be marked as done", "the fence should be ticked off".
+	{pattern: "{task} can|could|should|needs_to|need_to|must be marked|set as|to? @done|done|complete|completed|finished now?", build: onTask(actComplete)},
+	{pattern: "{task} can|could|should|needs_to|need_to|must be ticked_off|checked_off|crossed_off|marked_off now?", build: onTask(actComplete)},
 	{pattern: "{deed}", build: bareDeed},
 	{pattern: "{task} should say|read|be_called|be_named|be {title}", build: retitle},
-	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: onTask(actComplete)},
+	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: reported(actComplete)},
 	{pattern: "{task} is|are|was|were|got|has_been|have_been no_longer|not? needed|cancelled|canceled|called_off|off|obsolete|irrelevant anymore|now?", build: onTask(actDelete)},
 	{pattern: "{task} is|are|was|were|got|has_been|have_been|'s now|already|finally|all? {state} now|already|too|today?", build: stateReached},
 	{pattern: "{task} can_go|can_be_deleted|can_be_removed", build: onTask(actDelete)},
+
+	// What is not meant, and what is: "not the bank, the other one",
+	// "no, not the bank, grandma", "not that one".
+	{pattern: "not|but_not {not} ,|but|- {task}", alone: true, build: otherThan},
+	{pattern: "not|but_not {not}", alone: true, build: otherThan},
 
 	// A reference alone answers the open question ("the second one", "4").
 	{pattern: "{task}", alone: true, build: answer},

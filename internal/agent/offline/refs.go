@@ -19,6 +19,9 @@ const (
 	refOrdinal         // at one of those by place: "the second one", "the last one"
 	refAll             // at every task, or every one in a state: "everything I've completed"
 	refName            // by words of its title: "the dentist task"
+	// refOther points at the tasks being chosen among but those its
+	// except names: "not the bank, the other one".
+	refOther
 )
 
 // ref is a reference to one or more tasks.
@@ -39,6 +42,9 @@ type ref struct {
 	// ofList marks an ordinal said of tasks ("the 3rd task", not "the
 	// 3rd one"): with nothing shown or done yet, a place in the list.
 	ofList bool
+	// pointed marks refOther said with "the other one": the task left is
+	// meant. With "not the bank" alone, the one left is asked about.
+	pointed bool
 	// span marks numbers said as a range ("1 thru 4", "3-5"): a stretch
 	// of the list, which may hold tasks done already.
 	span bool
@@ -51,7 +57,7 @@ const maxRefIDs = 20
 var (
 	refFiller = wordSet("the a an my your our this that these those task tasks todo todos to-do to-dos item items " +
 		"one ones number numbers entry entries thing things reminder reminders please now too already also " +
-		"just and & , : plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
+		"just and & , : - plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
 	refTails = phrases("from_my_list|off_my_list|from_the_list|off_the_list|on_my_list|from_my_tasks|from_my_todo_list|" +
 		"off_my_todo_list|from_my_to-do_list|too|as_well|now|already|please|for_me|right_now|for_good|then")
 	pronounsOne  = wordSet("it that this")
@@ -351,11 +357,17 @@ func statusWord(low string) string {
 	return ""
 }
 
-// nameRef reads the words that name a task by its title.
+// nameRef reads the words that name a task by its title. Words after a
+// "not" name what is not meant: "the call task, not the bank" is named by
+// "call" alone.
 func nameRef(ws []word) ref {
 	r := ref{kind: refName}
+	negated := false
 	for _, w := range ws {
 		switch {
+		case negated:
+		case w.low == "not":
+			negated = true
 		case allWords[w.low] || w.low == "both":
 			r.plural = true
 		case !refFiller[w.low] && w.low != "" && w.low != "," && w.low != ":":

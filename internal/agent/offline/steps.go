@@ -62,6 +62,13 @@ func (e *executor) doAdd(items []item) {
 func (e *executor) act(s step, targets []listedTask) {
 	switch s.act {
 	case actComplete:
+		if s.vague && s.ref.kind == refAll && len(s.ref.except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
+			// "all done" says no more than a mood may: completing the
+			// whole list on it is asked first.
+			e.ask(question{act: actComplete, candidates: targets, confirm: true},
+				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), taskLines(targets)))
+			return
+		}
 		if s.ref.span {
 			if targets = e.withStates(targets); e.stopped() {
 				return
@@ -346,6 +353,8 @@ func (e *executor) amongCandidates(s step, candidates []listedTask) ([]listedTas
 	switch {
 	case s.ref.kind == refAll && s.ref.status == "all":
 		return candidates, true
+	case s.ref.kind == refOther:
+		return e.otherThan(s, candidates), true
 	case s.ref.kind != refName:
 		return nil, false
 	}
@@ -500,6 +509,11 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 	case refIDs:
 		return idTasks(r.ids), true
 	case refFocus, refOrdinal:
+		if len(s.described) > 0 {
+			if t, handled := e.describedTarget(s); handled || e.stopped() {
+				return t, len(t) > 0
+			}
+		}
 		if r.ofList && e.focusStep < 0 && !e.focusStepPending() && len(e.mem.focus) == 0 && len(e.shown) == 0 {
 			return e.placeInList(s)
 		}
@@ -508,8 +522,94 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 		return e.resolveAll(s)
 	case refName:
 		return e.resolveName(s)
+	case refOther:
+		focus, ok := e.currentFocus()
+		if !ok {
+			return nil, false
+		}
+		if len(focus) <= 1 && len(e.shown) > 1 {
+			focus = e.shown
+		}
+		targets := e.otherThan(s, withoutDeleted(focus))
+		return targets, len(targets) > 0
 	}
 	return nil, false
+}
+
+// describedTarget finds the one task the clause before "it" describes:
+// the task whose title's words it holds all of ("I won't be booking the
+// table at Luigi's" holds "Book a table at Luigi's"), or that holds all
+// its words; failing that, one task sharing two or more of its words
+// more than any other is asked about ("we're skipping the thank you
+// notes this year" and "Send the thank you notes"). With none, that
+// clause is carried out as said, and handled is false: "it" means what
+// it would have.
+func (e *executor) describedTarget(s step) (targets []listedTask, handled bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, true
+	}
+	if matches := matchTasks(listed, s.described, true); len(matches) == 1 {
+		return matches, true
+	}
+	if close := closestTasks(listed, s.described); len(close) == 1 && sharedWords(close[0], s.described) >= 2 {
+		t := close[0]
+		e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
+			fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
+		return nil, true
+	}
+	if s.unread != nil {
+		e.do(*s.unread)
+	}
+	return nil, false
+}
+
+// sharedWords counts the words of a name that a task's title holds.
+func sharedWords(t listedTask, words []string) int {
+	title, n := stems(titleWords(t.Title)), 0
+	for _, q := range stems(words) {
+		if containsAll(title, []string{q}) {
+			n++
+		}
+	}
+	return n
+}
+
+// otherThan reads "not the bank, the other one" among the tasks being
+// chosen from: those the exception leaves. When one is left and "the
+// other one" was said, it is meant; otherwise the ones left are asked
+// about, and the ones left out are never offered.
+func (e *executor) otherThan(s step, candidates []listedTask) []listedTask {
+	out := map[int64]bool{}
+	for _, x := range s.ref.except {
+		switch x.kind {
+		case refIDs:
+			for _, id := range x.ids {
+				out[id] = true
+			}
+		case refName:
+			for _, t := range matchTasks(candidates, x.words, true) {
+				out[t.ID] = true
+			}
+		}
+	}
+	left := tasksWhere(candidates, func(t listedTask) bool { return !out[t.ID] })
+	q := question{act: s.act, title: s.title, desc: s.desc}
+	switch {
+	case len(left) == 0 || len(out) == 0:
+		e.askWhich(q, candidates)
+	case len(left) == 1 && s.ref.pointed:
+		return left
+	case len(left) == 1:
+		t := left[0]
+		q.candidates, q.confirm = left, true
+		e.ask(q, fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
+	case s.ref.plural && s.ref.pointed:
+		return left
+	default:
+		e.askWhich(q, left)
+	}
+	return nil
 }
 
 // resolveFocus finds what "it", "both" or "the second one" points at:
@@ -537,6 +637,11 @@ func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 			e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
 			return nil, false
 		}
+	}
+	if s.ref.kind == refFocus && s.ref.plural && len(focus) <= 1 && e.focusStep < 0 && len(e.mem.run) > 1 {
+		// "both" or "them" after tasks added one message at a time: the
+		// tasks of those messages.
+		focus = e.mem.run
 	}
 	targets, ok = pickFromFocus(focus, s.ref)
 	if !ok {

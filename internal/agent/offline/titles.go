@@ -41,9 +41,10 @@ var addTails = phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my
 // the lead-in says so ("add three tasks: a, b and c") or the infinitive
 // repeats ("remind me to call mom and to pay rent").
 func add(c clause) (step, bool) {
-	if from := c.caps["items"][0]; pointsAtTask(c.ws, from) || from > 0 && pointsAtTask(c.ws, from-1) {
-		// "remind me about task 3 tomorrow", "make task 5 high priority":
-		// a task of the list is no new one.
+	if from := c.caps["items"][0]; pointsAtTask(c.ws, from) || from > 0 && pointsAtTask(c.ws, from-1) || namesField(c.words("items")) {
+		// "remind me about task 3 tomorrow", "make task 5 high priority",
+		// "add to the bike task's notes …": a task of the list is no new
+		// one.
 		return step{}, false
 	}
 	ws, plural := stripAddLeadIns(c.words("items"))
@@ -68,6 +69,26 @@ func pointsAtTask(ws []word, i int) bool {
 	n := taskRefAt(ws, i)
 	return n > 0 && ws[i+n-1].low != "one"
 }
+
+// namesField reports a task of the list followed by one of its fields:
+// "the bike task's notes", "task 2 description". Words to add never say
+// that; an edit of the task does.
+func namesField(ws []word) bool {
+	for i := range ws {
+		if n := taskRefAt(ws, i); n > 0 && i+n < len(ws) && fieldWords[ws[i+n].low] {
+			return true
+		}
+		// "the bike task notes": "the", one to three words, "task".
+		for j := i + 2; ws[i].low == "the" && j < len(ws)-1 && j <= i+4; j++ {
+			if ws[j].low == "task" && fieldWords[ws[j+1].low] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var fieldWords = wordSet("note notes description details title name comment comments")
 
 // stripListTail takes off a tail that names the list a task goes on:
 // "to my shopping list", "on the work list", "onto my reading list". The

@@ -50,6 +50,17 @@ func splitWords(s string) []word {
 		}
 	}
 	flush(len(s))
+	return withCheckMarks(ws)
+}
+
+// withCheckMarks reads a check mark as "done" ("task 2 ✅"), unless a
+// word that says so comes just before it ("Task 4: done ✅").
+func withCheckMarks(ws []word) []word {
+	for i, w := range ws {
+		if w.low == "" && strings.ContainsAny(w.text, "✅✔☑✓") && (i == 0 || statusWord(ws[i-1].low) != "completed") {
+			ws[i].low = "done"
+		}
+	}
 	return ws
 }
 
@@ -108,6 +119,10 @@ func newWord(s string, start, end int) word {
 	text := s[start:end]
 	low := strings.ReplaceAll(strings.ToLower(text), "’", "'")
 	low = strings.TrimFunc(low, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	switch {
+	case low == "" && (text == "-" || text == "–" || text == "—"):
+		low = "-" // a dash between words, as patterns write it
+	}
 	if low != "let's" { // the one "'s" that is never "is", "has" or a possessive
 		low = strings.TrimSuffix(low, "'s")
 	}
