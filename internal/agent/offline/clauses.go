@@ -259,10 +259,13 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 	}
 	if rest := stripLeading(ws, modals); len(rest) < len(ws) {
 		if s, ok := parseClause(sentence, rest, whole); ok && isCommand(s) {
-			return s, true
+			return askedIfWork(s, rest), true
 		}
 	}
 	s, ok := parseClause(sentence, ws, whole)
+	if ok && s.act == actAdd {
+		s = offeredIfTask(s, ws)
+	}
 	if (!ok || s.act == actAnswer) && len(ws) > 2 && (ws[0].low == "first" || ws[0].low == "next") {
 		// "first add walk the dog": the order it is said in, when the
 		// rest is a request ("first one is done" read as said).
@@ -358,6 +361,9 @@ func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
 		return step{act: actYes}, rest.act != actNo
 	case rest.act == actReply || rest.act == actSuggest:
 		return step{}, false
+	case no > yes && rest.act == actAnswer && rest.ref.kind == refName && hasNegation(ws[n:]):
+		// "no, not yet": the no said again, no task named.
+		return step{act: actNo}, true
 	case rest.act == actAnswer || no > yes:
 		return rest, paused
 	}
@@ -413,6 +419,44 @@ func isCommand(s step) bool {
 		return s.ref.kind != refName
 	}
 	return false
+}
+
+// askedIfWork reads a completion after "I need to" said with a verb of
+// doing the work ("I need to finish task 3", "gotta complete it"): the
+// task is still to do, or the person may want it marked; a completion
+// cannot be undone, so it is asked about. Said with a verb of ticking it
+// off ("I need to mark task 4 as done") it is a request to the assistant.
+func askedIfWork(s step, ws []word) step {
+	if s.act == actComplete && !markVerbs[ws[0].low] && !(tickVerbs[ws[0].low] && hasWord(ws, "off")) {
+		s.askFirst = true
+	}
+	return s
+}
+
+var (
+	markVerbs = wordSet("mark set put move")
+	tickVerbs = wordSet("tick check cross strike")
+)
+
+func hasWord(ws []word, low string) bool {
+	for _, w := range ws {
+		if w.low == low {
+			return true
+		}
+	}
+	return false
+}
+
+// offeredIfTask reads an add after "I need to" whose words point at a
+// task of the list ("need to do task 5", "have to finish the bike task
+// by friday"): the task it names is meant, not a new one, so the add is
+// only offered.
+func offeredIfTask(s step, ws []word) step {
+	rest := stripLeading(ws, modals)
+	if len(rest) == len(ws) || len(s.items) != 1 || !refersToTask(rest) {
+		return s
+	}
+	return step{act: actSuggest, text: s.items[0].title, continues: s.continues}
 }
 
 // trimClause takes politeness and filler off both ends of a clause.

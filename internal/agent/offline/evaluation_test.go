@@ -35,7 +35,7 @@ func TestEvaluation(t *testing.T) {
 	type tally struct{ pass, total int }
 	byKind := map[string]*tally{}
 	var cases []evalCase
-	for _, set := range [][]evalCase{evaluationCases, heldOutCases, reviewDialogCases, reviewParsingCases} {
+	for _, set := range [][]evalCase{evaluationCases, heldOutCases, reviewDialogCases, reviewParsingCases, review4Cases} {
 		cases = append(cases, set...)
 	}
 	for i, tc := range cases {

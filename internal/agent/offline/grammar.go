@@ -50,6 +50,9 @@ type step struct {
 	// confirmed marks a request led by a yes ("yes, delete everything"):
 	// it answers the question that asked whether to do it.
 	confirmed bool
+	// askFirst marks a completion that is asked about before it is made:
+	// "I need to finish task 3" may mean it is still to do.
+	askFirst bool
 }
 
 // item is a task to add.

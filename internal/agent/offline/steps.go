@@ -62,6 +62,10 @@ func (e *executor) doAdd(items []item) {
 func (e *executor) act(s step, targets []listedTask) {
 	switch s.act {
 	case actComplete:
+		if s.askFirst {
+			e.askIfDone(targets)
+			return
+		}
 		if s.ref.span {
 			if targets = e.withStates(targets); e.stopped() {
 				return
@@ -94,6 +98,31 @@ func (e *executor) act(s step, targets []listedTask) {
 	case actQuery:
 		e.answerQuery(targets)
 	}
+}
+
+// askIfDone asks whether to mark tasks complete that the person said
+// they still have to finish: "yes" marks them, anything else leaves them.
+func (e *executor) askIfDone(targets []listedTask) {
+	what := "them"
+	if len(targets) == 1 {
+		what = "it"
+	}
+	e.ask(question{act: actComplete, candidates: targets, confirm: true},
+		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.",
+			describeTargets(targets), map[bool]string{true: "it's", false: "they're"}[len(targets) == 1], what))
+}
+
+// describeTargets names tasks for a question: "task 3, Call mom", or
+// "tasks 3 and 4".
+func describeTargets(targets []listedTask) string {
+	if len(targets) == 1 && targets[0].Title != "" {
+		return fmt.Sprintf("task %d, %s,", targets[0].ID, targets[0].Title)
+	}
+	ids := make([]int64, len(targets))
+	for i, t := range targets {
+		ids[i] = t.ID
+	}
+	return taskNumbers(ids)
 }
 
 // confirmedBefore reports a request led by a yes that answers the
