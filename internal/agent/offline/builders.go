@@ -102,6 +102,24 @@ func correction(c clause) (step, bool) {
 	return s, true
 }
 
+// meantRequest reads what a correction says was meant when it is a
+// request of its own ("no, I meant delete it", "sorry I meant show my
+// list", "I meant keep it"): that request is carried out, never made the
+// title of the task just added or renamed. Words that read as a title,
+// or as tasks, stay the correction's.
+func meantRequest(value string) (step, bool) {
+	r, ok := parseWords(value, splitWords(value), true)
+	if !ok {
+		return step{}, false
+	}
+	switch r.act {
+	case actAdd, actAnswer, actSuggest, actReply, actYes, actCorrect:
+		return step{}, false
+	}
+	r.corrects = true
+	return r, true
+}
+
 // correctionLeads are the words a correction starts with.
 var correctionLeads = wordSet("no nope nah wait sorry oops whoops actually oh ah hmm um uh err my bad , hold hang on")
 

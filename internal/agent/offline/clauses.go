@@ -266,6 +266,11 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 	if ok && s.act == actAdd {
 		s = offeredIfTask(s, ws)
 	}
+	if ok && s.act == actCorrect {
+		if r, meant := meantRequest(s.text); meant {
+			return r, true
+		}
+	}
 	if (!ok || s.act == actAnswer) && len(ws) > 2 && (ws[0].low == "first" || ws[0].low == "next") {
 		// "first add walk the dog": the order it is said in, when the
 		// rest is a request ("first one is done" read as said).
@@ -354,6 +359,8 @@ func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
 	switch {
 	case !ok:
 		return step{}, false
+	case rest.corrects: // "no, I meant keep it": the correction decides
+		return rest, true
 	case rest.chatter || rest.act == actYes || rest.act == actNo:
 		if no > yes {
 			return step{act: actNo}, true

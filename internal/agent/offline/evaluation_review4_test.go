@@ -24,4 +24,28 @@ var review4Cases = []evalCase{
 	{kind: "modal", given: dialogHome, say: []string{"gotta delete task 3"}, want: gone(dialogHome, 3)},
 	{kind: "modal", given: dialogHome, say: []string{"I need to finish the report"}, want: append(clone(dialogHome), "Finish the report")},
 	{kind: "modal", given: dialogHome, say: []string{"gotta call the landlord"}, want: append(clone(dialogHome), "Call the landlord")},
+
+	// After a completion or a delete, "and …" is one more for it only when
+	// it names a task of the list; other words may be a task to add, and
+	// are offered as one.
+	{kind: "follow-up", given: dialogHome, say: []string{"delete task 4", "and buy milk"}, want: gone(dialogHome, 4)},
+	{kind: "follow-up", given: dialogHome, say: []string{"delete task 4", "and buy milk", "yes"}, want: append(gone(dialogHome, 4), "Buy milk")},
+	{kind: "follow-up", given: dialogHome, say: []string{"delete task 2", "also fix the bike tomorrow", "yes"},
+		want: append(gone(dialogHome, 2), "Fix the bike tomorrow")},
+	{kind: "follow-up", given: dialogHome, say: []string{"complete task 1", "and pick up the kids", "yes"},
+		want: append(done(dialogHome, 1), "Pick up the kids")},
+	{kind: "follow-up", given: dialogHome, say: []string{"complete task 1", "and the garage too"}, want: done(dialogHome, 1, 7)},
+	{kind: "follow-up", given: dialogHome, say: []string{"delete task 4", "and the bike"}, want: gone(dialogHome, 4, 5)},
+
+	// A correction whose value is a request carries the request out; only
+	// a value that reads as a title renames.
+	{kind: "correct", given: dialogHome, say: []string{"rename task 4 to call dad", "no I meant delete it"}, want: gone(dialogHome, 4)},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "sorry I meant show my list"},
+		want: append(clone(dialogHome), "Buy milk"), calls: "list_tasks(all)"},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "no I meant delete task 5"}, want: append(gone(dialogHome, 5), "Buy milk")},
+	{kind: "correct", given: dialogHome, say: []string{"delete task 3", "no, I meant keep it"}, want: gone(dialogHome, 3), calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "no I meant keep it"}, want: append(clone(dialogHome), "Buy milk"), calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "no I meant buy eggs"}, want: append(clone(dialogHome), "Buy eggs")},
+	{kind: "correct", given: dialogHome, say: []string{"rename task 4 to call dad", "no, I meant call grandma"}, want: with(dialogHome, 4, "Call grandma")},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "actually make that buy oat milk"}, want: append(clone(dialogHome), "Buy oat milk")},
 }

@@ -53,6 +53,9 @@ type step struct {
 	// askFirst marks a completion that is asked about before it is made:
 	// "I need to finish task 3" may mean it is still to do.
 	askFirst bool
+	// corrects marks a request said as a correction of the last change:
+	// "no, I meant delete it".
+	corrects bool
 }
 
 // item is a task to add.

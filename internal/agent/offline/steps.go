@@ -10,6 +10,10 @@ import (
 // cannot tell what was meant.
 
 func (e *executor) do(s step) {
+	if s.corrects {
+		e.doMeant(s)
+		return
+	}
 	switch s.act {
 	case actAdd:
 		e.doAdd(s.items)
@@ -280,6 +284,16 @@ func (e *executor) doAnswer(s step) {
 	if q == nil && s.continues && (e.mem.lastAct == actComplete || e.mem.lastAct == actDelete) {
 		// "and the garage", "also task 3", "the bike one too": one more
 		// for the change the last turn made.
+		if s.ref.kind == refName {
+			names, ok := e.namesTask(s)
+			if !ok {
+				return
+			}
+			if !names { // "and buy milk": no task of the list, maybe a new one
+				e.doSuggest(s)
+				return
+			}
+		}
 		more := step{act: e.mem.lastAct, ref: s.ref, parts: s.parts}
 		if targets, ok := e.resolve(more); ok {
 			e.act(more, targets)
@@ -311,6 +325,26 @@ func (e *executor) doAnswer(s step) {
 	}
 }
 
+// namesTask reports whether a name said alone, or one of its parts,
+// matches a task of the list: only then is it one more for the last
+// change, for a guess at a task that cannot be undone is no guess to make.
+// ok is false when the run must stop to list the tasks.
+func (e *executor) namesTask(s step) (names, ok bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return false, false
+	}
+	if len(matchTasks(listed, s.ref.words, false)) > 0 {
+		return true, true
+	}
+	for _, p := range s.parts {
+		if p.kind != refName || len(matchTasks(listed, p.words, false)) > 0 {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 // doCorrect reads "no, I meant …": an open question is answered by what
 // was meant; a task just added, or just renamed, gets the title meant;
 // a completion or a deletion is made on the task meant, and the reply
@@ -333,6 +367,55 @@ func (e *executor) doCorrect(s step) {
 		}
 		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: text})
 	}
+}
+
+// doMeant carries out a request said as a correction ("no, I meant
+// delete task 5") and says what became of the last change, which stays
+// made: a no ("I meant keep it") after a change is told the change
+// stands, never that the list was left as it was.
+func (e *executor) doMeant(s step) {
+	s.corrects = false
+	last := withoutDeleted(e.mem.focus)
+	if s.act == actNo {
+		e.sawRefusal = true
+		if e.mem.lastAct == 0 || len(e.mem.focus) == 0 {
+			e.do(s)
+			return
+		}
+		for _, t := range e.mem.focus {
+			e.say("%s", stays(e.mem.lastAct, t))
+		}
+		return
+	}
+	e.do(s)
+	if e.mem.lastAct != actAdd || e.stopped() || s.ref.kind != refIDs {
+		return
+	}
+	for _, t := range last {
+		if !containsID(s.ref.ids, t.ID) {
+			e.say("Task %d, %s, that I added before is still on your list.", t.ID, t.Title)
+		}
+	}
+}
+
+// stays says that the change a turn made on t stays made.
+func stays(a action, t listedTask) string {
+	switch a {
+	case actDelete:
+		return fmt.Sprintf("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
+	case actComplete:
+		return fmt.Sprintf("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
+	}
+	return fmt.Sprintf("Okay — task %d, %s, stays on your list as it is.", t.ID, t.Title)
+}
+
+func containsID(ids []int64, id int64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
 }
 
 // redo makes the last turn's completion or deletion on the tasks meant
@@ -445,6 +528,12 @@ var (
 		actNote: "Task %d", actQuery: "Is task %d done?",
 	}
 )
+
+// actionOnIt says what "yes" to a question about one task does.
+var actionOnIt = map[action]string{
+	actComplete: "mark it as complete", actDelete: "delete it", actUpdate: "change it", actNote: "add the note to it",
+	actQuery: "check it",
+}
 
 // resolve finds the tasks a step's reference points at. When it cannot
 // tell, it says so or asks, and returns false.
@@ -792,5 +881,5 @@ func (e *executor) notFound(s step, listed []listedTask) {
 	}
 	t := close[0]
 	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
-		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" if so.", phrase, t.ID, t.Title))
+		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.act]))
 }
