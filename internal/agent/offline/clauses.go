@@ -57,8 +57,81 @@ func parseMessage(text string) []step {
 			before = c.ws
 		}
 	}
-	return withoutChatter(steps)
+	return withoutChatter(doubtingYes(text, takenBack(steps)))
 }
+
+// takenBack reads a no said after requests in the same message ("delete
+// task 3, no wait", "delete task 3. no, keep it"): it takes back what
+// was asked before it, which is never done. What follows the no is what
+// the person asks instead ("no wait, delete task 4").
+func takenBack(steps []step) []step {
+	for i := len(steps) - 1; i > 0; i-- {
+		if steps[i].act != actNo || steps[i].corrects {
+			continue
+		}
+		if i+1 < len(steps) {
+			return steps[i+1:]
+		}
+		return steps[i:]
+	}
+	return steps
+}
+
+// doubtingYes reads a yes said with a doubt: as a question ("ok?"), or
+// followed by a question or a hesitation ("yes? what would that do",
+// "yes. wait, which ones"). Such a yes does nothing but ask again, which
+// answers what followed it; one
+// followed by a no ("ok? no wait") is dropped, and the no decides.
+func doubtingYes(text string, steps []step) []step {
+	yes := -1
+	for i, s := range steps {
+		if s.act == actYes {
+			yes = i
+			break
+		}
+	}
+	if yes < 0 {
+		return steps
+	}
+	for _, s := range steps[yes+1:] {
+		if s.act == actNo {
+			return append(append([]step(nil), steps[:yes]...), steps[yes+1:]...)
+		}
+	}
+	if !doubted(text) {
+		return steps
+	}
+	// What follows asks what the yes would do: asking again says so.
+	out := append([]step(nil), steps[:yes+1]...)
+	out[yes].doubtful = true
+	return out
+}
+
+// doubted reports a message whose first sentence that reads as a yes is
+// asked, or followed by a question or a hesitation.
+func doubted(text string) bool {
+	sentences := splitSentences(text)
+	for i, sentence := range sentences {
+		ws := trimClause(trimPunctuation(splitWords(sentence)))
+		if s, ok := parseWords(sentence, ws, true); !ok || s.act != actYes {
+			continue
+		}
+		if strings.HasSuffix(strings.TrimSpace(sentence), "?") {
+			return true
+		}
+		for _, later := range sentences[i+1:] {
+			lw := trimPunctuation(splitWords(later))
+			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].low]) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// hesitations start what someone says when they are not sure yet.
+var hesitations = wordSet("wait hold hang hmm hm um uh erm actually but which what why how really")
 
 // continues reports a clause that adds to what was said before: it
 // starts "and", "also" or "plus", or ends "too", "also" or "as well".

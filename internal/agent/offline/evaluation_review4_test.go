@@ -48,4 +48,21 @@ var review4Cases = []evalCase{
 	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "no I meant buy eggs"}, want: append(clone(dialogHome), "Buy eggs")},
 	{kind: "correct", given: dialogHome, say: []string{"rename task 4 to call dad", "no, I meant call grandma"}, want: with(dialogHome, 4, "Call grandma")},
 	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "actually make that buy oat milk"}, want: append(clone(dialogHome), "Buy oat milk")},
+
+	// A yes said with a doubt, or followed by a no, deletes nothing; the
+	// question is asked again. A no after requests in the same message
+	// takes them back.
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "ok? no wait"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "yes? what would that do"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "yes? wait, which ones"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "sure. hmm, are you sure that's right?"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "yes? wait, which ones", "yes"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "yes. do it"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "yes!"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "no. keep it"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"buy stamps", "ok? what would that do"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"buy stamps", "ok. thanks"}, want: append(clone(dialogHome), "Buy stamps")},
+	{kind: "confirm", given: dialogHome, say: []string{"delete task 3. no wait, keep it"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"add buy milk. no wait"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"delete task 4. no wait. delete task 5"}, want: gone(dialogHome, 5)},
 }

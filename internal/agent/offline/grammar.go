@@ -56,6 +56,8 @@ type step struct {
 	// corrects marks a request said as a correction of the last change:
 	// "no, I meant delete it".
 	corrects bool
+	// doubtful marks a yes said with a doubt: "yes? what would that do".
+	doubtful bool
 }
 
 // item is a task to add.

@@ -14,6 +14,10 @@ func (e *executor) do(s step) {
 		e.doMeant(s)
 		return
 	}
+	if s.act == actYes && s.doubtful {
+		e.askAgain()
+		return
+	}
 	switch s.act {
 	case actAdd:
 		e.doAdd(s.items)
@@ -37,8 +41,11 @@ func (e *executor) do(s step) {
 	case actYes:
 		e.doYes()
 	case actNo:
+		if e.sawRefusal { // "no. keep it": said once
+			return
+		}
 		e.sawRefusal = true
-		e.say("Okay, I left your list as it was.")
+		e.say("%s", e.refusedText())
 	case actSuggest:
 		e.doSuggest(s)
 	case actCorrect:
@@ -485,6 +492,35 @@ func (e *executor) doYes() {
 	default:
 		e.askWhich(*q, q.candidates)
 	}
+}
+
+// askAgain answers a yes said with a doubt: nothing is done, and the
+// open question is asked again with what a "yes" would do.
+func (e *executor) askAgain() {
+	q := e.mem.question
+	switch {
+	case q == nil || q.askTitle || q.askValue || !q.confirm:
+		e.doYes()
+	case q.act == actAdd:
+		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].title))
+	default:
+		e.ask(*q, fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
+			actionVerbs[q.act], taskLines(q.candidates)))
+	}
+}
+
+// refusedText answers a no: the list stays as it was, unless this
+// message changed it before the no.
+func (e *executor) refusedText() string {
+	for _, q := range e.batch {
+		if q.act != actList && q.line >= 0 {
+			return "Okay, I'll stop there."
+		}
+	}
+	if e.lastAct != 0 {
+		return "Okay, I'll stop there."
+	}
+	return "Okay, I left your list as it was."
 }
 
 // doSuggest reads words that may be a task ("buy milk" alone): the answer
