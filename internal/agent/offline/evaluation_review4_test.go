@@ -65,4 +65,20 @@ var review4Cases = []evalCase{
 	{kind: "confirm", given: dialogHome, say: []string{"delete task 3. no wait, keep it"}, calls: "none"},
 	{kind: "confirm", given: dialogHome, say: []string{"add buy milk. no wait"}, calls: "none"},
 	{kind: "confirm", given: dialogHome, say: []string{"delete task 4. no wait. delete task 5"}, want: gone(dialogHome, 5)},
+
+	// "the 2nd task" with no list shown is asked about when task numbers
+	// have gaps there: the second task and task 2 differ.
+	{kind: "numbers", given: review4Gaps, say: []string{"delete task 2", newConversation, "delete the 2nd task"},
+		want: gone(review4Gaps, 2), calls: "list_tasks(all)"},
+	{kind: "numbers", given: review4Gaps, say: []string{"delete task 1", newConversation, "mark the third task done"},
+		want: gone(review4Gaps, 1), calls: "list_tasks(all)"},
+	{kind: "numbers", given: review4Gaps, say: []string{"delete task 2", newConversation, "delete the 2nd task", "4"}, want: gone(review4Gaps, 2, 4)},
+	{kind: "numbers", given: review4Gaps, say: []string{"delete task 2", newConversation, "delete the first task"}, want: gone(review4Gaps, 1, 2)},
+	{kind: "numbers", given: review4Gaps, say: []string{"delete task 4", newConversation, "delete the 2nd task"}, want: gone(review4Gaps, 2, 4)},
+	{kind: "numbers", given: review4Gaps, say: []string{"delete task 2", newConversation, "complete the last task"}, want: done(gone(review4Gaps, 2), 4)},
+	{kind: "numbers", given: review4Gaps, say: []string{"delete task 2", newConversation, "show my tasks", "delete the 2nd one"}, want: gone(review4Gaps, 2, 3)},
 }
+
+// review4Gaps is a list whose cases delete a task first, leaving a gap
+// in its numbers.
+var review4Gaps = []string{"Buy groceries", "Old task", "Call mom", "Fix the bike"}

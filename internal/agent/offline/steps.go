@@ -719,7 +719,40 @@ func (e *executor) placeInList(s step) ([]listedTask, bool) {
 		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
 			plural(len(listed), "task"), fmt.Sprintf(actionExamples[s.act], 2))
 	}
+	if ok && s.ref.kind == refOrdinal && s.ref.index >= 0 && placesDiffer(listed, targets, s.ref.index) {
+		e.askPlaceOrNumber(s, listed, targets)
+		return nil, false
+	}
 	return targets, ok
+}
+
+// placesDiffer reports targets, from place i of listed on, whose numbers
+// are not their places: once a task is deleted, "the 2nd task" may be the
+// second in the list or task 2.
+func placesDiffer(listed, targets []listedTask, i int) bool {
+	for k, t := range targets {
+		if t.ID != int64(i+k+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// askPlaceOrNumber asks which task a place meant when the tasks at those
+// places have other numbers: it lists those, and the tasks numbered as
+// the places, when there are such.
+func (e *executor) askPlaceOrNumber(s step, listed, targets []listedTask) {
+	candidates := append([]listedTask(nil), targets...)
+	for k := range targets {
+		if t, found := findTask(listed, int64(s.ref.index+k+1)); found {
+			if _, dup := findTask(candidates, t.ID); !dup {
+				candidates = append(candidates, t)
+			}
+		}
+	}
+	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: candidates},
+		fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
+			taskLines(candidates), actionVerbs[s.act], fmt.Sprintf(actionExamples[s.act], candidates[0].ID)))
 }
 
 // pickFromFocus returns the tasks of focus a pronoun or an ordinal points
