@@ -207,7 +207,15 @@ func splitClauses(sentence string) []clauseWords {
 	start := 0
 	for i := 1; i < len(ws); i++ {
 		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) {
-			return append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true})
+			end := asideEnd(sentence, ws, i)
+			out = append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:end], aside: true})
+			if end == len(ws) {
+				return out
+			}
+			for start = end; start < len(ws) && connectors[ws[start].low]; start++ {
+			}
+			i = start
+			continue
 		}
 		if !connectors[ws[i].low] || connectors[ws[i-1].low] {
 			continue
@@ -216,7 +224,7 @@ func splitClauses(sentence string) []clauseWords {
 		for next < len(ws) && connectors[ws[next].low] {
 			next++
 		}
-		if inNumberList(ws, i, next) || ws[i].low == "but" && aboutAll(sentence, ws[start:i]) {
+		if inNumberList(ws, i, next) || ws[i].low == "but" && aboutAll(sentence, ws[start:i]) && !leadsRequest(sentence, ws[next:]) {
 			continue
 		}
 		if next < len(ws) && !fillerOnly(ws[start:i]) && startsRequest(sentence, ws[next:]) {
@@ -253,6 +261,50 @@ func asideAt(ws []word, i int) bool {
 	}
 	last := ws[len(ws)-1].low
 	return reasonWords[ws[i+1].low] || asideStarts[ws[i+1].low] && (last == "anyway" || last == "anyways")
+}
+
+// asideEnd returns where a reason that starts at ws[i] ends: at the next
+// connector followed by a request of its own ("because I sold it, and
+// add buy a helmet"), else at the end of the sentence.
+func asideEnd(sentence string, ws []word, i int) int {
+	for j := i + 1; j < len(ws); j++ {
+		if !connectors[ws[j].low] || connectors[ws[j-1].low] {
+			continue
+		}
+		next := j
+		for next < len(ws) && connectors[ws[next].low] {
+			next++
+		}
+		if next < len(ws) && startsRequest(sentence, ws[next:]) && !aboutFocus(sentence, ws[next:]) {
+			return j
+		}
+	}
+	return len(ws)
+}
+
+// aboutFocus reports a request, up to its next connector, about "it" or
+// "them": after a reason ("because it's done and I don't need it") it is
+// the reason going on about the task just named.
+func aboutFocus(sentence string, ws []word) bool {
+	end := len(ws)
+	for i := 1; i < len(ws); i++ {
+		if connectors[ws[i].low] {
+			end = i
+			break
+		}
+	}
+	s, ok := parseWords(sentence, ws[:end], false)
+	return ok && s.ref.kind == refFocus
+}
+
+// leadsRequest reports words after "but" that start a request of their
+// own ("mark all done but add buy milk"), not the tasks an exception
+// leaves out ("but tasks 3 and 4 as done", "but the dentist one").
+func leadsRequest(sentence string, ws []word) bool {
+	if len(ws) == 0 || taskRefAt(ws, 0) > 0 || taskNumber(ws[0]) > 0 || topicStarts[ws[0].low] || taskNouns[ws[0].low] {
+		return false
+	}
+	return startsRequest(sentence, ws)
 }
 
 var (
@@ -427,7 +479,7 @@ func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
 	if n == 0 || n == len(ws) {
 		return step{}, false
 	}
-	paused := ws[n].low == ","
+	paused := ws[n].low == "," || ws[n].low == "but" // "no but delete task 1"
 	rest, ok := parseWords(sentence, ws[n:], whole)
 	switch {
 	case !ok:

@@ -77,6 +77,27 @@ var review4Cases = []evalCase{
 	{kind: "numbers", given: review4Gaps, say: []string{"delete task 4", newConversation, "delete the 2nd task"}, want: gone(review4Gaps, 2, 4)},
 	{kind: "numbers", given: review4Gaps, say: []string{"delete task 2", newConversation, "complete the last task"}, want: done(gone(review4Gaps, 2), 4)},
 	{kind: "numbers", given: review4Gaps, say: []string{"delete task 2", newConversation, "show my tasks", "delete the 2nd one"}, want: gone(review4Gaps, 2, 3)},
+
+	// A reason ends at the next request; what goes on about "it" is still
+	// the reason.
+	{kind: "several", given: dialogHome, say: []string{"delete the bike task because I sold it, and add buy a helmet"},
+		want: append(gone(dialogHome, 5), "Buy a helmet")},
+	{kind: "several", given: dialogHome, say: []string{"complete task 4 since I called her, then show my list"},
+		want: done(dialogHome, 4), calls: "complete_task(4) list_tasks(all)"},
+	{kind: "several", given: dialogHome, say: []string{"delete task 3 because it's done and I don't need it"}, want: gone(dialogHome, 3)},
+	{kind: "several", given: dialogHome, say: []string{"complete task 1 because I bought everything and then some"}, want: done(dialogHome, 1)},
+	{kind: "several", given: dialogHome, say: []string{"delete task 5, its done anyway"}, want: gone(dialogHome, 5)},
+
+	// "but" before a request of its own splits there; before tasks it
+	// leaves them out.
+	{kind: "except", given: dialogHome, say: []string{"mark all done but add buy milk"},
+		want: append(done(dialogHome, 1, 3, 4, 5, 7), "Buy milk")},
+	{kind: "except", given: dialogHome, say: []string{"no but delete task 1"}, want: gone(dialogHome, 1)},
+	{kind: "except", given: dialogHome, say: []string{"delete the completed ones but add call the bank"},
+		want: append(gone(dialogHome, 2, 6), "Call the bank")},
+	{kind: "except", given: dialogHome, say: []string{"tick off everything but tasks 3 and 4 as done"}, want: done(dialogHome, 1, 5, 7)},
+	{kind: "except", given: dialogHome, say: []string{"complete everything but the dentist one"}, want: done(dialogHome, 1, 4, 5, 7)},
+	{kind: "except", given: dialogHome, say: []string{"mark everything done but the bike"}, want: done(dialogHome, 1, 3, 4, 7)},
 }
 
 // review4Gaps is a list whose cases delete a task first, leaving a gap
