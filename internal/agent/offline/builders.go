@@ -102,6 +102,24 @@ func correction(c clause) (step, bool) {
 	return s, true
 }
 
+// meantRequest reads what a correction says was meant when it is a
+// request of its own ("no, I meant delete it", "sorry I meant show my
+// list", "I meant keep it"): that request is carried out, never made the
+// title of the task just added or renamed. Words that read as a title,
+// or as tasks, stay the correction's.
+func meantRequest(value string) (step, bool) {
+	r, ok := parseWords(value, splitWords(value), true)
+	if !ok {
+		return step{}, false
+	}
+	switch r.act {
+	case actAdd, actAnswer, actSuggest, actReply, actYes, actCorrect:
+		return step{}, false
+	}
+	r.corrects = true
+	return r, true
+}
+
 // correctionLeads are the words a correction starts with.
 var correctionLeads = wordSet("no nope nah wait sorry oops whoops actually oh ah hmm um uh err my bad , hold hang on")
 
@@ -191,6 +209,9 @@ func answer(c clause) (step, bool) {
 // "not the bank, grandma" at grandma. The words after "not" never name
 // the task meant, nor one offered in its place.
 func otherThan(c clause) (step, bool) {
+	if not := trimPunctuation(c.words("not")); len(not) > 0 && notYetWords[not[0].low] {
+		return step{}, false // "no, not yet": no task is named
+	}
 	except := exceptionRefs(c.words("not"))
 	if len(except) == 0 {
 		return step{}, false
@@ -203,6 +224,10 @@ func otherThan(c clause) (step, bool) {
 	r := parseRef(rest)
 	return step{act: actAnswer, ref: r, parts: refParts(rest)}, r.kind != refNone && r.kind != refAll
 }
+
+// notYetWords start what "not" says of something other than a task: "not
+// yet", "not now", "not really", "not sure".
+var notYetWords = wordSet("yet now really quite sure so at anymore today tonight that this it them those")
 
 // otherPattern is "the other one" said of tasks being chosen among.
 var otherPattern = compilePattern("the? other|others one|ones|task|tasks?")

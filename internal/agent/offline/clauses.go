@@ -68,7 +68,7 @@ func parseMessage(text string) []step {
 			before = c.ws
 		}
 	}
-	return withoutChatter(steps)
+	return withoutChatter(doubtingYes(text, takenBack(steps)))
 }
 
 // asideStep is a remark about a request said before it: answered by the
@@ -80,6 +80,76 @@ func changes(s step) bool {
 	switch s.act {
 	case actAdd, actComplete, actDelete, actUpdate, actNote:
 		return true
+	}
+	return false
+}
+
+// takenBack reads a no said after requests in the same message ("delete
+// task 3, no wait", "delete task 3. no, keep it"): it takes back what
+// was asked before it, which is never done. What follows the no is what
+// the person asks instead ("no wait, delete task 4").
+func takenBack(steps []step) []step {
+	for i := len(steps) - 1; i > 0; i-- {
+		if steps[i].act != actNo || steps[i].corrects {
+			continue
+		}
+		if i+1 < len(steps) {
+			return steps[i+1:]
+		}
+		return steps[i:]
+	}
+	return steps
+}
+
+// doubtingYes reads a yes said with a doubt: as a question ("ok?"), or
+// followed by a question or a hesitation ("yes? what would that do",
+// "yes. wait, which ones"). Such a yes does nothing but ask again, which
+// answers what followed it; one
+// followed by a no ("ok? no wait") is dropped, and the no decides.
+func doubtingYes(text string, steps []step) []step {
+	yes := -1
+	for i, s := range steps {
+		if s.act == actYes {
+			yes = i
+			break
+		}
+	}
+	if yes < 0 {
+		return steps
+	}
+	for _, s := range steps[yes+1:] {
+		if s.act == actNo {
+			return append(append([]step(nil), steps[:yes]...), steps[yes+1:]...)
+		}
+	}
+	if !doubted(text) {
+		return steps
+	}
+	// What follows asks what the yes would do: asking again says so.
+	out := append([]step(nil), steps[:yes+1]...)
+	out[yes].doubtful = true
+	return out
+}
+
+// doubted reports a message whose first sentence that reads as a yes is
+// asked, or followed by a question or a hesitation.
+func doubted(text string) bool {
+	sentences := splitSentences(text)
+	for i, sentence := range sentences {
+		ws := trimClause(trimPunctuation(splitWords(sentence)))
+		if s, ok := parseWords(sentence, ws, true); !ok || s.act != actYes {
+			continue
+		}
+		if strings.HasSuffix(strings.TrimSpace(sentence), "?") {
+			return true
+		}
+		for _, later := range sentences[i+1:] {
+			lw := trimPunctuation(splitWords(later))
+			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].low]) {
+				return true
+			}
+		}
+		return false
 	}
 	return false
 }
@@ -102,6 +172,9 @@ var (
 		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
 	remarkTails = wordSet("now already too lol haha then thanks thx !")
 )
+
+// hesitations start what someone says when they are not sure yet.
+var hesitations = wordSet("wait hold hang hmm hm um uh erm actually but which what why how really")
 
 // continues reports a clause that adds to what was said before: it
 // starts "and", "also" or "plus", or ends "too", "also" or "as well".
@@ -202,9 +275,19 @@ func splitClauses(sentence string) []clauseWords {
 	var out []clauseWords
 	start := 0
 	for i := 1; i < len(ws); i++ {
-		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) ||
-			ws[i].low == "," && stateRemark(ws[i+1:]) && requestsChange(sentence, ws[start:i]) {
+		if ws[i].low == "," && stateRemark(ws[i+1:]) && requestsChange(sentence, ws[start:i]) {
 			return append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true})
+		}
+		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) {
+			end := asideEnd(sentence, ws, i)
+			out = append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:end], aside: true})
+			if end == len(ws) {
+				return out
+			}
+			for start = end; start < len(ws) && connectors[ws[start].low]; start++ {
+			}
+			i = start
+			continue
 		}
 		if !connectors[ws[i].low] || connectors[ws[i-1].low] {
 			continue
@@ -213,7 +296,7 @@ func splitClauses(sentence string) []clauseWords {
 		for next < len(ws) && connectors[ws[next].low] {
 			next++
 		}
-		if inNumberList(ws, i, next) || ws[i].low == "but" && aboutAll(sentence, ws[start:i]) {
+		if inNumberList(ws, i, next) || ws[i].low == "but" && aboutAll(sentence, ws[start:i]) && !leadsRequest(sentence, ws[next:]) {
 			continue
 		}
 		if next < len(ws) && !fillerOnly(ws[start:i]) && startsRequest(sentence, ws[next:]) {
@@ -250,6 +333,50 @@ func asideAt(ws []word, i int) bool {
 	}
 	last := ws[len(ws)-1].low
 	return reasonWords[ws[i+1].low] || asideStarts[ws[i+1].low] && (last == "anyway" || last == "anyways")
+}
+
+// asideEnd returns where a reason that starts at ws[i] ends: at the next
+// connector followed by a request of its own ("because I sold it, and
+// add buy a helmet"), else at the end of the sentence.
+func asideEnd(sentence string, ws []word, i int) int {
+	for j := i + 1; j < len(ws); j++ {
+		if !connectors[ws[j].low] || connectors[ws[j-1].low] {
+			continue
+		}
+		next := j
+		for next < len(ws) && connectors[ws[next].low] {
+			next++
+		}
+		if next < len(ws) && startsRequest(sentence, ws[next:]) && !aboutFocus(sentence, ws[next:]) {
+			return j
+		}
+	}
+	return len(ws)
+}
+
+// aboutFocus reports a request, up to its next connector, about "it" or
+// "them": after a reason ("because it's done and I don't need it") it is
+// the reason going on about the task just named.
+func aboutFocus(sentence string, ws []word) bool {
+	end := len(ws)
+	for i := 1; i < len(ws); i++ {
+		if connectors[ws[i].low] {
+			end = i
+			break
+		}
+	}
+	s, ok := parseWords(sentence, ws[:end], false)
+	return ok && s.ref.kind == refFocus
+}
+
+// leadsRequest reports words after "but" that start a request of their
+// own ("mark all done but add buy milk"), not the tasks an exception
+// leaves out ("but tasks 3 and 4 as done", "but the dentist one").
+func leadsRequest(sentence string, ws []word) bool {
+	if len(ws) == 0 || taskRefAt(ws, 0) > 0 || taskNumber(ws[0]) > 0 || topicStarts[ws[0].low] || taskNouns[ws[0].low] {
+		return false
+	}
+	return startsRequest(sentence, ws)
 }
 
 var (
@@ -335,10 +462,18 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 	}
 	if rest := stripLeading(ws, modals); len(rest) < len(ws) {
 		if s, ok := parseClause(sentence, rest, whole); ok && isCommand(s) {
-			return s, true
+			return askedIfWork(s, rest), true
 		}
 	}
 	s, ok := parseClause(sentence, ws, whole)
+	if ok && s.act == actAdd {
+		s = offeredIfTask(s, ws)
+	}
+	if ok && s.act == actCorrect {
+		if r, meant := meantRequest(s.text); meant {
+			return r, true
+		}
+	}
 	if (!ok || s.act == actAnswer) && len(ws) > 2 && (ws[0].low == "first" || ws[0].low == "next") {
 		// "first add walk the dog": the order it is said in, when the
 		// rest is a request ("first one is done" read as said).
@@ -427,11 +562,13 @@ func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
 	if n == 0 || n == len(ws) {
 		return step{}, false
 	}
-	paused := ws[n].low == ","
+	paused := ws[n].low == "," || ws[n].low == "but" // "no but delete task 1"
 	rest, ok := parseWords(sentence, ws[n:], whole)
 	switch {
 	case !ok:
 		return step{}, false
+	case rest.corrects: // "no, I meant keep it": the correction decides
+		return rest, true
 	case rest.chatter || rest.act == actYes || rest.act == actNo:
 		if no > yes {
 			return step{act: actNo}, true
@@ -494,6 +631,44 @@ func isCommand(s step) bool {
 		return s.ref.kind != refName
 	}
 	return false
+}
+
+// askedIfWork reads a completion after "I need to" said with a verb of
+// doing the work ("I need to finish task 3", "gotta complete it"): the
+// task is still to do, or the person may want it marked; a completion
+// cannot be undone, so it is asked about. Said with a verb of ticking it
+// off ("I need to mark task 4 as done") it is a request to the assistant.
+func askedIfWork(s step, ws []word) step {
+	if s.act == actComplete && !markVerbs[ws[0].low] && !(tickVerbs[ws[0].low] && hasWord(ws, "off")) {
+		s.askFirst = true
+	}
+	return s
+}
+
+var (
+	markVerbs = wordSet("mark set put move")
+	tickVerbs = wordSet("tick check cross strike")
+)
+
+func hasWord(ws []word, low string) bool {
+	for _, w := range ws {
+		if w.low == low {
+			return true
+		}
+	}
+	return false
+}
+
+// offeredIfTask reads an add after "I need to" whose words point at a
+// task of the list ("need to do task 5", "have to finish the bike task
+// by friday"): the task it names is meant, not a new one, so the add is
+// only offered.
+func offeredIfTask(s step, ws []word) step {
+	rest := stripLeading(ws, modals)
+	if len(rest) == len(ws) || len(s.items) != 1 || !refersToTask(rest) {
+		return s
+	}
+	return step{act: actSuggest, text: s.items[0].title, continues: s.continues}
 }
 
 // trimClause takes politeness and filler off both ends of a clause.

@@ -35,7 +35,7 @@ func TestEvaluation(t *testing.T) {
 	type tally struct{ pass, total int }
 	byKind := map[string]*tally{}
 	var cases []evalCase
-	for _, set := range [][]evalCase{evaluationCases, heldOutCases, reviewDialogCases, reviewParsingCases, review3Cases} {
+	for _, set := range [][]evalCase{evaluationCases, heldOutCases, reviewDialogCases, reviewParsingCases, review3Cases, review4Cases} {
 		cases = append(cases, set...)
 	}
 	for i, tc := range cases {
@@ -84,7 +84,7 @@ type evalCase struct {
 	// "Buy milk", "[x] Pay bills" (completed), "Call mom | after 6" (with a
 	// description).
 	given []string
-	say   []string // what the person says, message by message
+	say   []string // what the person says, message by message; newConversation starts another
 	// want is the list afterwards in the same notation; nil means
 	// unchanged. Tasks added get the next numbers, and "-" marks a number
 	// that must be gone: {"-", "Pay bills"} means task 1 was deleted.
@@ -95,6 +95,10 @@ type evalCase struct {
 	// limit, when set, says why the case is a known limit: it must fail.
 	limit string
 }
+
+// newConversation, said in a case, starts a new conversation: the
+// model then knows nothing of what was said before it.
+const newConversation = "---"
 
 type evalEnv struct {
 	engine *chat.Engine
@@ -140,6 +144,10 @@ func (env evalEnv) run(tb testing.TB, tc evalCase) string {
 	var last chat.Outcome
 	var transcript []string
 	for _, msg := range tc.say {
+		if msg == newConversation {
+			conversation = 0
+			continue
+		}
 		out, err := env.engine.Run(ctx, chat.Request{UserID: user, ConversationID: conversation, Message: msg}, nil)
 		if err != nil {
 			return fmt.Sprintf("%q failed: %v", msg, err)

@@ -62,6 +62,14 @@ type step struct {
 	// asked about first; "everything's done" and "I've done everything
 	// on my list" are not.
 	vague bool
+	// askFirst marks a completion that is asked about before it is made:
+	// "I need to finish task 3" may mean it is still to do.
+	askFirst bool
+	// corrects marks a request said as a correction of the last change:
+	// "no, I meant delete it".
+	corrects bool
+	// doubtful marks a yes said with a doubt: "yes? what would that do".
+	doubtful bool
 }
 
 // item is a task to add.
@@ -130,7 +138,7 @@ var phraseSets = map[string]string{
 	"dated": "priority|priorities|due_date|due_dates|deadline|deadlines|due_time|due_day|urgency",
 	"no": "no|nope|nah|don't|do_not|stop|never_mind|nevermind|forget_it|forget_that|leave_it|not_now|" +
 		"no_thanks|no_thank_you|n|wait|hold_on|cancel|abort|none|none_of_them|none_of_those|neither|neither_of_them|" +
-		"neither_of_those|neither_one|not_those|not_that_one|not_any_of_them",
+		"neither_of_those|neither_one|not_those|not_that_one|not_any_of_them|not_yet|not_really|not_sure|not_anymore",
 }
 
 // aboutDates answers a due date or a priority said of a task: tasks have

@@ -10,6 +10,14 @@ import (
 // cannot tell what was meant.
 
 func (e *executor) do(s step) {
+	if s.corrects {
+		e.doMeant(s)
+		return
+	}
+	if s.act == actYes && s.doubtful {
+		e.askAgain()
+		return
+	}
 	switch s.act {
 	case actAdd:
 		e.doAdd(s.items)
@@ -33,8 +41,11 @@ func (e *executor) do(s step) {
 	case actYes:
 		e.doYes()
 	case actNo:
+		if e.sawRefusal { // "no. keep it": said once
+			return
+		}
 		e.sawRefusal = true
-		e.say("Okay, I left your list as it was.")
+		e.say("%s", e.refusedText())
 	case actSuggest:
 		e.doSuggest(s)
 	case actCorrect:
@@ -69,6 +80,10 @@ func (e *executor) act(s step, targets []listedTask) {
 				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), taskLines(targets)))
 			return
 		}
+		if s.askFirst {
+			e.askIfDone(targets)
+			return
+		}
 		if s.ref.span {
 			if targets = e.withStates(targets); e.stopped() {
 				return
@@ -101,6 +116,31 @@ func (e *executor) act(s step, targets []listedTask) {
 	case actQuery:
 		e.answerQuery(targets)
 	}
+}
+
+// askIfDone asks whether to mark tasks complete that the person said
+// they still have to finish: "yes" marks them, anything else leaves them.
+func (e *executor) askIfDone(targets []listedTask) {
+	what := "them"
+	if len(targets) == 1 {
+		what = "it"
+	}
+	e.ask(question{act: actComplete, candidates: targets, confirm: true},
+		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.",
+			describeTargets(targets), map[bool]string{true: "it's", false: "they're"}[len(targets) == 1], what))
+}
+
+// describeTargets names tasks for a question: "task 3, Call mom", or
+// "tasks 3 and 4".
+func describeTargets(targets []listedTask) string {
+	if len(targets) == 1 && targets[0].Title != "" {
+		return fmt.Sprintf("task %d, %s,", targets[0].ID, targets[0].Title)
+	}
+	ids := make([]int64, len(targets))
+	for i, t := range targets {
+		ids[i] = t.ID
+	}
+	return taskNumbers(ids)
 }
 
 // confirmedBefore reports a request led by a yes that answers the
@@ -258,6 +298,16 @@ func (e *executor) doAnswer(s step) {
 	if q == nil && s.continues && (e.mem.lastAct == actComplete || e.mem.lastAct == actDelete) {
 		// "and the garage", "also task 3", "the bike one too": one more
 		// for the change the last turn made.
+		if s.ref.kind == refName {
+			names, ok := e.namesTask(s)
+			if !ok {
+				return
+			}
+			if !names { // "and buy milk": no task of the list, maybe a new one
+				e.doSuggest(s)
+				return
+			}
+		}
 		more := step{act: e.mem.lastAct, ref: s.ref, parts: s.parts}
 		if targets, ok := e.resolve(more); ok {
 			e.act(more, targets)
@@ -289,6 +339,26 @@ func (e *executor) doAnswer(s step) {
 	}
 }
 
+// namesTask reports whether a name said alone, or one of its parts,
+// matches a task of the list: only then is it one more for the last
+// change, for a guess at a task that cannot be undone is no guess to make.
+// ok is false when the run must stop to list the tasks.
+func (e *executor) namesTask(s step) (names, ok bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return false, false
+	}
+	if len(matchTasks(listed, s.ref.words, false)) > 0 {
+		return true, true
+	}
+	for _, p := range s.parts {
+		if p.kind != refName || len(matchTasks(listed, p.words, false)) > 0 {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 // doCorrect reads "no, I meant …": an open question is answered by what
 // was meant; a task just added, or just renamed, gets the title meant;
 // a completion or a deletion is made on the task meant, and the reply
@@ -311,6 +381,55 @@ func (e *executor) doCorrect(s step) {
 		}
 		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: text})
 	}
+}
+
+// doMeant carries out a request said as a correction ("no, I meant
+// delete task 5") and says what became of the last change, which stays
+// made: a no ("I meant keep it") after a change is told the change
+// stands, never that the list was left as it was.
+func (e *executor) doMeant(s step) {
+	s.corrects = false
+	last := withoutDeleted(e.mem.focus)
+	if s.act == actNo {
+		e.sawRefusal = true
+		if e.mem.lastAct == 0 || len(e.mem.focus) == 0 {
+			e.do(s)
+			return
+		}
+		for _, t := range e.mem.focus {
+			e.say("%s", stays(e.mem.lastAct, t))
+		}
+		return
+	}
+	e.do(s)
+	if e.mem.lastAct != actAdd || e.stopped() || s.ref.kind != refIDs {
+		return
+	}
+	for _, t := range last {
+		if !containsID(s.ref.ids, t.ID) {
+			e.say("Task %d, %s, that I added before is still on your list.", t.ID, t.Title)
+		}
+	}
+}
+
+// stays says that the change a turn made on t stays made.
+func stays(a action, t listedTask) string {
+	switch a {
+	case actDelete:
+		return fmt.Sprintf("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
+	case actComplete:
+		return fmt.Sprintf("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
+	}
+	return fmt.Sprintf("Okay — task %d, %s, stays on your list as it is.", t.ID, t.Title)
+}
+
+func containsID(ids []int64, id int64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
 }
 
 // redo makes the last turn's completion or deletion on the tasks meant
@@ -384,6 +503,35 @@ func (e *executor) doYes() {
 	}
 }
 
+// askAgain answers a yes said with a doubt: nothing is done, and the
+// open question is asked again with what a "yes" would do.
+func (e *executor) askAgain() {
+	q := e.mem.question
+	switch {
+	case q == nil || q.askTitle || q.askValue || !q.confirm:
+		e.doYes()
+	case q.act == actAdd:
+		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].title))
+	default:
+		e.ask(*q, fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
+			actionVerbs[q.act], taskLines(q.candidates)))
+	}
+}
+
+// refusedText answers a no: the list stays as it was, unless this
+// message changed it before the no.
+func (e *executor) refusedText() string {
+	for _, q := range e.batch {
+		if q.act != actList && q.line >= 0 {
+			return "Okay, I'll stop there."
+		}
+	}
+	if e.lastAct != 0 {
+		return "Okay, I'll stop there."
+	}
+	return "Okay, I left your list as it was."
+}
+
 // doSuggest reads words that may be a task ("buy milk" alone): the answer
 // to "what should the task say?" or "what should it say instead?", one
 // more task after an add ("and also feed the cat"), else an offer to add.
@@ -425,6 +573,12 @@ var (
 		actNote: "Task %d", actQuery: "Is task %d done?",
 	}
 )
+
+// actionOnIt says what "yes" to a question about one task does.
+var actionOnIt = map[action]string{
+	actComplete: "mark it as complete", actDelete: "delete it", actUpdate: "change it", actNote: "add the note to it",
+	actQuery: "check it",
+}
 
 // resolve finds the tasks a step's reference points at. When it cannot
 // tell, it says so or asks, and returns false.
@@ -670,7 +824,40 @@ func (e *executor) placeInList(s step) ([]listedTask, bool) {
 		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
 			plural(len(listed), "task"), fmt.Sprintf(actionExamples[s.act], 2))
 	}
+	if ok && s.ref.kind == refOrdinal && s.ref.index >= 0 && placesDiffer(listed, targets, s.ref.index) {
+		e.askPlaceOrNumber(s, listed, targets)
+		return nil, false
+	}
 	return targets, ok
+}
+
+// placesDiffer reports targets, from place i of listed on, whose numbers
+// are not their places: once a task is deleted, "the 2nd task" may be the
+// second in the list or task 2.
+func placesDiffer(listed, targets []listedTask, i int) bool {
+	for k, t := range targets {
+		if t.ID != int64(i+k+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// askPlaceOrNumber asks which task a place meant when the tasks at those
+// places have other numbers: it lists those, and the tasks numbered as
+// the places, when there are such.
+func (e *executor) askPlaceOrNumber(s step, listed, targets []listedTask) {
+	candidates := append([]listedTask(nil), targets...)
+	for k := range targets {
+		if t, found := findTask(listed, int64(s.ref.index+k+1)); found {
+			if _, dup := findTask(candidates, t.ID); !dup {
+				candidates = append(candidates, t)
+			}
+		}
+	}
+	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: candidates},
+		fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
+			taskLines(candidates), actionVerbs[s.act], fmt.Sprintf(actionExamples[s.act], candidates[0].ID)))
 }
 
 // pickFromFocus returns the tasks of focus a pronoun or an ordinal points
@@ -868,5 +1055,5 @@ func (e *executor) notFound(s step, listed []listedTask) {
 	}
 	t := close[0]
 	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
-		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" if so.", phrase, t.ID, t.Title))
+		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.act]))
 }
