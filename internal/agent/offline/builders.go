@@ -318,6 +318,17 @@ func retitle(c clause) (step, bool) {
 	return step{act: actUpdate, ref: r, title: title, desc: cleanText(desc)}, r.kind != refNone && title != ""
 }
 
+// retitleQuoted reads "task 2 should be 'Buy milk'": a new title, said
+// in quotes. Unquoted, "should be" says how a task ought to end up ("the
+// fence should be fixed by friday"), never what it should say.
+func retitleQuoted(c clause) (step, bool) {
+	raw := strings.TrimSpace(c.raw("title"))
+	if unquote(raw) == raw {
+		return step{}, false
+	}
+	return retitle(c)
+}
+
 // withoutInstead takes "instead" off the end of a new title: "rename it
 // to clean the attic instead" says what replaces the old title, not what
 // the new one says.

@@ -98,6 +98,12 @@ var review4Cases = []evalCase{
 	{kind: "except", given: dialogHome, say: []string{"tick off everything but tasks 3 and 4 as done"}, want: done(dialogHome, 1, 5, 7)},
 	{kind: "except", given: dialogHome, say: []string{"complete everything but the dentist one"}, want: done(dialogHome, 1, 4, 5, 7)},
 	{kind: "except", given: dialogHome, say: []string{"mark everything done but the bike"}, want: done(dialogHome, 1, 3, 4, 7)},
+	// "should be" says what a task should say only in quotes; otherwise it
+	// says how the task ought to end up, and renames nothing.
+	{kind: "update", given: review3Home, say: []string{"task 2 should be 'Call the plumber before 10'"}, want: with(review3Home, 2, "Call the plumber before 10")},
+	{kind: "update", given: review3Home, say: []string{"the fence task should be called fix the back fence"}, want: with(review3Home, 4, "Fix the back fence")},
+	{kind: "update", given: review3Home, say: []string{"the fence should be fixed by friday"}, calls: "none"},
+	{kind: "update", given: review3Home, say: []string{"task 1 should be paid by monday"}, calls: "none"},
 }
 
 // review4Gaps is a list whose cases delete a task first, leaving a gap
