@@ -299,7 +299,7 @@ func splitClauses(sentence string) []clauseWords {
 		if inNumberList(ws, i, next) || ws[i].low == "but" && aboutAll(sentence, ws[start:i]) && !leadsRequest(sentence, ws[next:]) {
 			continue
 		}
-		if next < len(ws) && !fillerOnly(ws[start:i]) && startsRequest(sentence, ws[next:]) {
+		if next < len(ws) && !fillerOnly(ws[start:i]) && (startsRequest(sentence, ws[next:]) || takesBack(sentence, ws[next:])) {
 			out = append(out, clauseWords{ws: ws[start:i]})
 			start = next
 			i = next
@@ -310,6 +310,18 @@ func splitClauses(sentence string) []clauseWords {
 		out[0].whole = true
 	}
 	return out
+}
+
+// takesBack reports a no said after a comma, up to the next one: "delete
+// task 3, no wait", "…, never mind". Cut there, it takes back what was
+// asked before it (takenBack) instead of trailing a request as words.
+func takesBack(sentence string, ws []word) bool {
+	end := 0
+	for end < len(ws) && ws[end].low != "," {
+		end++
+	}
+	s, ok := parseWords(sentence, ws[:end], true)
+	return ok && s.act == actNo
 }
 
 // inNumberList reports a connector inside a list of task numbers, "1, 3
@@ -441,6 +453,9 @@ const maxClauseWords = 40
 func readClause(sentence string, ws []word, whole bool) step {
 	if s, ok := parseWords(sentence, ws, whole); ok {
 		return s
+	}
+	if s, ok := parseWords(sentence, ws, true); ok && s.act == actNo {
+		return s // "no wait" after a request: see takesBack
 	}
 	ws = trimClause(ws)
 	return unknownStep(span(sentence, ws, 0, len(ws)), ws)

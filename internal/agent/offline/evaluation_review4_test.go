@@ -104,6 +104,11 @@ var review4Cases = []evalCase{
 	{kind: "update", given: review3Home, say: []string{"the fence task should be called fix the back fence"}, want: with(review3Home, 4, "Fix the back fence")},
 	{kind: "update", given: review3Home, say: []string{"the fence should be fixed by friday"}, calls: "none"},
 	{kind: "update", given: review3Home, say: []string{"task 1 should be paid by monday"}, calls: "none"},
+	// A no after a comma takes back what was asked before it.
+	{kind: "confirm", given: review3Home, say: []string{"delete task 3, no wait"}, calls: "none"},
+	{kind: "confirm", given: review3Home, say: []string{"delete task 4, no wait, delete task 5"}, want: gone(review3Home, 5)},
+	{kind: "confirm", given: review3Home, say: []string{"mark task 2 done, never mind"}, calls: "none"},
+	{kind: "confirm", given: review3Home, say: []string{"add buy bread, no crust"}, want: append(clone(review3Home), "Buy bread, no crust")},
 }
 
 // review4Gaps is a list whose cases delete a task first, leaving a gap
