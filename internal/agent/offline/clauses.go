@@ -1,14 +1,14 @@
 package offline
 
-import (
-	"strings"
-)
+import "strings"
 
 // This file cuts a message into the steps it asks for, in order: first
 // into sentences, then at "and", "then" and commas where what follows is a
 // request of its own ("add milk and mark task 2 done"), but not where it
 // is not ("buy bread and butter"). Each clause loses its politeness and
-// filler before the grammar reads it.
+// filler before the grammar reads it. What is said around a request is in
+// asides.go, answers to a question in answers.go, and what the grammar
+// does not read in unread.go.
 
 // maxSteps caps the requests one message can make.
 const maxSteps = 12
@@ -83,159 +83,6 @@ func changes(s step) bool {
 	}
 	return false
 }
-
-// takenBack reads a no said after requests in the same message ("delete
-// task 3, no wait", "delete task 3. no, keep it"): it takes back what
-// was asked before it, which is never done. What follows the no is what
-// the person asks instead ("no wait, delete task 4").
-func takenBack(steps []step) []step {
-	for i := len(steps) - 1; i > 0; i-- {
-		if steps[i].act != actNo || steps[i].corrects {
-			continue
-		}
-		if i+1 < len(steps) {
-			return steps[i+1:]
-		}
-		return steps[i:]
-	}
-	return steps
-}
-
-// doubtingYes reads a yes said with a doubt: as a question ("ok?"), or
-// followed by a question or a hesitation ("yes? what would that do",
-// "yes. wait, which ones"). Such a yes does nothing but ask again, which
-// answers what followed it; one
-// followed by a no ("ok? no wait") is dropped, and the no decides.
-func doubtingYes(text string, steps []step) []step {
-	yes := -1
-	for i, s := range steps {
-		if s.act == actYes {
-			yes = i
-			break
-		}
-	}
-	if yes < 0 {
-		return steps
-	}
-	for _, s := range steps[yes+1:] {
-		if s.act == actNo {
-			return append(append([]step(nil), steps[:yes]...), steps[yes+1:]...)
-		}
-	}
-	if !doubted(text) {
-		return steps
-	}
-	// What follows asks what the yes would do: asking again says so.
-	out := append([]step(nil), steps[:yes+1]...)
-	out[yes].doubtful = true
-	return out
-}
-
-// doubted reports a message whose first sentence that reads as a yes is
-// asked, or followed by a question or a hesitation.
-func doubted(text string) bool {
-	sentences := splitSentences(text)
-	for i, sentence := range sentences {
-		ws := trimClause(trimPunctuation(splitWords(sentence)))
-		if s, ok := parseWords(sentence, ws, true); !ok || s.act != actYes {
-			continue
-		}
-		if strings.HasSuffix(strings.TrimSpace(sentence), "?") {
-			return true
-		}
-		for _, later := range sentences[i+1:] {
-			lw := trimPunctuation(splitWords(later))
-			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].low]) {
-				return true
-			}
-		}
-		return false
-	}
-	return false
-}
-
-// stateRemark reports a few words saying how things stand, with no verb
-// and no task of their own: "all done", "all sorted now", "that's all
-// good", "done!". After a request they say the request is all there is
-// ("called the plumber, all sorted"), not that every task is done.
-func stateRemark(ws []word) bool {
-	ws = trimPunctuation(ws)
-	for len(ws) > 0 && (ws[len(ws)-1].low == "" || remarkTails[ws[len(ws)-1].low]) {
-		ws = ws[:len(ws)-1]
-	}
-	_, ok := stateRemarkPattern.match(ws)
-	return ok
-}
-
-var (
-	stateRemarkPattern = compilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
-		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
-	remarkTails = wordSet("now already too lol haha then thanks thx !")
-)
-
-// hesitations start what someone says when they are not sure yet.
-var hesitations = wordSet("wait hold hang hmm hm um uh erm actually but which what why how really")
-
-// continues reports a clause that adds to what was said before: it
-// starts "and", "also" or "plus", or ends "too", "also" or "as well".
-// ("and the dentist?" asks; it adds nothing.)
-func continues(ws []word) bool {
-	ws = trimPunctuation(ws)
-	n := len(ws)
-	return n > 0 && (continuing[ws[0].low] || ws[n-1].low == "too" || ws[n-1].low == "also" ||
-		n > 1 && ws[n-2].low == "as" && ws[n-1].low == "well")
-}
-
-// topicOf reads a clause that only names tasks, said before a request
-// about "it" or "them" ("nevermind the bike, delete it", "the dentist
-// one, mark it done"): the tasks it names are what the request is about.
-// The clause must read as no request of its own, and name tasks as a
-// reference does: "the …", "my …", "task 3".
-func topicOf(sentence string, before []word, s step) (ref, bool) {
-	if len(before) == 0 || s.ref.kind != refFocus || s.ref.count != 0 {
-		return ref{}, false
-	}
-	if _, ok := parseWords(sentence, before, false); ok {
-		return ref{}, false
-	}
-	ws := stripLeading(trimClause(before), topicLeads)
-	if len(ws) < 2 || !topicStarts[ws[0].low] && taskRefAt(ws, 0) == 0 {
-		return ref{}, false
-	}
-	r := parseRef(ws)
-	return r, r.kind == refName || r.kind == refIDs
-}
-
-// describedTask reads a clause the grammar does not read, said before a
-// request about "it" ("I won't be booking the table at Luigi's after all,
-// remove it"): when it is a statement, its words may describe the task
-// "it" is. They are tried
-// as a task's name when the request is carried out (see
-// executor.describedTarget); the clause is read as said when they name
-// no task.
-func describedTask(sentence string, before []word, s step) ([]string, bool) {
-	if len(before) == 0 || s.ref.kind != refFocus || s.ref.plural || s.ref.count != 0 || !changes(s) || s.act == actAdd {
-		return nil, false
-	}
-	ws := trimClause(before)
-	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].low) {
-		return nil, false
-	}
-	r := nameRef(ws)
-	return r.words, len(r.words) >= 2
-}
-
-// saysNews reports a first word of a statement, not of an order: "I
-// won't be booking…", "had the meeting scheduled". Words that start an
-// order ("buy milk, then delete it") may be a task to add, and name none.
-func saysNews(first string) bool {
-	return notATaskStart[first] || isPastTense(first) || first == "had" || first == "got"
-}
-
-var (
-	topicLeads  = phrases("nevermind|never_mind|as_for|regarding|about|re|so|oh|for|on|with|in")
-	topicStarts = wordSet("the my that this those these")
-)
 
 var continuing = wordSet("and also plus")
 
@@ -334,53 +181,6 @@ func inNumberList(ws []word, connector, next int) bool {
 	return connector > 0 && next < len(ws) && taskNumber(ws[connector-1]) != 0 && taskNumber(ws[next]) != 0
 }
 
-// asideAt reports a reason given from ws[i] to the end of the sentence:
-// "because it's done", ", its done anyway". It says why, not which task.
-func asideAt(ws []word, i int) bool {
-	if reasonWords[ws[i].low] {
-		return true
-	}
-	if ws[i].low != "," || i+1 == len(ws) {
-		return false
-	}
-	last := ws[len(ws)-1].low
-	return reasonWords[ws[i+1].low] || asideStarts[ws[i+1].low] && (last == "anyway" || last == "anyways")
-}
-
-// asideEnd returns where a reason that starts at ws[i] ends: at the next
-// connector followed by a request of its own ("because I sold it, and
-// add buy a helmet"), else at the end of the sentence.
-func asideEnd(sentence string, ws []word, i int) int {
-	for j := i + 1; j < len(ws); j++ {
-		if !connectors[ws[j].low] || connectors[ws[j-1].low] {
-			continue
-		}
-		next := j
-		for next < len(ws) && connectors[ws[next].low] {
-			next++
-		}
-		if next < len(ws) && startsRequest(sentence, ws[next:]) && !aboutFocus(sentence, ws[next:]) {
-			return j
-		}
-	}
-	return len(ws)
-}
-
-// aboutFocus reports a request, up to its next connector, about "it" or
-// "them": after a reason ("because it's done and I don't need it") it is
-// the reason going on about the task just named.
-func aboutFocus(sentence string, ws []word) bool {
-	end := len(ws)
-	for i := 1; i < len(ws); i++ {
-		if connectors[ws[i].low] {
-			end = i
-			break
-		}
-	}
-	s, ok := parseWords(sentence, ws[:end], false)
-	return ok && s.ref.kind == refFocus
-}
-
 // leadsRequest reports words after "but" that start a request of their
 // own ("mark all done but add buy milk"), not the tasks an exception
 // leaves out ("but tasks 3 and 4 as done", "but the dentist one").
@@ -390,14 +190,6 @@ func leadsRequest(sentence string, ws []word) bool {
 	}
 	return startsRequest(sentence, ws)
 }
-
-var (
-	reasonWords = wordSet("because since cause cuz coz bc")
-	// asideStarts begin a remark about the task just named: "its done
-	// anyway", "I don't need it anyway"; "the plumber one anyway" names
-	// the task.
-	asideStarts = wordSet("its it i i'm im we that they don't dont not no already")
-)
 
 // changesTasks reports a request to complete or delete tasks: what a
 // reason may follow. After an add, "since it's her birthday" is part of
@@ -556,48 +348,6 @@ func oneEditApart(a, b string) bool {
 	return a[i+1:] == b[i+1:] // one changed
 }
 
-// yesLeads and noLeads answer a question before saying more: "yes do
-// it", "sure, go ahead", "yes delete them", "no, keep them". A "don't"
-// is none: "don't delete it" is no "delete it".
-var (
-	yesLeads = phrases("yes|yeah|yep|yup|yes_please|sure|sure_thing|ok|okay|alright|absolutely|of_course|definitely|" +
-		"correct|right|exactly")
-	noLeads = phrases("no|nope|nah|no_no|no_thanks|no_thank_you")
-)
-
-// parseAnswer reads a clause led by a yes or a no: when what follows adds
-// nothing ("yes do it", "yes thanks", "sure, go ahead", "no, keep
-// them"), the yes or the no decides; what follows decides when it is a
-// request of its own ("yes delete them"), or, after a pause, an answer
-// ("yes, the second one", "nope, delete task 3"). Without the pause a no
-// starts a phrase: "no need to delete task 3" deletes nothing.
-func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
-	yes, no := longestPhrase(yesLeads, ws, 0), longestPhrase(noLeads, ws, 0)
-	n := max(yes, no)
-	if n == 0 || n == len(ws) {
-		return step{}, false
-	}
-	paused := ws[n].low == "," || ws[n].low == "but" // "no but delete task 1"
-	rest, ok := parseWords(sentence, ws[n:], whole)
-	switch {
-	case !ok:
-		return step{}, false
-	case rest.corrects: // "no, I meant keep it": the correction decides
-		return rest, true
-	case rest.chatter || rest.act == actYes || rest.act == actNo:
-		if no > yes {
-			return step{act: actNo}, true
-		}
-		return step{act: actYes}, rest.act != actNo
-	case rest.act == actReply || rest.act == actSuggest:
-		return step{}, false
-	case rest.act == actAnswer || no > yes:
-		return rest, paused
-	}
-	rest.confirmed = true
-	return rest, true
-}
-
 // exceptionWords leave tasks out of a request about all of them.
 var exceptionWords = phrases("except|except_for|but|but_not|besides|other_than|apart_from|aside_from|excluding|" +
 	"save_for|with_the_exception_of")
@@ -707,150 +457,6 @@ func trimPunctuation(ws []word) []word {
 		ws = ws[:len(ws)-1]
 	}
 	return ws
-}
-
-// unknownStep answers a clause the grammar does not read: a question
-// outside the list is told what the assistant does; words that may be a
-// task ("buy milk") are offered as one.
-func unknownStep(text string, ws []word) step {
-	if text, ok := cannotDo(ws); ok {
-		return step{act: actReply, text: text}
-	}
-	switch {
-	case len(ws) == 0:
-		return step{act: actReply, text: helpText}
-	case refersToTask(ws) || namesField(ws):
-		// About a task, in words the grammar does not read: never a task
-		// of its own ("task 3 to the top", "the bike task's notes …").
-		return step{act: actReply, text: "Sorry, I'm not sure what you want done with that task. " + helpText}
-	case isQuestion(text, ws):
-		return step{act: actReply, text: outOfScopeText}
-	case len(ws) <= 8 && mayBeTask(ws):
-		return step{act: actSuggest, text: capitalizeFirst(cleanText(text))}
-	}
-	return step{act: actReply, text: "Sorry, I'm not sure what you mean. " + helpText}
-}
-
-// cannotDo answers a request about a task that the tools cannot carry
-// out — a priority, a reminder or a time, an order, a task brought back —
-// with what can be done instead: "make task 5 high priority", "remind me
-// about task 3 tomorrow at 9", "move task 3 to the top", "restore the task
-// I deleted". Said of no task, the same words may be a task to add.
-func cannotDo(ws []word) (string, bool) {
-	if !refersToTask(ws) {
-		return "", false
-	}
-	for _, c := range cannotDoKinds {
-		for _, w := range ws {
-			if c.words[w.low] {
-				return c.text, true
-			}
-		}
-	}
-	return "", false
-}
-
-// cannotDoKinds are the words that ask for what the tools cannot do, by
-// kind, the first kind that a clause holds deciding.
-var cannotDoKinds = []struct {
-	words map[string]bool
-	text  string
-}{
-	{wordSet("priority priorities prioritize prioritise urgent important"), noDatesText},
-	{wordSet("restore recover undelete un-delete retrieve deleted removed undo"), noUndoText},
-	{wordSet("remind reminder reminders alert notify notification alarm ping tomorrow tonight today " +
-		"am pm o'clock morning evening monday tuesday wednesday thursday friday saturday sunday due deadline"), noRemindText},
-	{wordSet("move reorder rearrange sort order bump push drag top bottom position above below"), noOrderText},
-}
-
-// refersToTask reports words that point at a task of the list: "task 3",
-// "#3", "number 3", "the task I deleted", "the bike task tomorrow".
-func refersToTask(ws []word) bool {
-	for i := range ws {
-		if taskRefAt(ws, i) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// taskRefAt returns how many words from ws[i] point at a task, or 0:
-// "task 3", "no. 3", "#3", or "the" with one to three words and "task" or
-// "one" where the reference plainly ends ("the bike task tomorrow"), or
-// "the task" before who did something to it ("the task I deleted"). A
-// task with an article before it is a new one: "make a task 5 minute
-// plank", and so is "the task to call mom".
-func taskRefAt(ws []word, i int) int {
-	w := ws[i]
-	switch {
-	case strings.HasPrefix(w.text, "#") && taskNumber(w) > 0:
-		return 1
-	case taskNouns[w.low] || numberNouns[w.low]:
-		if i+1 < len(ws) && taskNumber(ws[i+1]) > 0 && (i == 0 || !newTaskWords[ws[i-1].low]) {
-			return 2
-		}
-	case w.low == "the" && i+2 < len(ws) && ws[i+1].low == "task" && relativeSubjects[ws[i+2].low]:
-		return 2
-	case w.low == "the":
-		for j := i + 2; j < len(ws) && j <= i+4; j++ {
-			if (ws[j].low == "task" || ws[j].low == "one") && (j+1 == len(ws) || refEnds[ws[j+1].low]) {
-				return j + 1 - i
-			}
-		}
-	}
-	return 0
-}
-
-var (
-	numberNouns  = wordSet("number no nr num")
-	newTaskWords = wordSet("a an another new one more")
-	// relativeSubjects say who did something to "the task" before them.
-	relativeSubjects = wordSet("i i've we you")
-	// refEnds are words that may follow "the ... task" when the task is
-	// one of the list, not the start of a title ("the task force").
-	refEnds = wordSet("i i've we you that which tomorrow tonight today at on by to in for as up down high low " +
-		"first last back , : - top bottom")
-)
-
-// mayBeTask reports words that could be a task's title: "buy stamps", not
-// "lol" or "don't delete task 3".
-func mayBeTask(ws []word) bool {
-	return len(ws) > 0 && !notATaskStart[ws[0].low] && !hasNegation(ws)
-}
-
-// notATaskStart are first words of things people say that are no task.
-var notATaskStart = wordSet("i i'm im i've i'd you you're we we're it it's that that's this he she they there " +
-	"the my a an is are was were do does did can could would will should shall may might why how when where who " +
-	"whom whose what which yes no lol haha hmm wow ugh meh not never nothing oh uh um")
-
-// isQuestion reports a question: a question mark, or a first word that
-// asks.
-func isQuestion(text string, ws []word) bool {
-	if strings.HasSuffix(strings.TrimSpace(text), "?") {
-		return true
-	}
-	switch ws[0].low {
-	case "what", "why", "how", "when", "where", "who", "whom", "whose", "which", "is", "are", "do", "does",
-		"can", "could", "would", "will", "should", "tell":
-		return true
-	}
-	return false
-}
-
-// asksYesOrNo reports a question that starts with its verb: "are tasks 3
-// and 5 done?", "did I call mom and the bank?". Its "and" joins what it
-// asks about, so it is never cut into requests.
-func asksYesOrNo(ws []word) bool {
-	if len(ws) < 2 {
-		return false
-	}
-	switch ws[0].low {
-	case "is", "are", "was", "were", "has", "does", "am":
-		return true
-	case "did", "do", "have":
-		return ws[1].low == "i" || ws[1].low == "we" || ws[1].low == "you"
-	}
-	return false
 }
 
 // fillerOnly reports words that are only lead-ins or a yes or no:

@@ -1,0 +1,121 @@
+package offline
+
+import "strings"
+
+// This file reads answers to what the assistant asked, and yes and no
+// said with more words: "yes do it", "ok? no wait", "no, keep them".
+
+// takenBack reads a no said after requests in the same message ("delete
+// task 3, no wait", "delete task 3. no, keep it"): it takes back what
+// was asked before it, which is never done. What follows the no is what
+// the person asks instead ("no wait, delete task 4").
+func takenBack(steps []step) []step {
+	for i := len(steps) - 1; i > 0; i-- {
+		if steps[i].act != actNo || steps[i].corrects {
+			continue
+		}
+		if i+1 < len(steps) {
+			return steps[i+1:]
+		}
+		return steps[i:]
+	}
+	return steps
+}
+
+// doubtingYes reads a yes said with a doubt: as a question ("ok?"), or
+// followed by a question or a hesitation ("yes? what would that do",
+// "yes. wait, which ones"). Such a yes does nothing but ask again, which
+// answers what followed it; one
+// followed by a no ("ok? no wait") is dropped, and the no decides.
+func doubtingYes(text string, steps []step) []step {
+	yes := -1
+	for i, s := range steps {
+		if s.act == actYes {
+			yes = i
+			break
+		}
+	}
+	if yes < 0 {
+		return steps
+	}
+	for _, s := range steps[yes+1:] {
+		if s.act == actNo {
+			return append(append([]step(nil), steps[:yes]...), steps[yes+1:]...)
+		}
+	}
+	if !doubted(text) {
+		return steps
+	}
+	// What follows asks what the yes would do: asking again says so.
+	out := append([]step(nil), steps[:yes+1]...)
+	out[yes].doubtful = true
+	return out
+}
+
+// doubted reports a message whose first sentence that reads as a yes is
+// asked, or followed by a question or a hesitation.
+func doubted(text string) bool {
+	sentences := splitSentences(text)
+	for i, sentence := range sentences {
+		ws := trimClause(trimPunctuation(splitWords(sentence)))
+		if s, ok := parseWords(sentence, ws, true); !ok || s.act != actYes {
+			continue
+		}
+		if strings.HasSuffix(strings.TrimSpace(sentence), "?") {
+			return true
+		}
+		for _, later := range sentences[i+1:] {
+			lw := trimPunctuation(splitWords(later))
+			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].low]) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// hesitations start what someone says when they are not sure yet.
+var hesitations = wordSet("wait hold hang hmm hm um uh erm actually but which what why how really")
+
+// yesLeads and noLeads answer a question before saying more: "yes do
+// it", "sure, go ahead", "yes delete them", "no, keep them". A "don't"
+// is none: "don't delete it" is no "delete it".
+var (
+	yesLeads = phrases("yes|yeah|yep|yup|yes_please|sure|sure_thing|ok|okay|alright|absolutely|of_course|definitely|" +
+		"correct|right|exactly")
+	noLeads = phrases("no|nope|nah|no_no|no_thanks|no_thank_you")
+)
+
+// parseAnswer reads a clause led by a yes or a no: when what follows adds
+// nothing ("yes do it", "yes thanks", "sure, go ahead", "no, keep
+// them"), the yes or the no decides; what follows decides when it is a
+// request of its own ("yes delete them"), or, after a pause, an answer
+// ("yes, the second one", "nope, delete task 3"). Without the pause a no
+// starts a phrase: "no need to delete task 3" deletes nothing.
+func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
+	yes, no := longestPhrase(yesLeads, ws, 0), longestPhrase(noLeads, ws, 0)
+	n := max(yes, no)
+	if n == 0 || n == len(ws) {
+		return step{}, false
+	}
+	paused := ws[n].low == "," || ws[n].low == "but" // "no but delete task 1"
+	rest, ok := parseWords(sentence, ws[n:], whole)
+	switch {
+	case !ok:
+		return step{}, false
+	case rest.corrects: // "no, I meant keep it": the correction decides
+		return rest, true
+	case rest.chatter || rest.act == actYes || rest.act == actNo:
+		if no > yes {
+			return step{act: actNo}, true
+		}
+		return step{act: actYes}, rest.act != actNo
+	case rest.act == actReply || rest.act == actSuggest:
+		return step{}, false
+	case rest.act == actAnswer || no > yes:
+		return rest, paused
+	}
+	rest.confirmed = true
+	return rest, true
+}

@@ -1,0 +1,140 @@
+package offline
+
+// This file reads what is said around a request without being one: a
+// reason ("because I sold it"), a remark ("all sorted"), a topic named
+// before "it" ("nevermind the bike, delete it").
+
+// stateRemark reports a few words saying how things stand, with no verb
+// and no task of their own: "all done", "all sorted now", "that's all
+// good", "done!". After a request they say the request is all there is
+// ("called the plumber, all sorted"), not that every task is done.
+func stateRemark(ws []word) bool {
+	ws = trimPunctuation(ws)
+	for len(ws) > 0 && (ws[len(ws)-1].low == "" || remarkTails[ws[len(ws)-1].low]) {
+		ws = ws[:len(ws)-1]
+	}
+	_, ok := stateRemarkPattern.match(ws)
+	return ok
+}
+
+var (
+	stateRemarkPattern = compilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
+		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
+	remarkTails = wordSet("now already too lol haha then thanks thx !")
+)
+
+// continues reports a clause that adds to what was said before: it
+// starts "and", "also" or "plus", or ends "too", "also" or "as well".
+// ("and the dentist?" asks; it adds nothing.)
+func continues(ws []word) bool {
+	ws = trimPunctuation(ws)
+	n := len(ws)
+	return n > 0 && (continuing[ws[0].low] || ws[n-1].low == "too" || ws[n-1].low == "also" ||
+		n > 1 && ws[n-2].low == "as" && ws[n-1].low == "well")
+}
+
+// topicOf reads a clause that only names tasks, said before a request
+// about "it" or "them" ("nevermind the bike, delete it", "the dentist
+// one, mark it done"): the tasks it names are what the request is about.
+// The clause must read as no request of its own, and name tasks as a
+// reference does: "the …", "my …", "task 3".
+func topicOf(sentence string, before []word, s step) (ref, bool) {
+	if len(before) == 0 || s.ref.kind != refFocus || s.ref.count != 0 {
+		return ref{}, false
+	}
+	if _, ok := parseWords(sentence, before, false); ok {
+		return ref{}, false
+	}
+	ws := stripLeading(trimClause(before), topicLeads)
+	if len(ws) < 2 || !topicStarts[ws[0].low] && taskRefAt(ws, 0) == 0 {
+		return ref{}, false
+	}
+	r := parseRef(ws)
+	return r, r.kind == refName || r.kind == refIDs
+}
+
+// describedTask reads a clause the grammar does not read, said before a
+// request about "it" ("I won't be booking the table at Luigi's after all,
+// remove it"): when it is a statement, its words may describe the task
+// "it" is. They are tried
+// as a task's name when the request is carried out (see
+// executor.describedTarget); the clause is read as said when they name
+// no task.
+func describedTask(sentence string, before []word, s step) ([]string, bool) {
+	if len(before) == 0 || s.ref.kind != refFocus || s.ref.plural || s.ref.count != 0 || !changes(s) || s.act == actAdd {
+		return nil, false
+	}
+	ws := trimClause(before)
+	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].low) {
+		return nil, false
+	}
+	r := nameRef(ws)
+	return r.words, len(r.words) >= 2
+}
+
+// saysNews reports a first word of a statement, not of an order: "I
+// won't be booking…", "had the meeting scheduled". Words that start an
+// order ("buy milk, then delete it") may be a task to add, and name none.
+func saysNews(first string) bool {
+	return notATaskStart[first] || isPastTense(first) || first == "had" || first == "got"
+}
+
+var (
+	topicLeads  = phrases("nevermind|never_mind|as_for|regarding|about|re|so|oh|for|on|with|in")
+	topicStarts = wordSet("the my that this those these")
+)
+
+// asideAt reports a reason given from ws[i] to the end of the sentence:
+// "because it's done", ", its done anyway". It says why, not which task.
+func asideAt(ws []word, i int) bool {
+	if reasonWords[ws[i].low] {
+		return true
+	}
+	if ws[i].low != "," || i+1 == len(ws) {
+		return false
+	}
+	last := ws[len(ws)-1].low
+	return reasonWords[ws[i+1].low] || asideStarts[ws[i+1].low] && (last == "anyway" || last == "anyways")
+}
+
+// asideEnd returns where a reason that starts at ws[i] ends: at the next
+// connector followed by a request of its own ("because I sold it, and
+// add buy a helmet"), else at the end of the sentence.
+func asideEnd(sentence string, ws []word, i int) int {
+	for j := i + 1; j < len(ws); j++ {
+		if !connectors[ws[j].low] || connectors[ws[j-1].low] {
+			continue
+		}
+		next := j
+		for next < len(ws) && connectors[ws[next].low] {
+			next++
+		}
+		if next < len(ws) && startsRequest(sentence, ws[next:]) && !aboutFocus(sentence, ws[next:]) {
+			return j
+		}
+	}
+	return len(ws)
+}
+
+// aboutFocus reports a request, up to its next connector, about "it" or
+// "them": after a reason ("because it's done and I don't need it") it is
+// the reason going on about the task just named.
+func aboutFocus(sentence string, ws []word) bool {
+	end := len(ws)
+	for i := 1; i < len(ws); i++ {
+		if connectors[ws[i].low] {
+			end = i
+			break
+		}
+	}
+	s, ok := parseWords(sentence, ws[:end], false)
+	return ok && s.ref.kind == refFocus
+}
+
+var (
+	reasonWords = wordSet("because since cause cuz coz bc")
+	// asideStarts begin a remark about the task just named: "its done
+	// anyway", "I don't need it anyway"; "the plumber one anyway" names
+	// the task.
+	asideStarts = wordSet("its it i i'm im we that they don't dont not no already")
+)

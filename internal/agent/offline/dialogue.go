@@ -1,0 +1,297 @@
+package offline
+
+import "fmt"
+
+// This file is what the steps that answer or correct do: answers to a
+// question, corrections, yes and no, suggestions, and the questions they
+// ask.
+
+// doAnswer reads a bare reference ("the second one", "4", "both") as the
+// answer to the question the last reply asked, or, with none open and an
+// "and" or a "too", as more tasks for the last turn's change.
+func (e *executor) doAnswer(s step) {
+	q := e.mem.question
+	if q == nil && s.continues && (e.mem.lastAct == actComplete || e.mem.lastAct == actDelete) {
+		// "and the garage", "also task 3", "the bike one too": one more
+		// for the change the last turn made.
+		if s.ref.kind == refName {
+			names, ok := e.namesTask(s)
+			if !ok {
+				return
+			}
+			if !names { // "and buy milk": no task of the list, maybe a new one
+				e.doSuggest(s)
+				return
+			}
+		}
+		more := step{act: e.mem.lastAct, ref: s.ref, parts: s.parts}
+		if targets, ok := e.resolve(more); ok {
+			e.act(more, targets)
+		}
+		return
+	}
+	if q == nil || q.askTitle || q.askValue || (q.confirm && q.act == actAdd) {
+		// No question takes tasks for an answer: words may be a task, and
+		// tasks pointed at are asked about, never acted on by a guess.
+		if s.ref.kind == refName {
+			e.doSuggest(s)
+		} else {
+			e.askWhatToDo(s.ref)
+		}
+		return
+	}
+	// The answer names tasks among those the question listed.
+	follow := step{act: q.act, ref: s.ref, title: q.title, desc: q.desc}
+	if len(q.candidates) > 0 {
+		if targets, handled := e.amongCandidates(follow, q.candidates); handled {
+			if len(targets) > 0 {
+				e.act(follow, targets)
+			}
+			return
+		}
+	}
+	if targets, ok := e.resolve(follow); ok {
+		e.act(follow, targets)
+	}
+}
+
+// namesTask reports whether a name said alone, or one of its parts,
+// matches a task of the list: only then is it one more for the last
+// change, for a guess at a task that cannot be undone is no guess to make.
+// ok is false when the run must stop to list the tasks.
+func (e *executor) namesTask(s step) (names, ok bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return false, false
+	}
+	if len(matchTasks(listed, s.ref.words, false)) > 0 {
+		return true, true
+	}
+	for _, p := range s.parts {
+		if p.kind != refName || len(matchTasks(listed, p.words, false)) > 0 {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// doCorrect reads "no, I meant …": an open question is answered by what
+// was meant; a task just added, or just renamed, gets the title meant;
+// a completion or a deletion is made on the task meant, and the reply
+// says the one made before stays made, for the tools cannot undo it.
+func (e *executor) doCorrect(s step) {
+	q, last, before := e.mem.question, e.mem.lastAct, withoutDeleted(e.mem.focus)
+	switch {
+	case q != nil && q.askTitle, q != nil && q.askValue:
+		e.doSuggest(step{act: actSuggest, text: s.title})
+	case q != nil:
+		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: s.text})
+	case (last == actAdd || last == actUpdate) && len(e.mem.focus) == 1 && len(before) == 1 && s.ref.kind != refIDs && s.title != "":
+		e.act(step{act: actUpdate, title: s.title, desc: s.desc}, before)
+	case (last == actComplete || last == actDelete) && s.ref.kind != refNone:
+		e.redo(step{act: last, ref: s.ref, parts: s.parts})
+	default: // no change to correct: what was meant, said alone
+		text := s.title
+		if text == "" {
+			text = s.text
+		}
+		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: text})
+	}
+}
+
+// doMeant carries out a request said as a correction ("no, I meant
+// delete task 5") and says what became of the last change, which stays
+// made: a no ("I meant keep it") after a change is told the change
+// stands, never that the list was left as it was.
+func (e *executor) doMeant(s step) {
+	s.corrects = false
+	last := withoutDeleted(e.mem.focus)
+	if s.act == actNo {
+		e.sawRefusal = true
+		if e.mem.lastAct == 0 || len(e.mem.focus) == 0 {
+			e.do(s)
+			return
+		}
+		for _, t := range e.mem.focus {
+			e.say("%s", stays(e.mem.lastAct, t))
+		}
+		return
+	}
+	e.do(s)
+	if e.mem.lastAct != actAdd || e.stopped() || s.ref.kind != refIDs {
+		return
+	}
+	for _, t := range last {
+		if !containsID(s.ref.ids, t.ID) {
+			e.say("Task %d, %s, that I added before is still on your list.", t.ID, t.Title)
+		}
+	}
+}
+
+// stays says that the change a turn made on t stays made.
+func stays(a action, t listedTask) string {
+	switch a {
+	case actDelete:
+		return fmt.Sprintf("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
+	case actComplete:
+		return fmt.Sprintf("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
+	}
+	return fmt.Sprintf("Okay — task %d, %s, stays on your list as it is.", t.ID, t.Title)
+}
+
+func containsID(ids []int64, id int64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// redo makes the last turn's completion or deletion on the tasks meant
+// instead, and says what became of those it was made on: a task meant
+// that it was made on already is said so, not acted on again.
+func (e *executor) redo(s step) {
+	targets, ok := e.resolve(s)
+	if !ok {
+		return
+	}
+	done := map[action]string{actDelete: "deleted", actComplete: "marked as complete"}[s.act]
+	var fresh []listedTask
+	for _, t := range targets {
+		if before, again := findTask(e.mem.focus, t.ID); again {
+			e.say("Task %d, %s, is one I %s already.", before.ID, before.Title, done)
+		} else {
+			fresh = append(fresh, t)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	e.act(s, fresh)
+	for _, t := range e.mem.focus {
+		if _, meant := findTask(targets, t.ID); meant {
+			continue
+		}
+		if s.act == actDelete {
+			e.say("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
+		} else {
+			e.say("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
+		}
+	}
+}
+
+// amongCandidates reads an answer naming tasks by words of their titles,
+// or "all", among those the question listed. handled is false when the
+// answer names none of them; targets is empty when it asked again.
+func (e *executor) amongCandidates(s step, candidates []listedTask) ([]listedTask, bool) {
+	switch {
+	case s.ref.kind == refAll && s.ref.status == "all":
+		return candidates, true
+	case s.ref.kind == refOther:
+		return e.otherThan(s, candidates), true
+	case s.ref.kind != refName:
+		return nil, false
+	}
+	matches := matchTasks(candidates, s.ref.words, true)
+	switch {
+	case len(matches) == 0:
+		return nil, false
+	case len(matches) > 1 && !s.ref.plural:
+		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, matches)
+		return nil, true
+	}
+	return matches, true
+}
+
+// doYes carries out what the last reply offered.
+func (e *executor) doYes() {
+	q := e.mem.question
+	switch {
+	case q == nil || q.askTitle || q.askValue:
+		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
+	case q.act == actAdd:
+		e.doAdd(q.items)
+	case len(q.candidates) == 1 || q.confirm:
+		e.act(step{act: q.act, title: q.title, desc: q.desc}, q.candidates)
+	default:
+		e.askWhich(*q, q.candidates)
+	}
+}
+
+// askAgain answers a yes said with a doubt: nothing is done, and the
+// open question is asked again with what a "yes" would do.
+func (e *executor) askAgain() {
+	q := e.mem.question
+	switch {
+	case q == nil || q.askTitle || q.askValue || !q.confirm:
+		e.doYes()
+	case q.act == actAdd:
+		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].title))
+	default:
+		e.ask(*q, fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
+			actionVerbs[q.act], taskLines(q.candidates)))
+	}
+}
+
+// refusedText answers a no: the list stays as it was, unless this
+// message changed it before the no.
+func (e *executor) refusedText() string {
+	for _, q := range e.batch {
+		if q.act != actList && q.line >= 0 {
+			return "Okay, I'll stop there."
+		}
+	}
+	if e.lastAct != 0 {
+		return "Okay, I'll stop there."
+	}
+	return "Okay, I left your list as it was."
+}
+
+// doSuggest reads words that may be a task ("buy milk" alone): the answer
+// to "what should the task say?" or "what should it say instead?", one
+// more task after an add ("and also feed the cat"), else an offer to add.
+func (e *executor) doSuggest(s step) {
+	q, text := e.mem.question, s.text
+	switch {
+	case q != nil && q.askTitle:
+		e.doAdd([]item{{title: text}})
+	case q != nil && q.askValue:
+		e.act(step{act: actUpdate, title: text}, q.candidates)
+	case s.continues && e.mem.lastAct == actAdd:
+		e.doAdd([]item{{title: text}})
+	case !mayBeTask(splitWords(text)):
+		e.say("Sorry, I'm not sure what you mean. %s", helpText)
+	default:
+		e.ask(question{act: actAdd, items: []item{{title: text}}, confirm: true},
+			fmt.Sprintf("Should I add %q to your list? Say \"yes\" to add it.", text))
+	}
+}
+
+// askWhich asks which task an action is for, listing the candidates.
+func (e *executor) askWhich(q question, candidates []listedTask) {
+	verb := actionVerbs[q.act]
+	q.candidates = candidates
+	if len(candidates) == 0 {
+		e.ask(q, fmt.Sprintf("Which task should I %s? Tell me its number, like \"%s\", or a word from its title.", verb, fmt.Sprintf(actionExamples[q.act], 2)))
+		return
+	}
+	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, taskLines(candidates), fmt.Sprintf(actionExamples[q.act], candidates[0].ID)))
+}
+
+// actionVerbs and actionExamples word the questions about each action.
+var (
+	actionVerbs = map[action]string{
+		actComplete: "mark as complete", actDelete: "delete", actUpdate: "change", actNote: "add the note to", actQuery: "check",
+	}
+	actionExamples = map[action]string{
+		actComplete: "Complete task %d", actDelete: "Delete task %d", actUpdate: "Change task %d to 'Call mom tonight'",
+		actNote: "Task %d", actQuery: "Is task %d done?",
+	}
+)
+
+// actionOnIt says what "yes" to a question about one task does.
+var actionOnIt = map[action]string{
+	actComplete: "mark it as complete", actDelete: "delete it", actUpdate: "change it", actNote: "add the note to it",
+	actQuery: "check it",
+}

@@ -1,0 +1,488 @@
+package offline
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file resolves a step's reference to the tasks it means: by
+// number, by name, by place in a list, by what the conversation is about,
+// and with what is left out.
+
+// resolve finds the tasks a step's reference points at. When it cannot
+// tell, it says so or asks, and returns false.
+func (e *executor) resolve(s step) ([]listedTask, bool) {
+	targets, ok := e.resolveRef(s)
+	if !ok || len(s.ref.except) == 0 {
+		return targets, ok
+	}
+	return e.leaveOut(s, targets)
+}
+
+// leaveOut takes the tasks a step's exceptions name out of its targets.
+// An exception that names no task stops the step: acting on everything
+// the person wanted kept would be the one wrong way to read them.
+func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, false
+	}
+	out := map[int64]bool{}
+	for _, x := range s.ref.except {
+		switch x.kind {
+		case refIDs:
+			for _, id := range x.ids {
+				if _, found := findTask(listed, id); !found {
+					e.say("You have no task %d to leave out, so I left your list as it was.", id)
+					return nil, false
+				}
+				out[id] = true
+			}
+		case refName:
+			matches := matchTasks(listed, x.words, false)
+			if len(matches) == 0 {
+				e.say("I couldn't find a task matching %q to leave out, so I left your list as it was.", strings.Join(x.words, " "))
+				return nil, false
+			}
+			for _, t := range matches {
+				out[t.ID] = true
+			}
+		case refOrdinal, refFocus:
+			kept, ok := e.exceptAmongFocus(s, x)
+			if !ok {
+				e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
+				return nil, false
+			}
+			for _, t := range kept {
+				out[t.ID] = true
+			}
+		default:
+			e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
+			return nil, false
+		}
+	}
+	kept := tasksWhere(targets, func(t listedTask) bool { return !out[t.ID] })
+	if len(kept) == 0 {
+		e.say("Leaving those out, there was nothing left to %s.", actionVerbs[s.act])
+		return nil, false
+	}
+	return kept, true
+}
+
+// exceptAmongFocus reads an exception said by place or pronoun: "the
+// last one" of "mark them all done except the last one" is a place in
+// what the conversation is about, or in the list last shown. A pronoun
+// can't leave out part of the tasks "them" already means.
+func (e *executor) exceptAmongFocus(s step, x ref) ([]listedTask, bool) {
+	if x.kind == refFocus && s.ref.kind == refFocus {
+		return nil, false
+	}
+	focus := e.heldFocus()
+	if x.kind == refOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
+		focus = e.shown
+	}
+	return pickFromFocus(focus, x)
+}
+
+// resolveRef finds the tasks a step's reference points at, exceptions
+// aside.
+func (e *executor) resolveRef(s step) ([]listedTask, bool) {
+	r := s.ref
+	switch r.kind {
+	case refIDs:
+		return idTasks(r.ids), true
+	case refFocus, refOrdinal:
+		if len(s.described) > 0 {
+			if t, handled := e.describedTarget(s); handled || e.stopped() {
+				return t, len(t) > 0
+			}
+		}
+		if r.ofList && e.focusStep < 0 && !e.focusStepPending() && len(e.mem.focus) == 0 && len(e.shown) == 0 {
+			return e.placeInList(s)
+		}
+		return e.resolveFocus(s)
+	case refAll:
+		return e.resolveAll(s)
+	case refName:
+		return e.resolveName(s)
+	case refOther:
+		focus, ok := e.currentFocus()
+		if !ok {
+			return nil, false
+		}
+		if len(focus) <= 1 && len(e.shown) > 1 {
+			focus = e.shown
+		}
+		targets := e.otherThan(s, withoutDeleted(focus))
+		return targets, len(targets) > 0
+	}
+	return nil, false
+}
+
+// describedTarget finds the one task the clause before "it" describes:
+// the task whose title's words it holds all of ("I won't be booking the
+// table at Luigi's" holds "Book a table at Luigi's"), or that holds all
+// its words; failing that, one task sharing two or more of its words
+// more than any other is asked about ("we're skipping the thank you
+// notes this year" and "Send the thank you notes"). With none, that
+// clause is carried out as said, and handled is false: "it" means what
+// it would have.
+func (e *executor) describedTarget(s step) (targets []listedTask, handled bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, true
+	}
+	if matches := matchTasks(listed, s.described, true); len(matches) == 1 {
+		return matches, true
+	}
+	if close := closestTasks(listed, s.described); len(close) == 1 && sharedWords(close[0], s.described) >= 2 {
+		t := close[0]
+		e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
+			fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
+		return nil, true
+	}
+	if s.unread != nil {
+		e.do(*s.unread)
+	}
+	return nil, false
+}
+
+// sharedWords counts the words of a name that a task's title holds.
+func sharedWords(t listedTask, words []string) int {
+	title, n := stems(titleWords(t.Title)), 0
+	for _, q := range stems(words) {
+		if containsAll(title, []string{q}) {
+			n++
+		}
+	}
+	return n
+}
+
+// otherThan reads "not the bank, the other one" among the tasks being
+// chosen from: those the exception leaves. When one is left and "the
+// other one" was said, it is meant; otherwise the ones left are asked
+// about, and the ones left out are never offered.
+func (e *executor) otherThan(s step, candidates []listedTask) []listedTask {
+	out := map[int64]bool{}
+	for _, x := range s.ref.except {
+		switch x.kind {
+		case refIDs:
+			for _, id := range x.ids {
+				out[id] = true
+			}
+		case refName:
+			for _, t := range matchTasks(candidates, x.words, true) {
+				out[t.ID] = true
+			}
+		}
+	}
+	left := tasksWhere(candidates, func(t listedTask) bool { return !out[t.ID] })
+	q := question{act: s.act, title: s.title, desc: s.desc}
+	switch {
+	case len(left) == 0 || len(out) == 0:
+		e.askWhich(q, candidates)
+	case len(left) == 1 && s.ref.pointed:
+		return left
+	case len(left) == 1:
+		t := left[0]
+		q.candidates, q.confirm = left, true
+		e.ask(q, fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
+	case s.ref.plural && s.ref.pointed:
+		return left
+	default:
+		e.askWhich(q, left)
+	}
+	return nil
+}
+
+// resolveFocus finds what "it", "both" or "the second one" points at:
+// among what the conversation is about, or, for a place in a list when
+// that is one task, among the list last shown ("show my tasks", "add
+// bread", "delete the second one"). A task deleted since is said to be
+// gone, and never offered.
+func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
+	focus, ok := e.currentFocus()
+	if !ok {
+		return nil, false
+	}
+	var targets []listedTask
+	if s.ref.kind == refOrdinal && len(focus) <= 1 {
+		// A place needs a list of two or more: the tasks the last few
+		// turns added (or changed) one by one, else the list last shown
+		// ("show my tasks", "add bread", "delete the first one"). With
+		// neither, "the first one" of one task is asked about.
+		switch {
+		case e.focusStep < 0 && len(e.mem.run) > 1:
+			focus = e.mem.run
+		case len(e.shown) > 1:
+			focus = e.shown
+		default:
+			e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
+			return nil, false
+		}
+	}
+	if s.ref.kind == refFocus && s.ref.plural && len(focus) <= 1 && e.focusStep < 0 && len(e.mem.run) > 1 {
+		// "both" or "them" after tasks added one message at a time: the
+		// tasks of those messages.
+		focus = e.mem.run
+	}
+	targets, ok = pickFromFocus(focus, s.ref)
+	if !ok {
+		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
+		return nil, false
+	}
+	for _, t := range targets {
+		if t.deleted {
+			e.say("Task %d was deleted already.", t.ID)
+		}
+	}
+	targets = withoutDeleted(targets)
+	return targets, len(targets) > 0
+}
+
+// placeInList finds "the 3rd task" when the conversation has shown no
+// list and done nothing yet: the task at that place in the whole list, in
+// its order.
+func (e *executor) placeInList(s step) ([]listedTask, bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, false
+	}
+	targets, ok := pickFromFocus(listed, s.ref)
+	if !ok {
+		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
+			plural(len(listed), "task"), fmt.Sprintf(actionExamples[s.act], 2))
+	}
+	if ok && s.ref.kind == refOrdinal && s.ref.index >= 0 && placesDiffer(listed, targets, s.ref.index) {
+		e.askPlaceOrNumber(s, listed, targets)
+		return nil, false
+	}
+	return targets, ok
+}
+
+// placesDiffer reports targets, from place i of listed on, whose numbers
+// are not their places: once a task is deleted, "the 2nd task" may be the
+// second in the list or task 2.
+func placesDiffer(listed, targets []listedTask, i int) bool {
+	for k, t := range targets {
+		if t.ID != int64(i+k+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// askPlaceOrNumber asks which task a place meant when the tasks at those
+// places have other numbers: it lists those, and the tasks numbered as
+// the places, when there are such.
+func (e *executor) askPlaceOrNumber(s step, listed, targets []listedTask) {
+	candidates := append([]listedTask(nil), targets...)
+	for k := range targets {
+		if t, found := findTask(listed, int64(s.ref.index+k+1)); found {
+			if _, dup := findTask(candidates, t.ID); !dup {
+				candidates = append(candidates, t)
+			}
+		}
+	}
+	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: candidates},
+		fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
+			taskLines(candidates), actionVerbs[s.act], fmt.Sprintf(actionExamples[s.act], candidates[0].ID)))
+}
+
+// pickFromFocus returns the tasks of focus a pronoun or an ordinal points
+// at; ok is false when the reference does not fit the focus ("it" among
+// three, "the fourth one" among two).
+func pickFromFocus(focus []listedTask, r ref) ([]listedTask, bool) {
+	switch {
+	case len(focus) == 0:
+		return nil, false
+	case r.kind == refOrdinal:
+		n := max(r.count, 1)
+		i := r.index
+		if i < 0 {
+			i = len(focus) - n
+		}
+		if i < 0 || i+n > len(focus) {
+			return nil, false
+		}
+		return focus[i : i+n], true
+	case r.count == 2 && len(focus) != 2, !r.plural && len(focus) > 1:
+		return nil, false
+	}
+	return focus, true
+}
+
+// askWhatToDo answers a reference said alone when no question is open
+// ("the second one", "all of them", "3"): it says which tasks those are
+// and asks what to do, so that "delete them" next acts on them.
+func (e *executor) askWhatToDo(r ref) {
+	var targets []listedTask
+	switch r.kind {
+	case refIDs:
+		targets = idTasks(r.ids)
+	case refFocus, refOrdinal:
+		focus, ok := e.currentFocus()
+		if !ok {
+			return
+		}
+		targets, _ = pickFromFocus(focus, r)
+	}
+	e.say("%s", whatToDoText(targets))
+	if len(targets) > 0 {
+		e.setFocus(e.step, targets...)
+	}
+}
+
+func whatToDoText(targets []listedTask) string {
+	switch {
+	case len(targets) == 0:
+		return `What should I do? For example: "Mark task 3 as complete", "Delete task 3" or "What's pending?"`
+	case targets[0].Title == "": // known by number only
+		ids := make([]int64, len(targets))
+		for i, t := range targets {
+			ids[i] = t.ID
+		}
+		return fmt.Sprintf("What should I do with %s? For example: \"Mark task %d as complete\" or \"Delete task %d\".", taskNumbers(ids), ids[0], ids[0])
+	case len(targets) == 1:
+		return fmt.Sprintf("What should I do with task %d, %s? For example: \"Mark it as complete\" or \"Delete it\".", targets[0].ID, targets[0].Title)
+	}
+	return fmt.Sprintf("What should I do with these %d tasks?\n%s\nFor example: \"Mark them as complete\" or \"Delete them\".", len(targets), taskLines(targets))
+}
+
+// resolveAll reads "everything", "all my completed tasks": completing
+// everything means every open task.
+func (e *executor) resolveAll(s step) ([]listedTask, bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, false
+	}
+	status := s.ref.status
+	if s.act == actComplete && status == "all" {
+		status = "pending"
+	}
+	var out []listedTask
+	for _, t := range listed {
+		if status == "all" || (status == "completed") == t.Completed {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		e.say("%s", nothingToDo(s.act, status))
+		return nil, false
+	}
+	return out, true
+}
+
+func nothingToDo(a action, status string) string {
+	what := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
+	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, actionVerbs[a])
+}
+
+// resolveName finds the task whose title holds the words said. Several
+// matches are asked about, unless the person said "all"; completing
+// prefers the one that is still open.
+func (e *executor) resolveName(s step) ([]listedTask, bool) {
+	listed, ok := e.tasks()
+	if !ok {
+		return nil, false
+	}
+	r := s.ref
+	matches := matchTasks(listed, r.words, r.deed)
+	if len(matches) == 0 && r.deed && len(r.words) > 1 {
+		matches = matchTasks(listed, r.words[1:], true)
+	}
+	if len(matches) > 1 && s.act == actComplete {
+		if open := openTasks(matches); len(open) == 1 {
+			matches = open
+		}
+	}
+	switch {
+	case len(matches) == 0 && len(s.parts) > 1:
+		return e.resolveParts(s)
+	case len(matches) == 0:
+		e.notFound(s, listed)
+		return nil, false
+	case len(matches) > 1 && !r.plural:
+		q := question{act: s.act, title: s.title, desc: s.desc, candidates: matches}
+		e.ask(q, fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
+			len(matches), strings.Join(r.words, " "), taskLines(matches), actionVerbs[s.act], fmt.Sprintf(actionExamples[s.act], matches[0].ID)))
+		return nil, false
+	}
+	return matches, true
+}
+
+// idTasks are the tasks numbered ids, known by number only.
+func idTasks(ids []int64) []listedTask {
+	out := make([]listedTask, len(ids))
+	for i, id := range ids {
+		out[i] = listedTask{ID: id}
+	}
+	return out
+}
+
+func openTasks(ts []listedTask) []listedTask {
+	return tasksWhere(ts, func(t listedTask) bool { return !t.Completed })
+}
+
+func findTask(ts []listedTask, id int64) (listedTask, bool) {
+	for _, t := range ts {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return listedTask{}, false
+}
+
+func taskLines(ts []listedTask) string {
+	lines := make([]string, len(ts))
+	for i, t := range ts {
+		lines[i] = taskLine(t)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func taskNumbers(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("task %d", ids[0])
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return "tasks " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// resolveParts resolves "the report and the dentist" part by part.
+func (e *executor) resolveParts(s step) ([]listedTask, bool) {
+	var out []listedTask
+	seen := map[int64]bool{}
+	for _, p := range s.parts {
+		part := s
+		part.ref, part.parts = p, nil
+		targets, ok := e.resolve(part)
+		if e.stopped() {
+			return nil, false
+		}
+		for _, t := range targets {
+			if ok && !seen[t.ID] {
+				seen[t.ID] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out, len(out) > 0
+}
+
+// notFound says no task matches the words; when one task shares some of
+// them, it asks whether that one was meant.
+func (e *executor) notFound(s step, listed []listedTask) {
+	phrase := strings.Join(s.ref.words, " ")
+	close := closestTasks(listed, s.ref.words)
+	if len(close) != 1 {
+		e.say("I couldn't find a task matching %q — want to see your list?", phrase)
+		return
+	}
+	t := close[0]
+	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
+		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.act]))
+}

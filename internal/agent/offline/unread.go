@@ -1,0 +1,150 @@
+package offline
+
+import "strings"
+
+// This file decides what to do with what the grammar did not read: ask,
+// offer it as a task, or say what the tools cannot do.
+
+// unknownStep answers a clause the grammar does not read: a question
+// outside the list is told what the assistant does; words that may be a
+// task ("buy milk") are offered as one.
+func unknownStep(text string, ws []word) step {
+	if text, ok := cannotDo(ws); ok {
+		return step{act: actReply, text: text}
+	}
+	switch {
+	case len(ws) == 0:
+		return step{act: actReply, text: helpText}
+	case refersToTask(ws) || namesField(ws):
+		// About a task, in words the grammar does not read: never a task
+		// of its own ("task 3 to the top", "the bike task's notes …").
+		return step{act: actReply, text: "Sorry, I'm not sure what you want done with that task. " + helpText}
+	case isQuestion(text, ws):
+		return step{act: actReply, text: outOfScopeText}
+	case len(ws) <= 8 && mayBeTask(ws):
+		return step{act: actSuggest, text: capitalizeFirst(cleanText(text))}
+	}
+	return step{act: actReply, text: "Sorry, I'm not sure what you mean. " + helpText}
+}
+
+// cannotDo answers a request about a task that the tools cannot carry
+// out — a priority, a reminder or a time, an order, a task brought back —
+// with what can be done instead: "make task 5 high priority", "remind me
+// about task 3 tomorrow at 9", "move task 3 to the top", "restore the task
+// I deleted". Said of no task, the same words may be a task to add.
+func cannotDo(ws []word) (string, bool) {
+	if !refersToTask(ws) {
+		return "", false
+	}
+	for _, c := range cannotDoKinds {
+		for _, w := range ws {
+			if c.words[w.low] {
+				return c.text, true
+			}
+		}
+	}
+	return "", false
+}
+
+// cannotDoKinds are the words that ask for what the tools cannot do, by
+// kind, the first kind that a clause holds deciding.
+var cannotDoKinds = []struct {
+	words map[string]bool
+	text  string
+}{
+	{wordSet("priority priorities prioritize prioritise urgent important"), noDatesText},
+	{wordSet("restore recover undelete un-delete retrieve deleted removed undo"), noUndoText},
+	{wordSet("remind reminder reminders alert notify notification alarm ping tomorrow tonight today " +
+		"am pm o'clock morning evening monday tuesday wednesday thursday friday saturday sunday due deadline"), noRemindText},
+	{wordSet("move reorder rearrange sort order bump push drag top bottom position above below"), noOrderText},
+}
+
+// refersToTask reports words that point at a task of the list: "task 3",
+// "#3", "number 3", "the task I deleted", "the bike task tomorrow".
+func refersToTask(ws []word) bool {
+	for i := range ws {
+		if taskRefAt(ws, i) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// taskRefAt returns how many words from ws[i] point at a task, or 0:
+// "task 3", "no. 3", "#3", or "the" with one to three words and "task" or
+// "one" where the reference plainly ends ("the bike task tomorrow"), or
+// "the task" before who did something to it ("the task I deleted"). A
+// task with an article before it is a new one: "make a task 5 minute
+// plank", and so is "the task to call mom".
+func taskRefAt(ws []word, i int) int {
+	w := ws[i]
+	switch {
+	case strings.HasPrefix(w.text, "#") && taskNumber(w) > 0:
+		return 1
+	case taskNouns[w.low] || numberNouns[w.low]:
+		if i+1 < len(ws) && taskNumber(ws[i+1]) > 0 && (i == 0 || !newTaskWords[ws[i-1].low]) {
+			return 2
+		}
+	case w.low == "the" && i+2 < len(ws) && ws[i+1].low == "task" && relativeSubjects[ws[i+2].low]:
+		return 2
+	case w.low == "the":
+		for j := i + 2; j < len(ws) && j <= i+4; j++ {
+			if (ws[j].low == "task" || ws[j].low == "one") && (j+1 == len(ws) || refEnds[ws[j+1].low]) {
+				return j + 1 - i
+			}
+		}
+	}
+	return 0
+}
+
+var (
+	numberNouns  = wordSet("number no nr num")
+	newTaskWords = wordSet("a an another new one more")
+	// relativeSubjects say who did something to "the task" before them.
+	relativeSubjects = wordSet("i i've we you")
+	// refEnds are words that may follow "the ... task" when the task is
+	// one of the list, not the start of a title ("the task force").
+	refEnds = wordSet("i i've we you that which tomorrow tonight today at on by to in for as up down high low " +
+		"first last back , : - top bottom")
+)
+
+// mayBeTask reports words that could be a task's title: "buy stamps", not
+// "lol" or "don't delete task 3".
+func mayBeTask(ws []word) bool {
+	return len(ws) > 0 && !notATaskStart[ws[0].low] && !hasNegation(ws)
+}
+
+// notATaskStart are first words of things people say that are no task.
+var notATaskStart = wordSet("i i'm im i've i'd you you're we we're it it's that that's this he she they there " +
+	"the my a an is are was were do does did can could would will should shall may might why how when where who " +
+	"whom whose what which yes no lol haha hmm wow ugh meh not never nothing oh uh um")
+
+// isQuestion reports a question: a question mark, or a first word that
+// asks.
+func isQuestion(text string, ws []word) bool {
+	if strings.HasSuffix(strings.TrimSpace(text), "?") {
+		return true
+	}
+	switch ws[0].low {
+	case "what", "why", "how", "when", "where", "who", "whom", "whose", "which", "is", "are", "do", "does",
+		"can", "could", "would", "will", "should", "tell":
+		return true
+	}
+	return false
+}
+
+// asksYesOrNo reports a question that starts with its verb: "are tasks 3
+// and 5 done?", "did I call mom and the bank?". Its "and" joins what it
+// asks about, so it is never cut into requests.
+func asksYesOrNo(ws []word) bool {
+	if len(ws) < 2 {
+		return false
+	}
+	switch ws[0].low {
+	case "is", "are", "was", "were", "has", "does", "am":
+		return true
+	case "did", "do", "have":
+		return ws[1].low == "i" || ws[1].low == "we" || ws[1].low == "you"
+	}
+	return false
+}
