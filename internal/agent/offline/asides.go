@@ -99,8 +99,10 @@ func asideAt(ws []word, i int) bool {
 
 // asideEnd returns where a reason that starts at ws[i] ends: at the next
 // connector followed by a request of its own ("because I sold it, and
-// add buy a helmet"), else at the end of the sentence.
-func asideEnd(sentence string, ws []word, i int) int {
+// add buy a helmet"), or by more tasks for the request before the reason
+// ("because I sold it and task 7"), else at the end of the sentence. more
+// reports the second: the reason is then cut out and the request goes on.
+func asideEnd(sentence string, ws []word, i int) (end int, more bool) {
 	for j := i + 1; j < len(ws); j++ {
 		if !connectors[ws[j].low] || connectors[ws[j-1].low] {
 			continue
@@ -109,12 +111,52 @@ func asideEnd(sentence string, ws []word, i int) int {
 		for next < len(ws) && connectors[ws[next].low] {
 			next++
 		}
-		if next < len(ws) && startsRequest(sentence, ws[next:]) && !aboutFocus(sentence, ws[next:]) {
-			return j
+		if next == len(ws) {
+			break
+		}
+		if moreTasks(sentence, ws[next:]) {
+			return j, true
+		}
+		if startsRequest(sentence, ws[next:]) && !aboutFocus(sentence, ws[next:]) {
+			return j, false
 		}
 	}
-	return len(ws)
+	return len(ws), false
 }
+
+// moreTasks reports words, up to the next connector, that only point at
+// tasks: task numbers ("task 7", "5"), or "the" or "my" with one or two
+// words and maybe "one" or "task" ("the garage", "the garage one too").
+// Said after a reason they are more tasks for the request before it; a
+// longer phrase ("the new one is better") goes on with the reason.
+func moreTasks(sentence string, ws []word) bool {
+	end := len(ws)
+	for i := 1; i < len(ws); i++ {
+		if connectors[ws[i].low] {
+			end = i
+			break
+		}
+	}
+	ref := trimClause(ws[:end])
+	s, ok := parseWords(sentence, ref, true)
+	switch {
+	case !ok || s.act != actAnswer:
+		return false
+	case s.ref.kind == refIDs:
+		return true
+	}
+	if s.ref.kind != refName || !refLeads[ref[0].low] {
+		return false
+	}
+	words := ref[1:]
+	if n := len(words); n > 1 && (words[n-1].low == "one" || words[n-1].low == "task") {
+		words = words[:n-1]
+	}
+	return len(words) <= 2
+}
+
+// refLeads start a reference to a task by its name.
+var refLeads = wordSet("the my")
 
 // aboutFocus reports a request, up to its next connector, about "it" or
 // "them": after a reason ("because it's done and I don't need it") it is

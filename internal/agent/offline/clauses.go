@@ -119,17 +119,23 @@ func splitClauses(sentence string) []clauseWords {
 	if asksYesOrNo(trimClause(ws)) {
 		return []clauseWords{{ws: ws, whole: true}}
 	}
-	var out []clauseWords
+	var out, asides []clauseWords
 	start := 0
 	for i := 1; i < len(ws); i++ {
 		if ws[i].low == "," && stateRemark(ws[i+1:]) && requestsChange(sentence, ws[start:i]) {
-			return append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true})
+			return append(append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true}), asides...)
 		}
 		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) {
-			end := asideEnd(sentence, ws, i)
+			end, more := asideEnd(sentence, ws, i)
+			if more { // "delete task 5 because I sold it and task 7": the request goes on
+				asides = append(asides, clauseWords{ws: ws[i:end:end], aside: true})
+				ws = append(append([]word(nil), ws[:i]...), ws[end:]...)
+				i--
+				continue
+			}
 			out = append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:end], aside: true})
 			if end == len(ws) {
-				return out
+				return append(out, asides...)
 			}
 			for start = end; start < len(ws) && connectors[ws[start].low]; start++ {
 			}
@@ -156,7 +162,7 @@ func splitClauses(sentence string) []clauseWords {
 	if len(out) == 1 {
 		out[0].whole = true
 	}
-	return out
+	return append(out, asides...)
 }
 
 // takesBack reports a no said after a comma, up to the next one: "delete

@@ -35,7 +35,7 @@ func TestEvaluation(t *testing.T) {
 	type tally struct{ pass, total int }
 	byKind := map[string]*tally{}
 	var cases []evalCase
-	for _, set := range [][]evalCase{evaluationCases, heldOutCases, reviewDialogCases, reviewParsingCases, review3Cases, review4Cases} {
+	for _, set := range [][]evalCase{evaluationCases, heldOutCases, reviewDialogCases, reviewParsingCases, review3Cases, review4Cases, review5Cases} {
 		cases = append(cases, set...)
 	}
 	for i, tc := range cases {

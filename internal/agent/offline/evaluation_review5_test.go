@@ -1,0 +1,20 @@
+package offline
+
+// review5Cases are from the fifth review (2026-11-26), of rules that
+// interact: each defect it found, its variants, and the messages the
+// fixes must not take.
+var review5Cases = []evalCase{
+	// A reason ends where more tasks for the request follow it: "and
+	// task 7" goes on with the request, not with the reason. Words that
+	// go on with the reason name no task of their own.
+	{kind: "reason", given: dialogHome, say: []string{"delete task 5 because I sold it and task 7"}, want: gone(dialogHome, 5, 7)},
+	{kind: "reason", given: dialogHome, say: []string{"delete the bike task because I sold it and the garage task"}, want: gone(dialogHome, 5, 7)},
+	{kind: "reason", given: dialogHome, say: []string{"complete task 3 because I went and task 4"}, want: done(dialogHome, 3, 4)},
+	{kind: "reason", given: dialogHome, say: []string{"complete task 4 since she called and the dentist"}, want: done(dialogHome, 3, 4)},
+	{kind: "reason", given: dialogHome, say: []string{"delete task 5 because I sold it, and the garage one too"}, want: gone(dialogHome, 5, 7)},
+	{kind: "reason", given: dialogHome, say: []string{"delete task 5 because I sold it and 7"}, want: gone(dialogHome, 5, 7)},
+	{kind: "reason", given: dialogHome, say: []string{"delete task 5 because it broke and the new one is better"}, want: gone(dialogHome, 5)},
+	{kind: "reason", given: dialogHome, say: []string{"complete task 4 because she called and the kids said hi too"}, want: done(dialogHome, 4)},
+	{kind: "reason", given: dialogHome, say: []string{"delete task 5 because I sold it and it was old"}, want: gone(dialogHome, 5)},
+	{kind: "reason", given: dialogHome, say: []string{"delete task 5 because I sold it, and add buy a helmet"}, want: append(gone(dialogHome, 5), "Buy a helmet")},
+}
