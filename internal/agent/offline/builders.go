@@ -146,6 +146,10 @@ func reported(a action) func(clause) (step, bool) {
 	return func(c clause) (step, bool) {
 		s, ok := build(c)
 		s.vague = !namesList(c.words("task"))
+		if ok && a == actComplete && strings.HasSuffix(strings.TrimSpace(c.text), "?") {
+			// "task 3 done?", "task 3 ✅?": asked, not told.
+			return step{act: actQuery, ref: s.ref, parts: s.parts}, true
+		}
 		return s, ok
 	}
 }

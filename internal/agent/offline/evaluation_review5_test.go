@@ -17,4 +17,20 @@ var review5Cases = []evalCase{
 	{kind: "reason", given: dialogHome, say: []string{"complete task 4 because she called and the kids said hi too"}, want: done(dialogHome, 4)},
 	{kind: "reason", given: dialogHome, say: []string{"delete task 5 because I sold it and it was old"}, want: gone(dialogHome, 5)},
 	{kind: "reason", given: dialogHome, say: []string{"delete task 5 because I sold it, and add buy a helmet"}, want: append(gone(dialogHome, 5), "Buy a helmet")},
+
+	// A mark that says a task is not done never vanishes from a list of
+	// tasks marked done: what it stands before is not completed. A check
+	// mark asked about ("task 3 ✅?") asks, as "task 3 done?" does.
+	{kind: "complete", given: dialogHome, say: []string{"✅ 3, ❌ 5"}, calls: "none"},
+	{kind: "complete", given: dialogHome, say: []string{"✅ 1, 🚫 5"}, calls: "none"},
+	{kind: "complete", given: dialogHome, say: []string{"✅ 1 ⏳ 5"}, calls: "none"},
+	{kind: "complete", given: dialogHome, say: []string{"✅ 1 ✖ 5"}, calls: "none"},
+	{kind: "complete", given: dialogHome, say: []string{"✅ 1 🙂 5"}, calls: "list_tasks(all)"},
+	{kind: "complete", given: dialogHome, say: []string{"✅ call mom, ✅ dentist, ❌ garage"}, want: done(dialogHome, 4)},
+	{kind: "complete", given: dialogHome, say: []string{"task 3 ✅?"}, calls: "list_tasks(all)"},
+	{kind: "complete", given: dialogHome, say: []string{"task 3 done?"}, calls: "list_tasks(all)"},
+	{kind: "complete", given: dialogHome, say: []string{"task 3 ✅"}, want: done(dialogHome, 3)},
+	{kind: "complete", given: dialogHome, say: []string{"✅ 3, 5"}, want: done(dialogHome, 3, 5)},
+	{kind: "complete", given: dialogHome, say: []string{"task 4 done 🎉"}, want: done(dialogHome, 4)},
+	{kind: "complete", given: dialogHome, say: []string{"task 3 is done"}, want: done(dialogHome, 3)},
 }

@@ -54,14 +54,40 @@ func splitWords(s string) []word {
 }
 
 // withCheckMarks reads a check mark as "done" ("task 2 ✅"), unless a
-// word that says so comes just before it ("Task 4: done ✅").
+// word that says so comes just before it ("Task 4: done ✅"), and a mark
+// that says a task is not done ("❌ 5", "⏳ 5") as "not": it never
+// vanishes from a list of tasks marked done ("✅ 3, ❌ 5"). Other
+// symbols inside a sentence stand for a word the grammar does not know,
+// so no list of tasks runs across them ("✅ 1 🙂 5").
 func withCheckMarks(ws []word) []word {
 	for i, w := range ws {
-		if w.low == "" && strings.ContainsAny(w.text, "✅✔☑✓") && (i == 0 || statusWord(ws[i-1].low) != "completed") {
-			ws[i].low = "done"
+		switch {
+		case w.low != "":
+		case strings.ContainsAny(w.text, notDoneMarks):
+			ws[i].low = "not"
+		case strings.ContainsAny(w.text, "✅✔☑✓"):
+			if i == 0 || statusWord(ws[i-1].low) != "completed" {
+				ws[i].low = "done"
+			}
+		case i > 0 && i+1 < len(ws) && isSymbols(w.text):
+			ws[i].low = w.text // a word no pattern holds
 		}
 	}
 	return ws
+}
+
+// notDoneMarks say a task is not done, or not yet.
+const notDoneMarks = "❌✖✗✘🚫⏳⌛⛔"
+
+// isSymbols reports a word made only of symbols: an emoji, not
+// punctuation ("-", "...", "?").
+func isSymbols(text string) bool {
+	for _, r := range text {
+		if !unicode.IsSymbol(r) && r != '\ufe0f' && r != '\u200d' {
+			return false
+		}
+	}
+	return true
 }
 
 // isQuoteOpening reports whether r at i opens a quote: a quote character
