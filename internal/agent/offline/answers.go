@@ -113,6 +113,10 @@ func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
 		return step{act: actYes}, rest.act != actNo
 	case rest.act == actReply || rest.act == actSuggest:
 		return step{}, false
+	case no > yes && rest.act == actAnswer && continues(ws[n:]):
+		// "no, and task 4 too": the no goes for more tasks, and names
+		// none to act on.
+		return step{act: actNo}, true
 	case rest.act == actAnswer || no > yes:
 		return rest, paused
 	}

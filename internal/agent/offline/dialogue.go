@@ -42,6 +42,10 @@ func (e *executor) doAnswer(s step) {
 	}
 	// The answer names tasks among those the question listed.
 	follow := step{act: q.act, ref: s.ref, title: q.title, desc: q.desc}
+	if q.confirm {
+		e.answerOffer(follow, q.candidates, s.continues)
+		return
+	}
 	if len(q.candidates) > 0 {
 		if targets, handled := e.amongCandidates(follow, q.candidates); handled {
 			if len(targets) > 0 {
@@ -53,6 +57,33 @@ func (e *executor) doAnswer(s step) {
 	if targets, ok := e.resolve(follow); ok {
 		e.act(follow, targets)
 	}
+}
+
+// answerOffer reads a reference said to a question that offered a change
+// on the tasks it names ("Should I mark task 3 as complete?"): those
+// tasks named again are a yes; any other, or any said as more ("and task
+// 4", "task 4 too"), is asked about, for a change only offered was never
+// made and there is nothing to add to.
+func (e *executor) answerOffer(s step, offered []listedTask, more bool) {
+	targets, handled := e.amongCandidates(s, offered)
+	if !handled {
+		var ok bool
+		if targets, ok = e.resolve(s); !ok {
+			return
+		}
+	}
+	if len(targets) == 0 {
+		return
+	}
+	for _, t := range targets {
+		if _, ok := findTask(offered, t.ID); !ok || more {
+			e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: targets, confirm: true},
+				fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
+					actionVerbs[s.act], taskLines(targets)))
+			return
+		}
+	}
+	e.act(s, targets)
 }
 
 // namesTask reports whether a name said alone, or one of its parts,

@@ -33,4 +33,20 @@ var review5Cases = []evalCase{
 	{kind: "complete", given: dialogHome, say: []string{"✅ 3, 5"}, want: done(dialogHome, 3, 5)},
 	{kind: "complete", given: dialogHome, say: []string{"task 4 done 🎉"}, want: done(dialogHome, 4)},
 	{kind: "complete", given: dialogHome, say: []string{"task 3 is done"}, want: done(dialogHome, 3)},
+
+	// A question that offered a change takes a yes or a no, or the tasks
+	// it offered; "and task 4" is asked about, never made.
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "and task 4"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "also task 5"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "and the garage"}},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "no, and task 4 too"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "task 4"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "and task 4", "yes"}, want: done(dialogHome, 4)},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "and task 4", "no"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "task 3"}, want: done(dialogHome, 3)},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "the dentist one"}, want: done(dialogHome, 3)},
+	{kind: "confirm", given: dialogHome, say: []string{"delete everything", "and task 4"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "task 3 too"}, calls: "none"},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "no, delete task 5"}, want: gone(dialogHome, 5)},
+	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "yes, and task 4 too"}, calls: "none"},
 }
