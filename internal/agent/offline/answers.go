@@ -78,6 +78,25 @@ func doubted(text string) bool {
 // hesitations start what someone says when they are not sure yet.
 var hesitations = wordSet("wait hold hang hmm hm um uh erm actually but which what why how really")
 
+// stillToDo reports a modal said with no task of its own: "I have to",
+// "gotta do it", "I need to do it today". It says something is still to
+// be done; what, the question before it said.
+func stillToDo(ws []word) bool {
+	n := longestPhrase(modals, ws, 0)
+	if n == 0 {
+		return false
+	}
+	for _, w := range ws[n:] {
+		if !modalTails[w.low] {
+			return false
+		}
+	}
+	return true
+}
+
+// modalTails may follow a modal that names no task: "gotta do it today".
+var modalTails = wordSet("to do it that this so still yet today tonight tomorrow later soon first asap , !")
+
 // yesLeads and noLeads answer a question before saying more: "yes do
 // it", "sure, go ahead", "yes delete them", "no, keep them". A "don't"
 // is none: "don't delete it" is no "delete it".
@@ -100,6 +119,12 @@ func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
 		return step{}, false
 	}
 	paused := ws[n].low == "," || ws[n].low == "but" // "no but delete task 1"
+	if stillToDo(trimClause(ws[n:])) {
+		if no > yes { // "no, I have to": not done
+			return step{act: actNo}, true
+		}
+		return step{act: actYes, stillToDo: true}, true
+	}
 	rest, ok := parseWords(sentence, ws[n:], whole)
 	switch {
 	case !ok:

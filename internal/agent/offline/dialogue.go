@@ -250,6 +250,24 @@ func (e *executor) doYes() {
 	}
 }
 
+// leaveOpen answers "I have to" or "yes, gotta do it": asked whether
+// tasks are done, it says they are still to do, and they stay open; to
+// any other question it is a yes when said with one, and otherwise asks
+// again. It never adds a task called "To".
+func (e *executor) leaveOpen(s step) {
+	q := e.mem.question
+	switch {
+	case q != nil && q.ifDone:
+		for _, t := range q.candidates {
+			e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
+		}
+	case s.doubtful:
+		e.askAgain()
+	default:
+		e.doYes()
+	}
+}
+
 // askAgain answers a yes said with a doubt: nothing is done, and the
 // open question is asked again with what a "yes" would do.
 func (e *executor) askAgain() {

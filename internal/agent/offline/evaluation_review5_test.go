@@ -49,4 +49,23 @@ var review5Cases = []evalCase{
 	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "task 3 too"}, calls: "none"},
 	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "no, delete task 5"}, want: gone(dialogHome, 5)},
 	{kind: "confirm", given: dialogHome, say: []string{"need to finish task 3", "yes, and task 4 too"}, calls: "none"},
+
+	// A modal with no task of its own ("I have to", "gotta do it") says
+	// something is still to do: asked whether a task is done, it leaves
+	// the task open; to an offer it is the yes it was said with. It is
+	// never a task called "To".
+	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "yeah I have to"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "ok I have to"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "yes I want to"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "yes, gotta do it"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "yes, I need to do it today"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "I have to"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "no, I have to"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "yeah I have to", "yes"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"I have to"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"gotta do it"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"buy stamps", "yes I want to"}, want: append(clone(dialogHome), "Buy stamps")},
+	{kind: "modal", given: dialogHome, say: []string{"delete everything", "I want to"}, calls: "none"},
+	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "yes"}, want: done(dialogHome, 3)},
+	{kind: "modal", given: dialogHome, say: []string{"I have to do the taxes"}, want: append(clone(dialogHome), "Do the taxes")},
 }

@@ -46,6 +46,7 @@ type question struct {
 	confirm    bool         // a yes-or-no question
 	askTitle   bool         // actAdd: it asked what the task should say
 	askValue   bool         // actUpdate: it asked what the task should say instead
+	ifDone     bool         // actComplete: it asked whether tasks are done, or still to do
 }
 
 // executor runs one message's steps against the turn's tool rounds.

@@ -70,6 +70,10 @@ type step struct {
 	corrects bool
 	// doubtful marks a yes said with a doubt: "yes? what would that do".
 	doubtful bool
+	// stillToDo marks a modal said with no task of its own ("yes I have
+	// to", "gotta do it"): something is still to be done, and it is the
+	// thing the question was about.
+	stillToDo bool
 }
 
 // item is a task to add.

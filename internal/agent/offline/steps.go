@@ -14,6 +14,10 @@ func (e *executor) do(s step) {
 		e.doMeant(s)
 		return
 	}
+	if s.act == actYes && s.stillToDo {
+		e.leaveOpen(s)
+		return
+	}
 	if s.act == actYes && s.doubtful {
 		e.askAgain()
 		return
@@ -125,7 +129,7 @@ func (e *executor) askIfDone(targets []listedTask) {
 	if len(targets) == 1 {
 		what = "it"
 	}
-	e.ask(question{act: actComplete, candidates: targets, confirm: true},
+	e.ask(question{act: actComplete, candidates: targets, confirm: true, ifDone: true},
 		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.",
 			describeTargets(targets), map[bool]string{true: "it's", false: "they're"}[len(targets) == 1], what))
 }
