@@ -118,6 +118,13 @@ func (e *executor) doCorrect(s step) {
 	case q != nil:
 		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: s.text})
 	case (last == actAdd || last == actUpdate) && len(e.mem.focus) == 1 && len(before) == 1 && s.ref.kind != refIDs && s.title != "":
+		if titled, ok := e.readsAsTitle(s, before[0]); !ok {
+			return
+		} else if !titled {
+			t := before[0]
+			e.say("Sorry, I'm not sure what you meant, so I left task %d, %s, as it is. To change what it says, tell me the new title, like \"rename task %d to …\".", t.ID, t.Title, t.ID)
+			return
+		}
 		e.act(step{act: actUpdate, title: s.title, desc: s.desc}, before)
 	case (last == actComplete || last == actDelete) && s.ref.kind != refNone:
 		e.redo(step{act: last, ref: s.ref, parts: s.parts})
@@ -129,6 +136,36 @@ func (e *executor) doCorrect(s step) {
 		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: text})
 	}
 }
+
+// readsAsTitle reports whether what a correction says was meant reads as
+// the title of the task just added or renamed: "no, I meant call
+// grandma". Words that point at something else never do: a reference
+// ("the garage", "the other list"), a place or a time ("in the groceries
+// one", "for tomorrow"), a request to add ("add it to the groceries
+// task"), or the name of another task of the list. ok is false when the
+// run must stop to list the tasks.
+func (e *executor) readsAsTitle(s step, renamed listedTask) (titled, ok bool) {
+	ws := trimPunctuation(splitWords(s.text))
+	if len(ws) == 0 || topicStarts[ws[0].low] || prepositions[ws[0].low] || ws[0].low == "add" {
+		return false, true
+	}
+	if s.ref.kind != refName {
+		return true, true
+	}
+	listed, ok := e.tasks()
+	if !ok {
+		return false, false
+	}
+	for _, t := range matchTasks(listed, s.ref.words, false) {
+		if t.ID != renamed.ID {
+			return false, true
+		}
+	}
+	return true, true
+}
+
+// prepositions start words that say where or when, not what.
+var prepositions = wordSet("in on at for to into onto from by with under inside within until till before after about")
 
 // doMeant carries out a request said as a correction ("no, I meant
 // delete task 5") and says what became of the last change, which stays

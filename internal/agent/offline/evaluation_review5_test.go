@@ -68,4 +68,19 @@ var review5Cases = []evalCase{
 	{kind: "modal", given: dialogHome, say: []string{"delete everything", "I want to"}, calls: "none"},
 	{kind: "modal", given: dialogHome, say: []string{"need to finish task 3", "yes"}, want: done(dialogHome, 3)},
 	{kind: "modal", given: dialogHome, say: []string{"I have to do the taxes"}, want: append(clone(dialogHome), "Do the taxes")},
+
+	// "I meant …" renames the task just added or renamed only to words
+	// that read as a title; a reference, a place or a time, a request to
+	// add, or the name of another task is asked about.
+	{kind: "correct", given: dialogHome, say: []string{"rename task 4 to call dad", "no I meant the garage"}, want: with(dialogHome, 4, "Call dad"), calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"add fix the sink", "I meant the bike"}, want: append(clone(dialogHome), "Fix the sink"), calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "sorry I meant the other list"}, want: append(clone(dialogHome), "Buy milk"), calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "I meant for tomorrow"}, want: append(clone(dialogHome), "Buy milk"), calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"add milk", "I meant in the groceries one"}, want: append(clone(dialogHome), "Milk"), calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "I meant add it to the groceries task"}, want: append(clone(dialogHome), "Buy milk"), calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "no I meant clean the garage"}, want: append(clone(dialogHome), "Buy milk")},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk", "no I meant buy oat milk"}, want: append(clone(dialogHome), "Buy oat milk")},
+	{kind: "correct", given: dialogHome, say: []string{"add fix the sink", "I meant fix the kitchen sink"}, want: append(clone(dialogHome), "Fix the kitchen sink")},
+	{kind: "correct", given: dialogHome, say: []string{"rename task 4 to call dad", "no I meant call mom and dad"}, want: with(dialogHome, 4, "Call mom and dad")},
+	{kind: "correct", given: dialogHome, say: []string{"delete the bike task", "no I meant the garage"}, want: gone(dialogHome, 5, 7)},
 }
