@@ -78,6 +78,21 @@ func doubted(text string) bool {
 // hesitations start what someone says when they are not sure yet.
 var hesitations = wordSet("wait hold hang hmm hm um uh erm actually but which what why how really")
 
+// yesExcept reads words that leave tasks out, said alone or after a yes:
+// "except the bike", "yes except the bike", "sure, but not task 3". They
+// answer a question that offered
+// a change on several tasks with all of them but those (see
+// executor.offerAllBut); the words after the exception never name a
+// task to act on.
+func yesExcept(ws []word) (step, bool) {
+	ws = trimPunctuation(ws)
+	k := longestPhrase(exceptionWords, ws, 0)
+	if k == 0 || k == 1 && ws[0].low == "but" { // "yes but delete task 5"
+		return step{}, false
+	}
+	return step{act: actAnswer, ref: ref{kind: refOther, except: exceptionRefs(ws[k:]), plural: true}}, true
+}
+
 // stillToDo reports a modal said with no task of its own: "I have to",
 // "gotta do it", "I need to do it today". It says something is still to
 // be done; what, the question before it said.
@@ -119,6 +134,9 @@ func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
 		return step{}, false
 	}
 	paused := ws[n].low == "," || ws[n].low == "but" // "no but delete task 1"
+	if s, ok := yesExcept(ws[n:]); ok && yes > no {
+		return s, true
+	}
 	if stillToDo(trimClause(ws[n:])) {
 		if no > yes { // "no, I have to": not done
 			return step{act: actNo}, true

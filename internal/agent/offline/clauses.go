@@ -270,6 +270,9 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 	if s, ok := parseAnswer(sentence, ws, whole); ok {
 		return s, true
 	}
+	if s, ok := yesExcept(ws); ok && whole { // "except the bike", said alone: never a task's name
+		return s, true
+	}
 	if stillToDo(ws) { // "I have to": no task called "To"
 		return step{act: actYes, stillToDo: true, doubtful: true}, true
 	}

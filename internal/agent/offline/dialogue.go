@@ -65,6 +65,10 @@ func (e *executor) doAnswer(s step) {
 // 4", "task 4 too"), is asked about, for a change only offered was never
 // made and there is nothing to add to.
 func (e *executor) answerOffer(s step, offered []listedTask, more bool) {
+	if s.ref.kind == refOther {
+		e.offerAllBut(s, offered)
+		return
+	}
 	targets, handled := e.amongCandidates(s, offered)
 	if !handled {
 		var ok bool
@@ -84,6 +88,35 @@ func (e *executor) answerOffer(s step, offered []listedTask, more bool) {
 		}
 	}
 	e.act(s, targets)
+}
+
+// offerAllBut answers "yes except the bike" to a question that offered a
+// change on several tasks: the change on all of them but those is
+// offered again, listed, never made on the words alone. When the words
+// leave out none of the tasks offered, or all of them, the question is
+// asked again.
+func (e *executor) offerAllBut(s step, offered []listedTask) {
+	out := map[int64]bool{}
+	for _, x := range s.ref.except {
+		switch x.kind {
+		case refIDs:
+			for _, id := range x.ids {
+				out[id] = true
+			}
+		case refName:
+			for _, t := range matchTasks(offered, x.words, true) {
+				out[t.ID] = true
+			}
+		}
+	}
+	left := tasksWhere(offered, func(t listedTask) bool { return !out[t.ID] })
+	if len(out) == 0 || len(left) == 0 || len(left) == len(offered) {
+		e.askAgain()
+		return
+	}
+	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: left, confirm: true},
+		fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
+			actionVerbs[s.act], taskLines(left)))
 }
 
 // namesTask reports whether a name said alone, or one of its parts,

@@ -83,4 +83,21 @@ var review5Cases = []evalCase{
 	{kind: "correct", given: dialogHome, say: []string{"add fix the sink", "I meant fix the kitchen sink"}, want: append(clone(dialogHome), "Fix the kitchen sink")},
 	{kind: "correct", given: dialogHome, say: []string{"rename task 4 to call dad", "no I meant call mom and dad"}, want: with(dialogHome, 4, "Call mom and dad")},
 	{kind: "correct", given: dialogHome, say: []string{"delete the bike task", "no I meant the garage"}, want: gone(dialogHome, 5, 7)},
+
+	// "yes except the bike" to a question that offered a change on
+	// several tasks offers it again on all of them but those; the words
+	// after the exception never feed a "did you mean".
+	{kind: "except", given: dialogHome, say: []string{"delete everything", "yes except the bike"}, calls: "none"},
+	{kind: "except", given: dialogHome, say: []string{"delete everything", "yes except the bike", "yes"}, want: gone(dialogHome, 1, 2, 3, 4, 6, 7)},
+	{kind: "except", given: dialogHome, say: []string{"delete everything", "yes except the bike", "no"}, calls: "none"},
+	{kind: "except", given: dialogHome, say: []string{"all done", "yes except the garage", "yes"}, want: done(dialogHome, 1, 3, 4, 5)},
+	{kind: "except", given: dialogHome, say: []string{"delete everything", "sure, but not task 5", "yes"}, want: gone(dialogHome, 1, 2, 3, 4, 6, 7)},
+	{kind: "except", given: dialogHome, say: []string{"delete everything", "yes except the zebra"}, calls: "none"},
+	{kind: "except", given: dialogHome, say: []string{"delete everything", "yes except the zebra", "yes"}, want: gone(dialogHome, 1, 2, 3, 4, 5, 6, 7)},
+	{kind: "except", given: dialogHome, say: []string{"delete everything", "except the bike"}, calls: "none"},
+	{kind: "except", given: dialogHome, say: []string{"delete everything", "except the bike", "yes"}, want: gone(dialogHome, 1, 2, 3, 4, 6, 7)},
+	{kind: "except", given: dialogHome, say: []string{"except the bike"}, calls: "none"},
+	{kind: "except", given: dialogHome, say: []string{"mark all done, except the dentist"}, want: done(dialogHome, 1, 4, 5, 7)},
+	{kind: "except", given: dialogHome, say: []string{"tick off everything, apart from the garage"}, want: done(dialogHome, 1, 3, 4, 5)},
+	{kind: "except", given: dialogHome, say: []string{"delete everything", "yes but delete task 5 first"}},
 }
