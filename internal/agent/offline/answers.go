@@ -8,18 +8,35 @@ import "strings"
 // takenBack reads a no said after requests in the same message ("delete
 // task 3, no wait", "delete task 3. no, keep it"): it takes back what
 // was asked before it, which is never done. What follows the no is what
-// the person asks instead ("no wait, delete task 4").
+// the person asks instead ("no wait, delete task 4"). Tasks named alone
+// after it ("complete task 3, no, task 4") are what the completion or
+// deletion just before the no was meant for.
 func takenBack(steps []step) []step {
 	for i := len(steps) - 1; i > 0; i-- {
 		if steps[i].act != actNo || steps[i].corrects {
 			continue
 		}
-		if i+1 < len(steps) {
-			return steps[i+1:]
+		if i+1 == len(steps) {
+			return steps[i:]
 		}
-		return steps[i:]
+		instead := append([]step(nil), steps[i+1:]...)
+		if back := steps[i-1]; len(instead) == 1 && (back.act == actComplete || back.act == actDelete) && namesTaskAlone(instead[0]) {
+			instead[0] = step{act: back.act, ref: instead[0].ref, parts: instead[0].parts}
+		}
+		return instead
 	}
 	return steps
+}
+
+// namesTaskAlone reports a bare reference that plainly points at a task:
+// numbers ("just 4", "task 5"), or a name said as one ("the garage").
+// Other words ("buy milk") may be a task to add, and name none.
+func namesTaskAlone(s step) bool {
+	if s.act != actAnswer {
+		return false
+	}
+	ws := splitWords(strings.ToLower(s.text))
+	return s.ref.kind == refIDs || s.ref.kind == refName && len(ws) > 0 && refLeads[ws[0].low]
 }
 
 // doubtingYes reads a yes said with a doubt: as a question ("ok?"), or

@@ -120,8 +120,15 @@ func splitClauses(sentence string) []clauseWords {
 		return []clauseWords{{ws: ws, whole: true}}
 	}
 	var out, asides []clauseWords
-	start := 0
-	for i := 1; i < len(ws); i++ {
+	start, instead := 0, -1 // instead: where what is asked after a no starts
+	if end := takeBackEnd(ws, 0); end > 2 && end < len(ws) && takesBack(sentence, ws) {
+		// "no wait, just 4": a no said with more than "no" takes back
+		// what was asked before; what follows the comma is asked instead.
+		// A bare "no, task 4" answers a question.
+		out = append(out, clauseWords{ws: ws[:end]})
+		start, instead = end, end
+	}
+	for i := start + 1; i < len(ws); i++ {
 		if ws[i].low == "," && stateRemark(ws[i+1:]) && requestsChange(sentence, ws[start:i]) {
 			return append(append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true}), asides...)
 		}
@@ -152,13 +159,24 @@ func splitClauses(sentence string) []clauseWords {
 		if inNumberList(ws, i, next) || ws[i].low == "but" && aboutAll(sentence, ws[start:i]) && !leadsRequest(sentence, ws[next:]) {
 			continue
 		}
-		if next < len(ws) && !fillerOnly(ws[start:i]) && (startsRequest(sentence, ws[next:]) || takesBack(sentence, ws[next:])) {
+		if next < len(ws) && !fillerOnly(ws[start:i]) && !takesBack(sentence, ws[next:]) && startsRequest(sentence, ws[next:]) {
 			out = append(out, clauseWords{ws: ws[start:i]})
 			start = next
 			i = next
+		} else if next < len(ws) && !fillerOnly(ws[start:i]) && takesBack(sentence, ws[next:]) {
+			// "complete task 3, no, task 4": the no is a clause of its
+			// own, and what follows it is what is asked instead.
+			out = append(out, clauseWords{ws: ws[start:i]})
+			start, i = next, next
+			if end := takeBackEnd(ws, next); end < len(ws) {
+				out = append(out, clauseWords{ws: ws[next:end]})
+				start, i, instead = end, end, end
+			}
 		}
 	}
-	out = append(out, clauseWords{ws: ws[start:]})
+	// What is asked after a no, up to the end, is read as said alone:
+	// "no wait, just 4" names the tasks meant.
+	out = append(out, clauseWords{ws: ws[start:], whole: start == instead})
 	if len(out) == 1 {
 		out[0].whole = true
 	}
@@ -175,6 +193,21 @@ func takesBack(sentence string, ws []word) bool {
 	}
 	s, ok := parseWords(sentence, ws[:end], true)
 	return ok && s.act == actNo
+}
+
+// takeBackEnd returns where what follows a no said at ws[from] starts:
+// after the comma that ends it, or len(ws) when none does or nothing
+// follows it.
+func takeBackEnd(ws []word, from int) int {
+	for i := from; i < len(ws); i++ {
+		if ws[i].low == "," {
+			for i < len(ws) && ws[i].low == "," {
+				i++
+			}
+			return i
+		}
+	}
+	return len(ws)
 }
 
 // inNumberList reports a connector inside a list of task numbers, "1, 3

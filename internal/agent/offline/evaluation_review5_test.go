@@ -100,4 +100,17 @@ var review5Cases = []evalCase{
 	{kind: "except", given: dialogHome, say: []string{"mark all done, except the dentist"}, want: done(dialogHome, 1, 4, 5, 7)},
 	{kind: "except", given: dialogHome, say: []string{"tick off everything, apart from the garage"}, want: done(dialogHome, 1, 3, 4, 5)},
 	{kind: "except", given: dialogHome, say: []string{"delete everything", "yes but delete task 5 first"}},
+
+	// A no after a completion or a deletion in the same message takes it
+	// back; a task named alone after the no, by number or as "the …", is
+	// the one that was meant. Other words name no task to change.
+	{kind: "correct", given: dialogHome, say: []string{"delete task 3 and 4. no wait, just 4"}, want: gone(dialogHome, 4)},
+	{kind: "correct", given: dialogHome, say: []string{"complete task 3, no, task 4"}, want: done(dialogHome, 4)},
+	{kind: "correct", given: dialogHome, say: []string{"delete task 3, no not that one, task 5"}, want: gone(dialogHome, 5)},
+	{kind: "correct", given: dialogHome, say: []string{"delete task 3, no wait, the garage"}, want: gone(dialogHome, 7)},
+	{kind: "correct", given: dialogHome, say: []string{"delete task 3, no, delete task 4"}, want: gone(dialogHome, 4)},
+	{kind: "correct", given: dialogHome, say: []string{"delete task 3. no wait, buy milk"}},
+	{kind: "correct", given: dialogHome, say: []string{"delete task 3. no, no, keep it"}, calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"no wait, just 4"}, calls: "none"},
+	{kind: "correct", given: dialogHome, say: []string{"add buy milk, no wait, task 4"}, calls: "none"},
 }
