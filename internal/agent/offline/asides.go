@@ -53,6 +53,15 @@ func topicOf(sentence string, before []word, s step) (ref, bool) {
 	return r, r.kind == refName || r.kind == refIDs
 }
 
+// deedTopic reports a completion read from what was done ("I moved the
+// dentist appointment") said just before, in the same sentence, a change
+// other than a completion about "it" ("update it", "delete it"): the
+// deed names the task the change is about, and completes nothing.
+func deedTopic(prev, s step, before []word) bool {
+	return len(before) > 0 && prev.act == actComplete && prev.ref.deed && s.ref.kind == refFocus &&
+		!s.ref.plural && s.ref.count == 0 && changes(s) && s.act != actComplete && s.act != actAdd
+}
+
 // describedTask reads a clause the grammar does not read, said before a
 // request about "it" ("I won't be booking the table at Luigi's after all,
 // remove it"): when it is a statement, its words may describe the task

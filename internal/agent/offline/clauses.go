@@ -55,7 +55,11 @@ func parseMessage(text string) []step {
 				s = asideStep
 			}
 			s.continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
-			if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
+			if n := len(steps); n > 0 && deedTopic(steps[n-1], s, before) {
+				// "I moved the dentist appointment, update it": what was
+				// done names the task "it" is, and says it is not done.
+				s.ref, steps = steps[n-1].ref, steps[:n-1]
+			} else if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
 				// "nevermind the bike, delete it": the topic is what "it" is.
 				s.ref, steps = r, steps[:len(steps)-1]
 			} else if words, ok := describedTask(sentence, before, s); ok && len(steps) > 0 {

@@ -113,4 +113,14 @@ var review5Cases = []evalCase{
 	{kind: "correct", given: dialogHome, say: []string{"delete task 3. no, no, keep it"}, calls: "none"},
 	{kind: "correct", given: dialogHome, say: []string{"no wait, just 4"}, calls: "none"},
 	{kind: "correct", given: dialogHome, say: []string{"add buy milk, no wait, task 4"}, calls: "none"},
+
+	// What was done, said just before a change about "it" other than a
+	// completion, names the task and completes nothing.
+	{kind: "update", given: dialogHome, say: []string{"I moved the dentist appointment, update it"}},
+	{kind: "update", given: dialogHome, say: []string{"I moved the dentist appointment, update it", "Dentist appointment on Friday"},
+		want: with(dialogHome, 3, "Dentist appointment on Friday")},
+	{kind: "update", given: dialogHome, say: []string{"called mom, delete it"}, want: gone(dialogHome, 4)},
+	{kind: "update", given: dialogHome, say: []string{"called mom, mark it done"}, want: done(dialogHome, 4)},
+	{kind: "update", given: dialogHome, say: []string{"called mom"}, want: done(dialogHome, 4)},
+	{kind: "update", given: dialogHome, say: []string{"called mom. rename it to call dad"}, want: with(done(dialogHome, 4), 4, "[x] Call dad")},
 }
