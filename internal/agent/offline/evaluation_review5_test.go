@@ -33,6 +33,8 @@ var review5Cases = []evalCase{
 	{kind: "complete", given: dialogHome, say: []string{"✅ 3, 5"}, want: done(dialogHome, 3, 5)},
 	{kind: "complete", given: dialogHome, say: []string{"task 4 done 🎉"}, want: done(dialogHome, 4)},
 	{kind: "complete", given: dialogHome, say: []string{"task 3 is done"}, want: done(dialogHome, 3)},
+	{kind: "complete", given: dialogHome, say: []string{"add buy 🎂 for mom"}, want: append(clone(dialogHome), "Buy 🎂 for mom")},
+	{kind: "complete", given: dialogHome, say: []string{"mark task 4 ✅ and task 5 ❌"}},
 
 	// A question that offered a change takes a yes or a no, or the tasks
 	// it offered; "and task 4" is asked about, never made.
