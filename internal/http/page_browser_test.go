@@ -320,6 +320,9 @@ func (b *tab) pressEnter(modifiers ...kb.Modifier) {
 // send types a message into the message box and sends it with Enter.
 func (b *tab) send(message string) {
 	b.t.Helper()
+	// As a person can, only once Send is offered: while a turn ends, its
+	// reply shows before Stop gives way to Send, and Enter sends nothing.
+	b.find("button", "Send")
 	b.typeInto("Message", message)
 	b.pressEnter()
 }
