@@ -6,24 +6,37 @@ import "strings"
 // said with more words: "yes do it", "ok? no wait", "no, keep them".
 
 // takenBack reads a no said after requests in the same message ("delete
-// task 3, no wait", "delete task 3. no, keep it"): it takes back what
-// was asked before it, which is never done. What follows the no is what
-// the person asks instead ("no wait, delete task 4"). Tasks named alone
-// after it ("complete task 3, no, task 4") are what the completion or
-// deletion just before the no was meant for.
+// task 3, no wait", "delete task 3. no, keep it"): it takes back the
+// request just before it, which is never done; the requests before that
+// one stand ("add buy milk, delete task 3, no wait" adds the milk). What
+// follows the no is what the person asks instead ("no wait, delete task
+// 4"). Tasks named alone after it ("complete task 3, no, task 4") are what
+// the completion or deletion just before the no was meant for.
 func takenBack(steps []step) []step {
 	for i := len(steps) - 1; i > 0; i-- {
 		if steps[i].act != actNo || steps[i].corrects {
 			continue
 		}
-		if i+1 == len(steps) {
+		back := i - 1 // the request taken back: "no wait, keep it" is one no
+		for back > 0 && steps[back].act == actNo {
+			back--
+		}
+		if steps[back].act == actNo {
 			return steps[i:]
 		}
-		instead := append([]step(nil), steps[i+1:]...)
-		if back := steps[i-1]; len(instead) == 1 && (back.act == actComplete || back.act == actDelete) && namesTaskAlone(instead[0]) {
-			instead[0] = step{act: back.act, ref: instead[0].ref, parts: instead[0].parts}
+		kept := append([]step(nil), steps[:back]...)
+		if i+1 == len(steps) {
+			no := steps[i]
+			if len(kept) > 0 {
+				no.text = "Okay, I left out what you took back."
+			}
+			return append(kept, no)
 		}
-		return instead
+		instead := append([]step(nil), steps[i+1:]...)
+		if b := steps[back]; len(instead) == 1 && (b.act == actComplete || b.act == actDelete) && namesTaskAlone(instead[0]) {
+			instead[0] = step{act: b.act, ref: instead[0].ref, parts: instead[0].parts}
+		}
+		return append(kept, instead...)
 	}
 	return steps
 }

@@ -125,4 +125,9 @@ var review5Cases = []evalCase{
 	{kind: "update", given: dialogHome, say: []string{"called mom, mark it done"}, want: done(dialogHome, 4)},
 	{kind: "update", given: dialogHome, say: []string{"called mom"}, want: done(dialogHome, 4)},
 	{kind: "update", given: dialogHome, say: []string{"called mom. rename it to call dad"}, want: with(done(dialogHome, 4), 4, "[x] Call dad")},
+	// A no takes back the request just before it; those before that stand.
+	{kind: "confirm", given: review3Home, say: []string{"add buy milk, delete task 3, no, task 4"}, want: append(gone(review3Home, 4), "Buy milk")},
+	{kind: "confirm", given: review3Home, say: []string{"mark 1 done and delete task 3, no, task 5"}, want: gone(done(review3Home, 1), 5)},
+	{kind: "confirm", given: review3Home, say: []string{"add call the vet and complete task 1, no wait"}, want: append(clone(review3Home), "Call the vet")},
+	{kind: "confirm", given: review3Home, say: []string{"add buy milk. complete task 1, no, task 2"}, want: append(done(review3Home, 2), "Buy milk")},
 }

@@ -49,6 +49,10 @@ func (e *executor) do(s step) {
 			return
 		}
 		e.sawRefusal = true
+		if s.text != "" {
+			e.say("%s", s.text)
+			return
+		}
 		e.say("%s", e.refusedText())
 	case actSuggest:
 		e.doSuggest(s)
