@@ -81,9 +81,7 @@ func (e *executor) answerOffer(s step, offered []listedTask, more bool) {
 	}
 	for _, t := range targets {
 		if _, ok := findTask(offered, t.ID); !ok || more {
-			e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: targets, confirm: true},
-				fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
-					actionVerbs[s.act], taskLines(targets)))
+			e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: targets, confirm: true}, offerText(s.act, targets))
 			return
 		}
 	}
@@ -114,9 +112,7 @@ func (e *executor) offerAllBut(s step, offered []listedTask) {
 		e.askAgain()
 		return
 	}
-	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: left, confirm: true},
-		fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
-			actionVerbs[s.act], taskLines(left)))
+	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: left, confirm: true}, offerText(s.act, left))
 }
 
 // namesTask reports whether a name said alone, or one of its parts,
@@ -329,6 +325,10 @@ func (e *executor) leaveOpen(s step) {
 	switch {
 	case q != nil && q.ifDone:
 		for _, t := range q.candidates {
+			if t.Title == "" { // known by its number only
+				e.say("Okay, I'll leave task %d open.", t.ID)
+				continue
+			}
 			e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
 		}
 	case s.doubtful:
@@ -348,9 +348,14 @@ func (e *executor) askAgain() {
 	case q.act == actAdd:
 		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].title))
 	default:
-		e.ask(*q, fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
-			actionVerbs[q.act], taskLines(q.candidates)))
+		e.ask(*q, offerText(q.act, q.candidates))
 	}
+}
+
+// offerText asks whether to make change a on tasks, nothing done yet.
+func offerText(a action, tasks []listedTask) string {
+	return fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
+		actionVerbs[a], taskLines(tasks))
 }
 
 // refusedText answers a no: the list stays as it was, unless this

@@ -676,3 +676,19 @@ func asJSON(tb testing.TB, v map[string]any) map[string]any {
 	}
 	return out
 }
+
+// A task known by its number only is named by its number: no empty title
+// in a sentence or a list line.
+func TestOfflineNamesATaskKnownByNumber(t *testing.T) {
+	msgs := []agent.Message{userSays("need to finish task 3")}
+	asked, _ := mustStream(t, msgs...)
+	if len(asked.ToolCalls) != 0 || !strings.Contains(asked.Text, "task 3") {
+		t.Fatalf("first reply %q, calls %v", asked.Text, asked.ToolCalls)
+	}
+	msgs = append(msgs, agent.Message{Role: agent.RoleAssistant, Content: asked.Text}, userSays("yes I have to"))
+	resp, _ := mustStream(t, msgs...)
+	assertText(t, resp, "Okay, I'll leave task 3 open.")
+	if got := taskLine(listedTask{ID: 4}); got != "- [ ] #4" {
+		t.Errorf("taskLine = %q", got)
+	}
+}

@@ -178,7 +178,7 @@ func taskLine(t listedTask) string {
 	if t.Completed {
 		box = "[x]"
 	}
-	line := fmt.Sprintf("- %s #%d %s", box, t.ID, t.Title)
+	line := strings.TrimRight(fmt.Sprintf("- %s #%d %s", box, t.ID, t.Title), " ") // a task known by its number only
 	if t.Description != "" {
 		line += " — " + t.Description
 	}
