@@ -130,4 +130,7 @@ var review5Cases = []evalCase{
 	{kind: "confirm", given: review3Home, say: []string{"mark 1 done and delete task 3, no, task 5"}, want: gone(done(review3Home, 1), 5)},
 	{kind: "confirm", given: review3Home, say: []string{"add call the vet and complete task 1, no wait"}, want: append(clone(review3Home), "Call the vet")},
 	{kind: "confirm", given: review3Home, say: []string{"add buy milk. complete task 1, no, task 2"}, want: append(done(review3Home, 2), "Buy milk")},
+	// An emoji is decoration unless marks say which task is done.
+	{kind: "delete", given: review3Home, say: []string{"delete 3, 4 👍 and 5"}, want: gone(review3Home, 3, 4, 5)},
+	{kind: "complete", given: review3Home, say: []string{"complete 1 🙏 and 2"}, want: done(review3Home, 1, 2)},
 }

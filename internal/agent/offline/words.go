@@ -56,28 +56,38 @@ func splitWords(s string) []word {
 // withCheckMarks reads a check mark as "done" ("task 2 ✅"), unless a
 // word that says so comes just before it ("Task 4: done ✅"), and a mark
 // that says a task is not done ("❌ 5", "⏳ 5") as "not": it never
-// vanishes from a list of tasks marked done ("✅ 3, ❌ 5"). Other
-// symbols inside a sentence stand for a word the grammar does not know,
-// so no list of tasks runs across them ("✅ 1 🙂 5").
+// vanishes from a list of tasks marked done ("✅ 3, ❌ 5"). Where marks
+// say which task is done, other symbols inside the sentence stand for a
+// word the grammar does not know, so no list of tasks marked done runs
+// across them ("✅ 1 🙂 5"); elsewhere an emoji is decoration and goes
+// ("delete 3, 4 👍 and 5").
 func withCheckMarks(ws []word) []word {
+	marked := false
+	for _, w := range ws {
+		marked = marked || w.low == "" && strings.ContainsAny(w.text, notDoneMarks+doneMarks)
+	}
 	for i, w := range ws {
 		switch {
 		case w.low != "":
 		case strings.ContainsAny(w.text, notDoneMarks):
 			ws[i].low = "not"
-		case strings.ContainsAny(w.text, "✅✔☑✓"):
+		case strings.ContainsAny(w.text, doneMarks):
 			if i == 0 || statusWord(ws[i-1].low) != "completed" {
 				ws[i].low = "done"
 			}
-		case i > 0 && i+1 < len(ws) && isSymbols(w.text):
+		case marked && i > 0 && i+1 < len(ws) && isSymbols(w.text):
 			ws[i].low = w.text // a word no pattern holds
 		}
 	}
 	return ws
 }
 
-// notDoneMarks say a task is not done, or not yet.
-const notDoneMarks = "❌✖✗✘🚫⏳⌛⛔"
+// doneMarks say a task is done, and notDoneMarks that it is not, or not
+// yet.
+const (
+	doneMarks    = "✅✔☑✓"
+	notDoneMarks = "❌✖✗✘🚫⏳⌛⛔"
+)
 
 // isSymbols reports a word made only of symbols: an emoji, not
 // punctuation ("-", "...", "?").
