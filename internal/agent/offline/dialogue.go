@@ -1,6 +1,9 @@
 package offline
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // This file is what the steps that answer or correct do: answers to a
 // question, corrections, yes and no, suggestions, and the questions they
@@ -170,12 +173,17 @@ func (e *executor) doCorrect(s step) {
 // the title of the task just added or renamed: "no, I meant call
 // grandma". Words that point at something else never do: a reference
 // ("the garage", "the other list"), a place or a time ("in the groceries
-// one", "for tomorrow"), a request to add ("add it to the groceries
-// task"), or the name of another task of the list. ok is false when the
-// run must stop to list the tasks.
+// one", "for tomorrow", "tonight"), a request to add ("add it to the
+// groceries task"), or the name of another task of the list; nor does a
+// piece of the title ("oat" for "Buy milk", "2 liters"): a word or a
+// quantity where the title had more. ok is false when the run must stop
+// to list the tasks.
 func (e *executor) readsAsTitle(s step, renamed listedTask) (titled, ok bool) {
 	ws := trimPunctuation(splitWords(s.text))
-	if len(ws) == 0 || topicStarts[ws[0].low] || prepositions[ws[0].low] || ws[0].low == "add" {
+	if len(ws) == 0 || topicStarts[ws[0].low] || prepositions[ws[0].low] || whenWords[ws[0].low] || ws[0].low == "add" {
+		return false, true
+	}
+	if len(ws) == 1 && len(strings.Fields(renamed.Title)) > 1 || len(ws) <= 3 && taskNumber(ws[0]) != 0 {
 		return false, true
 	}
 	if s.ref.kind != refName {

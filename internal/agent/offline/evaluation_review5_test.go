@@ -133,4 +133,11 @@ var review5Cases = []evalCase{
 	// An emoji is decoration unless marks say which task is done.
 	{kind: "delete", given: review3Home, say: []string{"delete 3, 4 👍 and 5"}, want: gone(review3Home, 3, 4, 5)},
 	{kind: "complete", given: review3Home, say: []string{"complete 1 🙏 and 2"}, want: done(review3Home, 1, 2)},
+	// What a correction says was meant renames only when it reads as a
+	// whole title: not a time, nor a word or a quantity of it.
+	{kind: "correct", given: review3Home, say: []string{"add buy milk", "I meant tonight"}, want: append(clone(review3Home), "Buy milk"), calls: "none"},
+	{kind: "correct", given: review3Home, say: []string{"add buy milk", "no I meant oat"}, want: append(clone(review3Home), "Buy milk"), calls: "none"},
+	{kind: "correct", given: review3Home, say: []string{"add buy milk", "sorry I meant 2 liters"}, want: append(clone(review3Home), "Buy milk"), calls: "none"},
+	{kind: "correct", given: review3Home, say: []string{"add buy milk", "I meant tomorrow morning"}, want: append(clone(review3Home), "Buy milk"), calls: "none"},
+	{kind: "correct", given: review3Home, say: []string{"add milk", "no I meant bread"}, want: append(clone(review3Home), "Bread")},
 }
