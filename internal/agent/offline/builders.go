@@ -280,7 +280,11 @@ func stateReached(c clause) (step, bool) {
 	if r.kind != refName {
 		return step{}, false
 	}
-	r.words, r.deed = append([]string{state[0].low}, r.words...), true
+	// A state word ("the bathroom is clean") says the task is done
+	// whatever its verb; a past tense says so only of a task done by that
+	// verb ("the car got washed"): "the appointment got moved" says
+	// nothing of the appointment being done.
+	r.words, r.deed = append([]string{state[0].low}, r.words...), stateWords[state[0].low]
 	return step{act: actComplete, ref: r}, true
 }
 

@@ -140,4 +140,10 @@ var review5Cases = []evalCase{
 	{kind: "correct", given: review3Home, say: []string{"add buy milk", "sorry I meant 2 liters"}, want: append(clone(review3Home), "Buy milk"), calls: "none"},
 	{kind: "correct", given: review3Home, say: []string{"add buy milk", "I meant tomorrow morning"}, want: append(clone(review3Home), "Buy milk"), calls: "none"},
 	{kind: "correct", given: review3Home, say: []string{"add milk", "no I meant bread"}, want: append(clone(review3Home), "Bread")},
+	// A task said to have reached a state is done only if the state is
+	// its verb's, or one that finishes any task ("clean", "paid").
+	{kind: "complete", given: []string{"Dentist appointment on Tuesday", "Wash the car"}, say: []string{"the dentist appointment got moved"}},
+	{kind: "complete", given: []string{"Dentist appointment on Tuesday", "Wash the car"}, say: []string{"delete task 1, no, the appointment got moved"}},
+	{kind: "complete", given: []string{"Dentist appointment on Tuesday", "Wash the car"}, say: []string{"the car got washed"}, want: []string{"Dentist appointment on Tuesday", "[x] Wash the car"}},
+	{kind: "complete", given: []string{"Clean the garage", "Pay rent"}, say: []string{"the rent is paid"}, want: []string{"Clean the garage", "[x] Pay rent"}},
 }
