@@ -97,19 +97,7 @@ func (e *executor) answerOffer(s step, offered []listedTask, more bool) {
 // leave out none of the tasks offered, or all of them, the question is
 // asked again.
 func (e *executor) offerAllBut(s step, offered []listedTask) {
-	out := map[int64]bool{}
-	for _, x := range s.ref.except {
-		switch x.kind {
-		case refIDs:
-			for _, id := range x.ids {
-				out[id] = true
-			}
-		case refName:
-			for _, t := range matchTasks(offered, x.words, true) {
-				out[t.ID] = true
-			}
-		}
-	}
+	out := excepted(offered, s.ref.except)
 	left := tasksWhere(offered, func(t listedTask) bool { return !out[t.ID] })
 	if len(out) == 0 || len(left) == 0 || len(left) == len(offered) {
 		e.askAgain()

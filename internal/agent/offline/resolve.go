@@ -158,13 +158,11 @@ func sharedWords(t listedTask, words []string) int {
 	return n
 }
 
-// otherThan reads "not the bank, the other one" among the tasks being
-// chosen from: those the exception leaves. When one is left and "the
-// other one" was said, it is meant; otherwise the ones left are asked
-// about, and the ones left out are never offered.
-func (e *executor) otherThan(s step, candidates []listedTask) []listedTask {
+// excepted returns the tasks among candidates that except names, by
+// number or by name, as a set of ids.
+func excepted(candidates []listedTask, except []ref) map[int64]bool {
 	out := map[int64]bool{}
-	for _, x := range s.ref.except {
+	for _, x := range except {
 		switch x.kind {
 		case refIDs:
 			for _, id := range x.ids {
@@ -176,6 +174,15 @@ func (e *executor) otherThan(s step, candidates []listedTask) []listedTask {
 			}
 		}
 	}
+	return out
+}
+
+// otherThan reads "not the bank, the other one" among the tasks being
+// chosen from: those the exception leaves. When one is left and "the
+// other one" was said, it is meant; otherwise the ones left are asked
+// about, and the ones left out are never offered.
+func (e *executor) otherThan(s step, candidates []listedTask) []listedTask {
+	out := excepted(candidates, s.ref.except)
 	left := tasksWhere(candidates, func(t listedTask) bool { return !out[t.ID] })
 	q := question{act: s.act, title: s.title, desc: s.desc}
 	switch {
