@@ -5,41 +5,72 @@ import "strings"
 // This file reads answers to what the assistant asked, and yes and no
 // said with more words: "yes do it", "ok? no wait", "no, keep them".
 
-// takenBack reads a no said after requests in the same message ("delete
-// task 3, no wait", "delete task 3. no, keep it"): it takes back the
-// request just before it, which is never done; the requests before that
-// one stand ("add buy milk, delete task 3, no wait" adds the milk). What
-// follows the no is what the person asks instead ("no wait, delete task
-// 4"). Tasks named alone after it ("complete task 3, no, task 4") are what
-// the completion or deletion just before the no was meant for.
+// takenBack reads the no's said after requests in the same message
+// ("delete task 3, no wait", "delete task 3. no, keep it"), in order:
+// each takes back the request just before it that still stands, which is
+// never done, and a no that says so ("no, neither", "no, forget all of
+// that") takes back every one; the requests before stand ("add buy milk,
+// delete task 3, no wait" adds the milk). What follows a no is what the
+// person asks instead ("no wait, delete task 4"); tasks named alone
+// right after it ("complete task 3, no, task 4") are what the completion
+// or deletion it took back was meant for.
 func takenBack(steps []step) []step {
-	for i := len(steps) - 1; i > 0; i-- {
-		if steps[i].act != actNo || steps[i].corrects {
+	var out []step
+	var taken *step // what the no just before took back
+	for i, s := range steps {
+		if s.act != actNo || s.corrects {
+			if taken != nil && (taken.act == actComplete || taken.act == actDelete) && namesTaskAlone(s) {
+				s = step{act: taken.act, ref: s.ref, parts: s.parts}
+			}
+			out, taken = append(out, s), nil
 			continue
 		}
-		back := i - 1 // the request taken back: "no wait, keep it" is one no
-		for back > 0 && steps[back].act == actNo {
+		requests := 0
+		for _, o := range out {
+			if o.act != actNo {
+				requests++
+			}
+		}
+		if requests == 0 {
+			if i+1 == len(steps) || len(out) == 0 {
+				out = append(out, s) // a no with nothing to take back answers
+			}
+			taken = nil
+			continue
+		}
+		back := len(out) - 1
+		for out[back].act == actNo {
 			back--
 		}
-		if steps[back].act == actNo {
-			return steps[i:]
+		t := out[back]
+		taken = &t
+		if s.all {
+			out = nil
+		} else {
+			out = append(out[:back:back], out[back+1:]...)
 		}
-		kept := append([]step(nil), steps[:back]...)
 		if i+1 == len(steps) {
-			no := steps[i]
-			if len(kept) > 0 {
-				no.text = "Okay, I left out what you took back."
+			if len(out) > 0 {
+				s.text = "Okay, I left out what you took back."
 			}
-			return append(kept, no)
+			out = append(out, s)
 		}
-		instead := append([]step(nil), steps[i+1:]...)
-		if b := steps[back]; len(instead) == 1 && (b.act == actComplete || b.act == actDelete) && namesTaskAlone(instead[0]) {
-			instead[0] = step{act: b.act, ref: instead[0].ref, parts: instead[0].parts}
-		}
-		return append(kept, instead...)
 	}
-	return steps
+	return out
 }
+
+// widens reports a no that takes back more than the request just before
+// it: "no, neither", "no, not those", "forget all of that", "none of it".
+func widens(ws []word) bool {
+	for _, w := range ws {
+		if widenWords[w.low] {
+			return true
+		}
+	}
+	return false
+}
+
+var widenWords = wordSet("neither none all both any those everything")
 
 // namesTaskAlone reports a bare reference that plainly points at a task:
 // numbers ("just 4", "task 5"), or a name said as one ("the garage").

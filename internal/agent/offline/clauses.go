@@ -54,6 +54,13 @@ func parseMessage(text string) []step {
 			if c.aside {
 				s = asideStep
 			}
+			if s.act == actNo && widens(c.ws) {
+				s.all = true // "no, neither", "no, forget all of that"
+			}
+			if n := len(steps); n > 0 && steps[n-1].act == actNo && s.act == actAnswer && widens(c.ws) {
+				steps[n-1].all = true // "no, don't do any of that": says what the no takes back
+				continue
+			}
 			s.continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
 			if n := len(steps); n > 0 && deedTopic(steps[n-1], s, before) {
 				// "I moved the dentist appointment, update it": what was

@@ -146,4 +146,16 @@ var review5Cases = []evalCase{
 	{kind: "complete", given: []string{"Dentist appointment on Tuesday", "Wash the car"}, say: []string{"delete task 1, no, the appointment got moved"}},
 	{kind: "complete", given: []string{"Dentist appointment on Tuesday", "Wash the car"}, say: []string{"the car got washed"}, want: []string{"Dentist appointment on Tuesday", "[x] Wash the car"}},
 	{kind: "complete", given: []string{"Clean the garage", "Pay rent"}, say: []string{"the rent is paid"}, want: []string{"Clean the garage", "[x] Pay rent"}},
+	// Each no takes back the request still standing just before it; "no,
+	// neither" and "forget all of that" take back every one.
+	{kind: "confirm", given: review3Home, say: []string{"delete task 3, no, task 4, no wait"}},
+	{kind: "confirm", given: review3Home, say: []string{"delete task 3, no wait, delete task 4, no, delete task 5"}, want: gone(review3Home, 5)},
+	{kind: "confirm", given: review3Home, say: []string{"complete task 1, no, task 2, no, task 4"}},
+	{kind: "confirm", given: review3Home, say: []string{"add buy milk, no, add oat milk, no, add almond milk"}, want: append(clone(review3Home), "Almond milk")},
+	{kind: "confirm", given: review3Home, say: []string{"delete task 5, delete task 6, no, neither"}},
+	{kind: "confirm", given: review3Home, say: []string{"complete 1, complete 4, no, don't do any of that"}},
+	// An emoji that says no or doubt is no decoration: nothing is done
+	// on the tasks around it.
+	{kind: "delete", given: review3Home, say: []string{"delete 5 🤔 6"}},
+	{kind: "delete", given: review3Home, say: []string{"delete 5 👎 6"}},
 }

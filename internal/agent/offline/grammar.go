@@ -70,6 +70,9 @@ type step struct {
 	corrects bool
 	// doubtful marks a yes said with a doubt: "yes? what would that do".
 	doubtful bool
+	// all marks a no that takes back every request before it in the
+	// message: "no, neither", "no, forget all of that".
+	all bool
 	// stillToDo marks a modal said with no task of its own ("yes I have
 	// to", "gotta do it"): something is still to be done, and it is the
 	// thing the question was about.

@@ -60,7 +60,8 @@ func splitWords(s string) []word {
 // say which task is done, other symbols inside the sentence stand for a
 // word the grammar does not know, so no list of tasks marked done runs
 // across them ("✅ 1 🙂 5"); elsewhere an emoji is decoration and goes
-// ("delete 3, 4 👍 and 5").
+// ("delete 3, 4 👍 and 5"), but for one that says no or doubt ("delete 5
+// 🤔 7"), which no list runs across either.
 func withCheckMarks(ws []word) []word {
 	marked := false
 	for _, w := range ws {
@@ -75,7 +76,7 @@ func withCheckMarks(ws []word) []word {
 			if i == 0 || statusWord(ws[i-1].low) != "completed" {
 				ws[i].low = "done"
 			}
-		case marked && i > 0 && i+1 < len(ws) && isSymbols(w.text):
+		case strings.ContainsAny(w.text, doubtMarks), marked && i > 0 && i+1 < len(ws) && isSymbols(w.text):
 			ws[i].low = w.text // a word no pattern holds
 		}
 	}
@@ -87,6 +88,7 @@ func withCheckMarks(ws []word) []word {
 const (
 	doneMarks    = "✅✔☑✓"
 	notDoneMarks = "❌✖✗✘🚫⏳⌛⛔"
+	doubtMarks   = "🙅👎🤔⚠❓❔🛑"
 )
 
 // isSymbols reports a word made only of symbols: an emoji, not
