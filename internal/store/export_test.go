@@ -15,10 +15,10 @@ const (
 // tasks, and of the pending or the completed ones, without a query and
 // with one.
 var (
-	ListTasksPage, _               = listTasksPage("", tasks.Filter{Status: tasks.StatusAll}, 0, 0)
-	ListTasksPageByStatus, _       = listTasksPage("", tasks.Filter{Status: tasks.StatusPending}, 0, 0)
-	ListTasksPageSearch, _         = listTasksPage("", tasks.Filter{Status: tasks.StatusAll, Query: "word"}, 0, 0)
-	ListTasksPageSearchByStatus, _ = listTasksPage("", tasks.Filter{Status: tasks.StatusPending, Query: "word"}, 0, 0)
+	ListTasksPage, _               = listTasksPage("", tasks.StatusAll, nil, 0, 0)
+	ListTasksPageByStatus, _       = listTasksPage("", tasks.StatusPending, nil, 0, 0)
+	ListTasksPageSearch, _         = listTasksPage("", tasks.StatusAll, []string{"word"}, 0, 0)
+	ListTasksPageSearchByStatus, _ = listTasksPage("", tasks.StatusPending, []string{"word"}, 0, 0)
 )
 
 // PlanFromIndexes is planFromIndexes, for the plan tests.

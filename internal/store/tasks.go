@@ -71,8 +71,9 @@ func (s *Tasks) CreateTask(ctx context.Context, userID, title, description strin
 	return s.change(ctx, createTask, userID, 0, rec, title, description)
 }
 
-// listTasksPage builds the statement that reads a page of the tasks f
-// picks, in number order after the number $2 (0 for the first page), at
+// listTasksPage builds the statement that reads a page of the tasks of
+// status whose title or description holds every one of words, in number
+// order after the number $2 (0 for the first page), at
 // most $3 of them. Each reads from an index that holds the page's tasks in
 // that order: (user_id, number) for all of a user's tasks, (user_id,
 // completed, number) of migration 000012 for the pending or the completed
@@ -85,18 +86,18 @@ func (s *Tasks) CreateTask(ctx context.Context, userID, title, description strin
 // rare word reads the user's tasks up to its last match: a user's list,
 // not the table — under planFromIndexes, without which the planner,
 // believing the words rare, reads the whole table and sorts it.
-func listTasksPage(userID string, f tasks.Filter, after int64, limit int) (string, []any) {
+func listTasksPage(userID string, status tasks.Status, words []string, after int64, limit int) (string, []any) {
 	var sql strings.Builder
 	sql.WriteString(`
 		SELECT ` + taskColumns + `
 		FROM tasks
 		WHERE user_id = $1 AND number > $2`)
 	args := []any{userID, after, limit}
-	if f.Status != tasks.StatusAll {
-		args = append(args, f.Status == tasks.StatusCompleted)
+	if status != tasks.StatusAll {
+		args = append(args, status == tasks.StatusCompleted)
 		fmt.Fprintf(&sql, " AND completed = $%d", len(args))
 	}
-	if words := f.Words(); len(words) > 0 {
+	if len(words) > 0 {
 		patterns := make([]string, len(words))
 		for i, w := range words {
 			patterns[i] = "%" + likeEscaper.Replace(w) + "%"
@@ -125,9 +126,10 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 	if err != nil {
 		return tasks.Page[tasks.Task]{}, err
 	}
-	sql, args := listTasksPage(userID, f, after, limit+1)
+	words := f.Words()
+	sql, args := listTasksPage(userID, f.Status, words, after, limit+1)
 	b := &pgx.Batch{}
-	if len(f.Words()) > 0 {
+	if len(words) > 0 {
 		planFromIndexes(b)
 	}
 	var list []tasks.Task

@@ -139,14 +139,7 @@ func asideEnd(sentence string, ws []word, i int) (end int, more bool) {
 // Said after a reason they are more tasks for the request before it; a
 // longer phrase ("the new one is better") goes on with the reason.
 func moreTasks(sentence string, ws []word) bool {
-	end := len(ws)
-	for i := 1; i < len(ws); i++ {
-		if connectors[ws[i].low] {
-			end = i
-			break
-		}
-	}
-	ref := trimClause(ws[:end])
+	ref := trimClause(toConnector(ws))
 	s, ok := parseWords(sentence, ref, true)
 	switch {
 	case !ok || s.act != actAnswer:
@@ -171,14 +164,7 @@ var refLeads = wordSet("the my")
 // "them": after a reason ("because it's done and I don't need it") it is
 // the reason going on about the task just named.
 func aboutFocus(sentence string, ws []word) bool {
-	end := len(ws)
-	for i := 1; i < len(ws); i++ {
-		if connectors[ws[i].low] {
-			end = i
-			break
-		}
-	}
-	s, ok := parseWords(sentence, ws[:end], false)
+	s, ok := parseWords(sentence, toConnector(ws), false)
 	return ok && s.ref.kind == refFocus
 }
 

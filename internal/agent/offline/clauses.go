@@ -269,21 +269,26 @@ func aboutAll(sentence string, ws []word) bool {
 // and 3 are done"). The bound keeps a long message from being read again
 // at every comma.
 func startsRequest(sentence string, ws []word) bool {
-	end := len(ws)
-	for i := 1; i < len(ws); i++ {
-		if connectors[ws[i].low] {
-			end = i
-			break
-		}
-	}
-	if _, ok := parseWords(sentence, ws[:end], false); ok {
+	first := toConnector(ws)
+	if _, ok := parseWords(sentence, first, false); ok {
 		return true
 	}
-	if end == len(ws) || len(ws) > maxClauseWords {
+	if len(first) == len(ws) || len(ws) > maxClauseWords {
 		return false
 	}
 	_, ok := parseWords(sentence, ws, false)
 	return ok
+}
+
+// toConnector returns ws up to its first connector after the first word:
+// the request it starts, when it starts one.
+func toConnector(ws []word) []word {
+	for i := 1; i < len(ws); i++ {
+		if connectors[ws[i].low] {
+			return ws[:i]
+		}
+	}
+	return ws
 }
 
 // maxClauseWords is the longest rest of a sentence read as one request
