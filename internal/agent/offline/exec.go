@@ -3,6 +3,7 @@ package offline
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -107,10 +108,7 @@ func nextPage(q queued, out toolOutcome) (queued, bool) {
 	if !q.lookup || out.Error != "" || out.NextCursor == "" {
 		return queued{}, false
 	}
-	args := make(map[string]any, len(q.call.args)+1)
-	for k, v := range q.call.args {
-		args[k] = v
-	}
+	args := maps.Clone(q.call.args)
 	args["cursor"] = out.NextCursor
 	q.call = plannedCall{tool: q.call.tool, args: args}
 	q.listed = append(q.listed[:len(q.listed):len(q.listed)], out.Tasks...)

@@ -408,8 +408,8 @@ func matchTasks(tasks []listedTask, words []string, loose bool) []listedTask {
 }
 
 // closestTasks returns the tasks that share the most words with the name,
-// when some share any.
-func closestTasks(tasks []listedTask, words []string) []listedTask {
+// when some share any, and how many words they share.
+func closestTasks(tasks []listedTask, words []string) (closest []listedTask, shared int) {
 	query := stems(words)
 	best, out := 0, []listedTask(nil)
 	for _, t := range tasks {
@@ -427,7 +427,7 @@ func closestTasks(tasks []listedTask, words []string) []listedTask {
 			out = append(out, t)
 		}
 	}
-	return out
+	return out, best
 }
 
 // titleWords are the meaningful words of a title.

@@ -135,7 +135,7 @@ func (e *executor) describedTarget(s step) (targets []listedTask, handled bool) 
 	if matches := matchTasks(listed, s.described, true); len(matches) == 1 {
 		return matches, true
 	}
-	if close := closestTasks(listed, s.described); len(close) == 1 && sharedWords(close[0], s.described) >= 2 {
+	if close, shared := closestTasks(listed, s.described); len(close) == 1 && shared >= 2 {
 		t := close[0]
 		e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
 			fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
@@ -145,17 +145,6 @@ func (e *executor) describedTarget(s step) (targets []listedTask, handled bool) 
 		e.do(*s.unread)
 	}
 	return nil, false
-}
-
-// sharedWords counts the words of a name that a task's title holds.
-func sharedWords(t listedTask, words []string) int {
-	title, n := stems(titleWords(t.Title)), 0
-	for _, q := range stems(words) {
-		if containsAll(title, []string{q}) {
-			n++
-		}
-	}
-	return n
 }
 
 // excepted returns the tasks among candidates that except names, by
@@ -484,7 +473,7 @@ func (e *executor) resolveParts(s step) ([]listedTask, bool) {
 // them, it asks whether that one was meant.
 func (e *executor) notFound(s step, listed []listedTask) {
 	phrase := strings.Join(s.ref.words, " ")
-	close := closestTasks(listed, s.ref.words)
+	close, _ := closestTasks(listed, s.ref.words)
 	if len(close) != 1 {
 		e.say("I couldn't find a task matching %q — want to see your list?", phrase)
 		return
