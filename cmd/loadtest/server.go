@@ -31,6 +31,7 @@ import (
 	"github.com/taskchat/taskchat/internal/chat"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -267,12 +268,22 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, 1024), chat.Config{
 		Model: model, Prompt: agent.DefaultPrompt(),
 		Limits:       agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 2 * time.Minute, ToolTimeout: 30 * time.Second},
-		HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour,
+		HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour, MaxRunningTurns: 4,
 	})
 	if err != nil {
 		return err
 	}
-	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, taskhttp.Config{
+	// The turns' runs as cmd/server keeps them: written in batches of
+	// 100 ms, with a listening connection for stops and followers.
+	hub, err := runs.New(log, store.NewRuns(pool), runs.Config{FlushEvery: 100 * time.Millisecond, PollEvery: 500 * time.Millisecond, StopWait: 3 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer hub.Close()
+	l := store.Listen(databaseURL, log, []string{tasks.StopChannel}, hub.Notify, hub.Reconnected)
+	defer l.Close()
+	hub.SetNotifier(l)
+	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, hub, taskhttp.Config{
 		TurnsPerMinute: 1e9, TurnBurst: 1 << 30, MaxStreams: 1 << 20,
 		Stream:       taskhttp.StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second},
 		WriteTimeout: 30 * time.Second,

@@ -15,6 +15,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openai"
 	"github.com/taskchat/taskchat/internal/gctune"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
+	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/store"
 )
 
@@ -78,6 +79,19 @@ type config struct {
 	Retention      store.RetentionConfig
 	RetentionEvery time.Duration
 
+	// ListenDatabaseURL is where the replica's one listening connection
+	// goes (LISTEN_DATABASE_URL): PostgreSQL itself, so by default
+	// MigrateDatabaseURL, which is DatabaseURL unless a pooler stands
+	// between; "" when LISTEN_DATABASE_URL=none, and followers and stops
+	// then poll.
+	ListenDatabaseURL string
+	// MaxRunningTurns is how many turns a user may run at once, on all
+	// replicas together (MAX_RUNNING_TURNS_PER_USER).
+	MaxRunningTurns int
+	// Runs is how turns' events are written and followed (see runs.Config);
+	// Retention.RunsFor is how long they are kept after a turn ends.
+	Runs runs.Config
+
 	// GCHeadroom is how far above the live heap the garbage collector's
 	// heap goal is set at least (see gctune): GC_HEADROOM_MB, or 0 when
 	// GOGC is set, which then rules the collector alone.
@@ -112,6 +126,7 @@ const (
 	defaultTurnsPerMinute = 30
 	defaultTurnBurst      = 10
 	defaultMaxStreams     = 4
+	defaultMaxRunning     = 4
 	defaultIdempotencyTTL = 24 * time.Hour
 	defaultPingInterval   = 15 * time.Second
 	defaultStreamWrite    = 10 * time.Second
@@ -139,6 +154,18 @@ const (
 	maxDailyTokenBudget   = 1_000_000_000_000
 	maxGCHeadroomMB       = 1 << 20 // 1 TiB
 )
+
+// A turn's events wait up to 100 ms to be written together: what a
+// follower on another replica lags behind the turn's own stream, and ten
+// writes a second at most while a reply streams. Without notifications a
+// follower reads, and a replica asks about stops, every half second, so a
+// stop ends a turn within a second either way; a stop waits up to 3 s for
+// the turn to end before it answers. A run's events are kept 10 minutes
+// after it ends (as OpenAI keeps a background response's), for clients
+// that resume late; the messages stay the record.
+var defaultRuns = runs.Config{FlushEvery: 100 * time.Millisecond, PollEvery: 500 * time.Millisecond, StopWait: 3 * time.Second}
+
+const defaultRunsKeptFor = 10 * time.Minute
 
 // Retention's passes: every 5 minutes or so, each statement deleting at
 // most 200 rows (a conversation with its messages counting as one, and
@@ -308,6 +335,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		TurnsPerMinute:  e.float("RATE_LIMIT_TURNS_PER_MINUTE", defaultTurnsPerMinute),
 		TurnBurst:       e.int("RATE_LIMIT_BURST", defaultTurnBurst, 1, 10_000),
 		MaxStreams:      e.int("MAX_STREAMS_PER_USER", defaultMaxStreams, 1, 10_000),
+		MaxRunningTurns: e.int("MAX_RUNNING_TURNS_PER_USER", defaultMaxRunning, 1, 10_000),
+		Runs:            defaultRuns,
 		ShutdownTimeout: e.duration("SHUTDOWN_TIMEOUT", defaultShutdown),
 		WriteTimeout:    e.duration("WRITE_TIMEOUT", defaultWriteTimeout),
 		MaxConnections:  e.int("MAX_CONNECTIONS", defaultMaxConnections, 1, 1_000_000),
@@ -321,7 +350,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		PublicURL:            strings.TrimRight(e.str("PUBLIC_URL", ""), "/"),
 
 		Retention: store.RetentionConfig{
-			Days: retentionDays(e), KeyTTL: defaultIdempotencyTTL,
+			Days: retentionDays(e), KeyTTL: defaultIdempotencyTTL, RunsFor: defaultRunsKeptFor,
 			Batch: defaultRetentionBatch, Pause: defaultRetentionPause,
 		},
 		RetentionEvery: defaultRetentionEvery,
@@ -361,6 +390,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	} else if !isPostgresURL(c.MigrateDatabaseURL) {
 		e.fail("MIGRATE_DATABASE_URL must be a postgres:// URL that reaches PostgreSQL directly, not through a pooler in transaction mode")
 	}
+	c.ListenDatabaseURL = listenDatabaseURL(e, c.MigrateDatabaseURL)
 	checkAuth(e, c)
 	if c.OpenAI.BaseURL != "" {
 		if u, err := url.Parse(c.OpenAI.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -368,6 +398,21 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 	}
 	return c, errors.Join(e.errs...)
+}
+
+// listenDatabaseURL is LISTEN_DATABASE_URL: direct, the URL that reaches
+// PostgreSQL directly (MIGRATE_DATABASE_URL, else DATABASE_URL), when
+// unset; "" for none.
+func listenDatabaseURL(e *envReader, direct string) string {
+	switch u := e.str("LISTEN_DATABASE_URL", direct); {
+	case strings.EqualFold(u, "none"):
+		return ""
+	case u != "" && !isPostgresURL(u):
+		e.fail("LISTEN_DATABASE_URL must be a postgres:// URL that reaches PostgreSQL directly (LISTEN does not pass a pooler in transaction mode), or none, got %q", u)
+		return ""
+	default:
+		return u
+	}
 }
 
 // provider picks the model: LLM_PROVIDER when set, otherwise OpenAI when it

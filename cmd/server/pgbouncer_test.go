@@ -103,6 +103,33 @@ func TestThroughPgBouncerInTransactionPooling(t *testing.T) {
 	for _, u := range users {
 		checkStored(t, db, u)
 	}
+
+	t.Run("a stream resumes on the other replica", func(t *testing.T) {
+		// The turn's events go through PgBouncer; the replicas listen on
+		// MIGRATE_DATABASE_URL, which reaches PostgreSQL directly.
+		user := storetest.UserID(t)
+		tok := mustMint(t, user)
+		s := openStream(t, "POST", bases[0]+"/api/"+user+"/chat", tok, `{"message":"Add a task to call mom"}`, nil)
+		first := s.until(t, func(e event) bool { return e.name == "tool_call" })
+		s.resp.Body.Close()
+		conv := first[0].data["conversation_id"]
+		r := openStream(t, "GET", fmt.Sprintf("%s/api/%s/conversations/%v/stream", bases[1], user, conv), tok, "",
+			map[string]string{"Last-Event-ID": first[len(first)-1].id})
+		all := append(first, r.rest()...)
+		run := strings.Split(all[0].id, "-")[0]
+		for i, e := range all {
+			if e.id != fmt.Sprintf("%s-%d", run, i+1) {
+				t.Fatalf("event %d (%s) has id %q (%s)", i, e.name, e.id, names(all))
+			}
+		}
+		var stored string
+		if err := db.QueryRow(context.Background(), `SELECT content FROM messages WHERE conversation_id = $1 AND role = 'assistant'`, conv).Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if done := all[len(all)-1]; done.name != "done" || text(all) != stored || stored == "" {
+			t.Fatalf("resumed %q ending %s, stored %q", text(all), names(all), stored)
+		}
+	})
 	if n := bouncedTransactions(t, bouncer); n < int64(len(users))*6 {
 		t.Fatalf("PgBouncer counted %d transactions for the database, want at least %d: the replicas did not go through it", n, len(users)*6)
 	}
@@ -123,11 +150,24 @@ func TestConfigForAPooler(t *testing.T) {
 		t.Fatalf("set: migrations at %q, connections %+v, %v; want %+v", cfg.MigrateDatabaseURL, cfg.Store, err, want)
 	}
 
+	// LISTEN does not pass the pooler: the listening connection goes where
+	// migrations go, unless LISTEN_DATABASE_URL says otherwise or none.
+	if cfg.ListenDatabaseURL != vars["MIGRATE_DATABASE_URL"] {
+		t.Fatalf("listening on %q, want MIGRATE_DATABASE_URL's", cfg.ListenDatabaseURL)
+	}
+	for listen, want := range map[string]string{"postgres://app@postgres:5433/taskchat": "postgres://app@postgres:5433/taskchat", "none": "", "NONE": ""} {
+		vars["LISTEN_DATABASE_URL"] = listen
+		if cfg, err = loadConfig(env(vars)); err != nil || cfg.ListenDatabaseURL != want {
+			t.Fatalf("LISTEN_DATABASE_URL=%s: listening on %q, %v; want %q", listen, cfg.ListenDatabaseURL, err, want)
+		}
+	}
+
 	vars["MIGRATE_DATABASE_URL"] = "mysql://app@db/taskchat"
 	vars["DATABASE_PREPARED_STATEMENTS"] = "sometimes"
 	vars["DATABASE_PLAN_CACHE_MODE"] = "generic"
+	vars["LISTEN_DATABASE_URL"] = "redis://cache"
 	_, err = loadConfig(env(vars))
-	for _, name := range []string{"MIGRATE_DATABASE_URL", "DATABASE_PREPARED_STATEMENTS", "DATABASE_PLAN_CACHE_MODE"} {
+	for _, name := range []string{"MIGRATE_DATABASE_URL", "DATABASE_PREPARED_STATEMENTS", "DATABASE_PLAN_CACHE_MODE", "LISTEN_DATABASE_URL"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}

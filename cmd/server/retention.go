@@ -11,15 +11,14 @@ import (
 	"github.com/taskchat/taskchat/internal/store"
 )
 
-// startRetention runs retention passes in the background when
-// RETENTION_DAYS is set, until ctx ends or stop is called. stop returns
-// once the pass under way, if any, has stopped: its statement is cancelled,
-// and rolls back whole.
+// startRetention runs retention passes in the background until ctx ends
+// or stop is called: of the turns' runs always, and of the rest when
+// RETENTION_DAYS is set. stop returns once the pass under way, if any, has
+// stopped: its statement is cancelled, and rolls back whole.
 func startRetention(ctx context.Context, pool *pgxpool.Pool, cfg config, log *slog.Logger) (stop func()) {
-	if cfg.Retention.Days == 0 {
-		return func() {}
+	if cfg.Retention.Days > 0 {
+		log.Info("retention on", "days", cfg.Retention.Days, "every", cfg.RetentionEvery.String())
 	}
-	log.Info("retention on", "days", cfg.Retention.Days, "every", cfg.RetentionEvery.String())
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -46,7 +45,7 @@ func runRetention(ctx context.Context, r *store.Retention, every time.Duration, 
 		start := time.Now()
 		swept, err := r.Sweep(ctx)
 		if swept.Total() > 0 {
-			log.Info("retention pass",
+			log.Info("retention pass", "runs", swept.Runs,
 				"conversations", swept.Conversations, "tool_calls", swept.ToolCalls,
 				"idempotency_keys", swept.IdempotencyKeys, "usage_days", swept.UsageDays,
 				"batches", swept.Batches, "took", time.Since(start).String())

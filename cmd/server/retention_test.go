@@ -49,7 +49,7 @@ func conversationsIn(tb testing.TB, pool *pgxpool.Pool) int {
 func TestRetentionRunsUntilShutdown(t *testing.T) {
 	_, pool := mustRetentionDB(t, 5)
 	cfg := config{
-		Retention:      store.RetentionConfig{Days: 30, KeyTTL: time.Hour, Batch: 2, Pause: time.Millisecond},
+		Retention:      store.RetentionConfig{Days: 30, KeyTTL: time.Hour, Batch: 2, Pause: time.Millisecond, RunsFor: time.Minute},
 		RetentionEvery: 10 * time.Millisecond,
 	}
 	logs := &lockedBuffer{}
@@ -72,7 +72,7 @@ func TestRetentionRunsUntilShutdown(t *testing.T) {
 	}
 
 	l := logs.String()
-	if !strings.Contains(l, `"msg":"retention on","days":30`) || !strings.Contains(l, `"msg":"retention pass","conversations":`) {
+	if !strings.Contains(l, `"msg":"retention on","days":30`) || !strings.Contains(l, `"msg":"retention pass","runs":0,"conversations":`) {
 		t.Fatalf("the log lacks the start or a pass:\n%s", l)
 	}
 	if strings.Contains(l, "user-old") || strings.Contains(l, `"title"`) {
@@ -80,11 +80,12 @@ func TestRetentionRunsUntilShutdown(t *testing.T) {
 	}
 }
 
-// With RETENTION_DAYS unset, nothing runs, and stop has nothing to wait for.
+// With RETENTION_DAYS unset, conversations are kept (only the turns' runs
+// are swept), nothing says retention is on, and stop still stops.
 func TestRetentionOffByDefault(t *testing.T) {
 	_, pool := mustRetentionDB(t, 1)
 	logs := &lockedBuffer{}
-	cfg := config{Retention: store.RetentionConfig{Batch: 2}, RetentionEvery: time.Millisecond}
+	cfg := config{Retention: store.RetentionConfig{Batch: 2, RunsFor: time.Minute}, RetentionEvery: time.Millisecond}
 	stop := startRetention(context.Background(), pool, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	stop()
 	if n := conversationsIn(t, pool); n != 1 || logs.String() != "" {

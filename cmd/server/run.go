@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openai"
@@ -18,6 +20,7 @@ import (
 	"github.com/taskchat/taskchat/internal/gctune"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/tasks"
 	"github.com/taskchat/taskchat/internal/telemetry"
@@ -70,7 +73,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 		return err
 	}
 	defer stopTracing()
-	handler, closeDB, err := build(ctx, cfg, log, tel)
+	handler, hub, closeDB, err := build(ctx, cfg, log, tel)
 	if err != nil {
 		return err
 	}
@@ -101,6 +104,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Followers of turns end their streams when the shutdown begins, with
+	// no last event, so that their clients resume on another replica.
+	srv.RegisterOnShutdown(hub.Close)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "model", cfg.Provider)
@@ -113,7 +119,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	return shutdown(srv, cancelTurns, cfg.ShutdownTimeout, log)
+	return shutdown(srv, func() { cancelTurns(); hub.Interrupt() }, cfg.ShutdownTimeout, log)
 }
 
 // shutdown stops accepting connections and lets in-flight requests, streams
@@ -144,36 +150,47 @@ func shutdown(srv *http.Server, cancelTurns context.CancelFunc, timeout time.Dur
 // (a few kilobytes each); see mcptools.Servers.
 const maxCachedServers = 1024
 
-// build wires the service: migrations, the pool, the model, the handler,
-// each observed by tel (which may be nil), and retention's passes, which
-// stop when ctx ends or the returned close is called.
-func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Telemetry) (http.Handler, func(), error) {
+// build wires the service: migrations, the pool, the model, the turns'
+// runs and their listening connection, the handler, each observed by tel
+// (which may be nil), and retention's passes, which stop when ctx ends or
+// the returned close is called.
+func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Telemetry) (http.Handler, *runs.Hub, func(), error) {
 	if cfg.Migrate {
 		if err := store.Migrate(ctx, cfg.MigrateDatabaseURL); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	pool, err := store.Open(ctx, cfg.DatabaseURL, cfg.Store)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	closers := []func(){pool.Close}
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	h, hub, err := wire(ctx, cfg, log, tel, pool, &closers)
+	if err != nil {
+		closeAll()
+		return nil, nil, nil, err
+	}
+	return h, hub, closeAll, nil
+}
+
+// wire builds the handler over pool, adding to closers what must be
+// closed after it, in the order it must be closed in reverse.
+func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Telemetry, pool *pgxpool.Pool, closers *[]func()) (http.Handler, *runs.Hub, error) {
 	auth, err := taskhttp.NewAuthenticator(taskhttp.AuthConfig{
 		Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, JWKS: cfg.JWKS, Log: log,
 	})
 	if err != nil {
-		pool.Close()
 		return nil, nil, err
 	}
-	built := false
-	defer func() {
-		if !built {
-			auth.Close() // stops the JWKS refreshes
-		}
-	}()
+	*closers = append(*closers, auth.Close) // stops the JWKS refreshes
 	prompt := agent.DefaultPrompt()
 	if cfg.SystemPrompt != "" {
 		if prompt, err = agent.LoadPrompt(cfg.SystemPrompt); err != nil {
-			pool.Close()
 			return nil, nil, err
 		}
 	}
@@ -187,13 +204,16 @@ func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tel
 	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, maxCachedServers), chat.Config{
 		Model: model, Prompt: prompt, Limits: cfg.Limits,
 		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
-		DailyTokenBudget: cfg.DailyTokenBudget, Telemetry: tel,
+		DailyTokenBudget: cfg.DailyTokenBudget, MaxRunningTurns: cfg.MaxRunningTurns, Telemetry: tel,
 	})
 	if err != nil {
-		pool.Close()
 		return nil, nil, err
 	}
-	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, taskhttp.Config{
+	hub, err := startRuns(cfg, log, pool, closers)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, hub, taskhttp.Config{
 		TurnsPerMinute: cfg.TurnsPerMinute, TurnBurst: cfg.TurnBurst, MaxStreams: cfg.MaxStreams,
 		Stream:       taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
 		WriteTimeout: cfg.WriteTimeout,
@@ -206,9 +226,26 @@ func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tel
 			PublicURL: cfg.PublicURL, AuthorizationServers: cfg.MCPAuthorizationServers,
 		},
 	})
-	built = true
-	stopRetention := startRetention(ctx, pool, cfg, log)
-	return h, func() { stopRetention(); auth.Close(); pool.Close() }, nil
+	*closers = append(*closers, startRetention(ctx, pool, cfg, log))
+	return h, hub, nil
+}
+
+// startRuns starts the replica's share of the turns' runs, and its one
+// listening connection unless LISTEN_DATABASE_URL is none.
+func startRuns(cfg config, log *slog.Logger, pool *pgxpool.Pool, closers *[]func()) (*runs.Hub, error) {
+	hub, err := runs.New(log, store.NewRuns(pool), cfg.Runs)
+	if err != nil {
+		return nil, err
+	}
+	*closers = append(*closers, hub.Close)
+	if cfg.ListenDatabaseURL == "" {
+		log.Info("LISTEN_DATABASE_URL is none: followers of turns and stops poll the database")
+		return hub, nil
+	}
+	l := store.Listen(cfg.ListenDatabaseURL, log, []string{tasks.StopChannel}, hub.Notify, hub.Reconnected)
+	hub.SetNotifier(l)
+	*closers = append(*closers, l.Close)
+	return hub, nil
 }
 
 // mintToken prints a development token, so a person with curl can start.

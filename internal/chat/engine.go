@@ -41,6 +41,10 @@ type Config struct {
 	// in a UTC day: past it, turns are refused with a *tasks.BudgetError.
 	// 0 is no budget.
 	DailyTokenBudget int64
+	// MaxRunningTurns, when positive, is how many turns a user may run at
+	// once, on all replicas together: past it, turns are refused with a
+	// *tasks.RunningTurnsError. 0 is no cap.
+	MaxRunningTurns int
 	// Telemetry counts turns by outcome and observes each tool execution;
 	// nil observes nothing. (The model is observed by wrapping it, see
 	// telemetry.Model.)
@@ -59,8 +63,8 @@ func (c Config) validate() error {
 	if c.HistoryLimit <= 0 || c.HistoryTokens <= 0 || c.IdempotencyTTL <= 0 {
 		errs = append(errs, errors.New("chat: HistoryLimit, HistoryTokens and IdempotencyTTL must be positive"))
 	}
-	if c.DailyTokenBudget < 0 {
-		errs = append(errs, errors.New("chat: DailyTokenBudget must not be negative (0 is none)"))
+	if c.DailyTokenBudget < 0 || c.MaxRunningTurns < 0 {
+		errs = append(errs, errors.New("chat: DailyTokenBudget and MaxRunningTurns must not be negative (0 is none)"))
 	}
 	return errors.Join(errs...)
 }

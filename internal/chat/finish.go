@@ -15,7 +15,7 @@ import (
 // turn by its outcome.
 func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res agent.Result, runErr error) (Outcome, error) {
 	out, err := e.store(ctx, req, turn, res, runErr)
-	e.cfg.Telemetry.CountTurn(ended(res.Stop, err))
+	e.cfg.Telemetry.CountTurn(ended(res.Stop, out.Stopped, err))
 	return out, err
 }
 
@@ -25,16 +25,21 @@ func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res 
 // model used count towards the user's day. A failure after tools changed
 // tasks is a *PartialError, so the client hears what was done.
 func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res agent.Result, runErr error) (Outcome, error) {
+	stopped := runErr != nil && errors.Is(context.Cause(ctx), tasks.ErrStopped)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	convID := turn.Conversation.ID
-	out := Outcome{ConversationID: convID, TurnID: turn.ID(), Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: make([]ToolCall, len(res.Calls))}
+	out := Outcome{ConversationID: convID, TurnID: turn.ID(), Reply: res.Reply, Interrupted: runErr != nil, Stopped: stopped,
+		ToolCalls: make([]ToolCall, len(res.Calls))}
 	for i := range res.Calls {
 		out.ToolCalls[i] = toolCallOf(&res.Calls[i])
 	}
 	used := usageOf(res.Usage)
 	if runErr != nil && res.Reply == "" && len(res.Calls) == 0 {
-		return out, e.abandon(ctx, req, turn, used, runErr)
+		if err := e.abandon(ctx, req, turn, used, runErr); err != nil && !(stopped && errors.Is(err, runErr)) {
+			return out, err
+		}
+		return out, nil // stopped before it said or did anything
 	}
 	end := tasks.TurnEnd{
 		UserID: req.UserID, ConversationID: convID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
@@ -45,7 +50,7 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 	// the turn completed or ran a tool: a retry must not run the tools
 	// again. A turn cut short before any tool ran frees the key, so a retry
 	// gets a whole answer rather than a replay of a partial one.
-	keep := req.IdempotencyKey != "" && (runErr == nil || len(res.Calls) > 0)
+	keep := req.IdempotencyKey != "" && (runErr == nil || stopped || len(res.Calls) > 0)
 	if keep {
 		end.IdempotencyKey, end.Response = req.IdempotencyKey, encodeOutcome(out)
 	}
@@ -57,7 +62,7 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 	if !keep {
 		e.forgetKey(ctx, req)
 	}
-	if runErr != nil {
+	if runErr != nil && !stopped {
 		e.logTurnError(ctx, convID, runErr)
 		return out, partial(runErr, convID, done)
 	}
@@ -136,7 +141,7 @@ func partial(err error, convID int64, done []ToolCall) error {
 
 func (e *Engine) logTurnError(ctx context.Context, convID int64, err error) {
 	if errors.Is(err, context.Canceled) {
-		e.log.InfoContext(ctx, "turn interrupted: the client went away or the server is shutting down", "conversation_id", convID)
+		e.log.InfoContext(ctx, "turn interrupted: stopped, or the server is shutting down", "conversation_id", convID)
 		return
 	}
 	e.log.WarnContext(ctx, "turn failed", "conversation_id", convID, "err", err)

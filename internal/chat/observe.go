@@ -16,7 +16,8 @@ const (
 	outcomeCompleted = "completed"            // the model answered
 	outcomeLimited   = "limited"              // a count or token limit stopped it, with a reply that says so
 	outcomeReplayed  = "replayed"             // a keyed retry got the first run's outcome
-	outcomeCanceled  = "interrupted"          // its client left, or the server shut down; what it did is stored
+	outcomeCanceled  = "interrupted"          // the server shut down; what it did is stored
+	outcomeStopped   = "stopped"              // someone stopped it (POST …/stop); what it did is stored
 	outcomeModel     = "model_error"          // the model failed or timed out
 	outcomeDeleted   = "conversation_deleted" // its conversation was deleted while it ran
 	outcomeStore     = "store_error"          // the database failed it
@@ -25,7 +26,7 @@ const (
 )
 
 // outcomes lists them all, so that each is counted from zero.
-var outcomes = []string{outcomeCompleted, outcomeLimited, outcomeReplayed, outcomeCanceled, outcomeModel,
+var outcomes = []string{outcomeCompleted, outcomeLimited, outcomeReplayed, outcomeCanceled, outcomeStopped, outcomeModel,
 	outcomeDeleted, outcomeStore, outcomeBudget, outcomeRefused}
 
 // unstarted names the outcome of a turn that did not run: a replay (err is
@@ -38,7 +39,8 @@ func unstarted(err error) string {
 		return outcomeBudget
 	case errors.Is(err, tasks.ErrUnavailable):
 		return outcomeStore
-	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, tasks.ErrConflict), errors.Is(err, tasks.ErrKeyMismatch):
+	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, tasks.ErrConflict), errors.Is(err, tasks.ErrKeyMismatch),
+		errors.Is(err, tasks.ErrTooManyRunningTurns):
 		return outcomeRefused
 	case errors.Is(err, context.Canceled):
 		return outcomeCanceled
@@ -47,9 +49,11 @@ func unstarted(err error) string {
 }
 
 // ended names the outcome of a turn that ran.
-func ended(stop agent.StopReason, err error) string {
+func ended(stop agent.StopReason, stopped bool, err error) string {
 	var me *agent.ModelError
 	switch {
+	case stopped:
+		return outcomeStopped
 	case err == nil && stop == agent.StopCompleted:
 		return outcomeCompleted
 	case err == nil:

@@ -50,6 +50,10 @@ type Outcome struct {
 	Interrupted bool
 	// Replayed is set when the outcome is a keyed request's stored one.
 	Replayed bool
+	// Stopped is set when someone stopped the turn (its context ended with
+	// tasks.ErrStopped): it is stored as interrupted, with what it had
+	// written and done, and is no failure.
+	Stopped bool
 }
 
 // ToolCall is one tool call of a turn as its client sees it. Arguments are
@@ -69,7 +73,7 @@ type EventKind int
 // A turn's events, in order: EventStarted once, then text and tool calls
 // as they happen. How the turn ended is Run's return value, not an event.
 const (
-	EventStarted    EventKind = iota + 1 // ConversationID, TurnID and, for a regenerated reply, Earlier are set
+	EventStarted    EventKind = iota + 1 // ConversationID, TurnID, RunID and, for a regenerated reply, Earlier are set
 	EventDelta                           // Text holds the new text
 	EventToolCall                        // Call holds the call, without result
 	EventToolResult                      // Call holds the call with its result
@@ -80,8 +84,10 @@ type Event struct {
 	Kind           EventKind
 	ConversationID int64
 	TurnID         int64
-	Text           string
-	Call           *ToolCall
+	// RunID is the turn's run (tasks.Run), the log its events are kept in.
+	RunID int64
+	Text  string
+	Call  *ToolCall
 	// Round is a tool call's model round in the turn, from 0: the calls
 	// of one round follow the round's text.
 	Round int
@@ -157,6 +163,7 @@ type storedOutcome struct {
 	Response       string           `json:"response"`
 	ToolCalls      []storedToolCall `json:"tool_calls"`
 	Interrupted    bool             `json:"interrupted,omitempty"`
+	Stopped        bool             `json:"stopped,omitempty"`
 }
 
 type storedToolCall struct {
@@ -168,7 +175,7 @@ type storedToolCall struct {
 }
 
 func encodeOutcome(o Outcome) json.RawMessage {
-	s := storedOutcome{ConversationID: o.ConversationID, TurnID: o.TurnID, Response: o.Reply, Interrupted: o.Interrupted,
+	s := storedOutcome{ConversationID: o.ConversationID, TurnID: o.TurnID, Response: o.Reply, Interrupted: o.Interrupted, Stopped: o.Stopped,
 		ToolCalls: make([]storedToolCall, len(o.ToolCalls))}
 	for i, c := range o.ToolCalls {
 		s.ToolCalls[i] = storedToolCall(c)
@@ -182,7 +189,7 @@ func decodeOutcome(raw json.RawMessage) (Outcome, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return Outcome{}, fmt.Errorf("stored outcome: %w", err)
 	}
-	o := Outcome{ConversationID: s.ConversationID, TurnID: s.TurnID, Reply: s.Response, Interrupted: s.Interrupted, Replayed: true,
+	o := Outcome{ConversationID: s.ConversationID, TurnID: s.TurnID, Reply: s.Response, Interrupted: s.Interrupted, Stopped: s.Stopped, Replayed: true,
 		ToolCalls: make([]ToolCall, len(s.ToolCalls))}
 	for i, c := range s.ToolCalls {
 		o.ToolCalls[i] = ToolCall(c)

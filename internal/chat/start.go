@@ -15,7 +15,7 @@ func (e *Engine) start(ctx context.Context, req Request) (tasks.Turn, error) {
 	s := tasks.TurnStart{
 		UserID: req.UserID, ConversationID: req.ConversationID, Message: req.Message,
 		HistoryLimit: e.cfg.HistoryLimit, ClaimFor: e.claimFor(), IdempotencyKey: req.IdempotencyKey,
-		DailyTokenBudget: e.cfg.DailyTokenBudget,
+		DailyTokenBudget: e.cfg.DailyTokenBudget, MaxRunningTurns: e.cfg.MaxRunningTurns,
 	}
 	if req.ChatID != "" {
 		id, err := e.turns.ChatConversation(ctx, req.UserID, req.ChatID)
@@ -38,7 +38,7 @@ func (e *Engine) start(ctx context.Context, req Request) (tasks.Turn, error) {
 // startedEvent announces a started turn; a regenerated one brings the
 // calls of its earlier run, which its new reply holds.
 func startedEvent(turn *tasks.Turn) Event {
-	ev := Event{Kind: EventStarted, ConversationID: turn.Conversation.ID, TurnID: turn.ID()}
+	ev := Event{Kind: EventStarted, ConversationID: turn.Conversation.ID, TurnID: turn.ID(), RunID: turn.RunID}
 	for _, c := range turn.Earlier {
 		result := c.Result
 		if len(result) == 0 {

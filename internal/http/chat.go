@@ -1,13 +1,13 @@
 package http
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -23,27 +23,29 @@ type chatRequest struct {
 // middleware; this decodes the request, applies the user's limits, hands
 // the turn to the engine and encodes what it says, as one JSON body or as
 // Server-Sent Events.
-func handleChatCreate(log *slog.Logger, engine *chat.Engine, limits *userLimits, cfg StreamConfig) http.Handler {
+func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *userLimits, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, stream, err := parseChat(w, r)
 		if err != nil {
 			writeError(w, r, log, err)
 			return
 		}
-		newOutput := func(context.CancelCauseFunc) output { return &jsonOutput{w: w, r: r, log: log} }
+		newOutput := func() output { return &jsonOutput{w: w, r: r, log: log} }
 		if stream {
-			newOutput = func(cancel context.CancelCauseFunc) output { return newSSEOutput(w, r, log, cfg, cancel) }
+			newOutput = func() output { return newSSEOutput(w, r, log, cfg) }
 		}
-		serveTurn(w, r, engine, limits, req, stream, newOutput)
+		serveTurn(w, r, engine, hub, limits, req, stream, newOutput)
 	})
 }
 
 // serveTurn applies the user's limits, hands the turn to the engine and
 // tells the output what happens. Every front of the chat turn ends here,
-// whatever it speaks; newOutput gets what ends the turn early when a
-// stream finds that its client no longer reads.
-func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, limits *userLimits, req chat.Request,
-	stream bool, newOutput func(context.CancelCauseFunc) output) {
+// whatever it speaks. The turn runs on a context of its own: a client
+// that leaves, or stops reading, does not end it; a stop does (POST
+// …/stop). Each event is added to the turn's run as it is told, so that a
+// client can resume the stream, on any replica, after any event's id.
+func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, limits *userLimits, req chat.Request,
+	stream bool, newOutput func() output) {
 	if err := limits.allowTurn(req.UserID); err != nil {
 		writeRateLimited(w, err)
 		return
@@ -56,28 +58,33 @@ func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, limi
 		}
 		defer release()
 	}
-	// The turn ends early if the client leaves, or if the stream finds
-	// that the client no longer reads.
-	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
-	out := newOutput(cancel)
+	ctx, turn := hub.Begin(r.Context())
+	defer turn.End(encodeError(internalError)) // if the turn panicked; else a no-op
+	out := newOutput()
 	defer out.close()
 	info := infoFrom(r.Context())
+	var id eventID
 	outcome, err := engine.Run(ctx, req, func(e chat.Event) {
 		if e.Kind == chat.EventStarted {
 			info.conversationID = e.ConversationID // for the access log
+			turn.Started(req.UserID, e.RunID)
 		}
-		out.event(e)
+		id = eventID{turn.RunID(), turn.Add(encodeEvent(e))}
+		out.event(id, e)
 	})
-	switch {
-	case err != nil:
-		out.fail(err)
-	case outcome.Replayed:
-		w.Header().Set("Idempotent-Replayed", "true")
-		out.done(outcome)
-	default:
-		out.done(outcome)
+	// The run ends before the client hears the outcome: a client that
+	// sends its next message at once finds this turn no longer running.
+	id = id.next()
+	if err != nil {
+		turn.End(encodeError(toAPIError(err)))
+		out.fail(id, err)
+		return
 	}
+	turn.End(encodeDone(outcome))
+	if outcome.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	out.done(id, outcome)
 }
 
 // parseChat reads and validates the request; stream reports whether the

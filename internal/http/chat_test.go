@@ -74,8 +74,10 @@ func TestChatStreamedTurn(t *testing.T) {
 		t.Fatalf("events = %s", names)
 	}
 	var deltas strings.Builder
+	run := strings.Split(events[0].id, "-")[0]
 	for i, e := range events {
-		if e.id != fmt.Sprint(i+1) {
+		// "<run>-<n>", n counting from 1: what a client resumes after.
+		if e.id != fmt.Sprintf("%s-%d", run, i+1) || run == "0" {
 			t.Fatalf("event %d has id %q", i, e.id)
 		}
 		if e.name == "delta" {
@@ -198,46 +200,72 @@ func TestChatStaysWithinTheUser(t *testing.T) {
 	}
 }
 
-func TestChatClientDisconnectStoresThePartialTurn(t *testing.T) {
-	fake := newFakeOpenAI(t,
-		openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Write report"}`}}},
-		openaitest.Step{Text: "Added the report task, and now a long story ", Hang: true},
-		openaitest.Step{Text: "Hello."},
-	)
+// A client that leaves in the middle of a reply does not end the turn: it
+// runs to its end, and its reply is stored whole, as if the client had
+// stayed.
+func TestChatTurnOutlivesItsClient(t *testing.T) {
+	wait := make(chan struct{})
+	script := []openaitest.Step{
+		{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Write report"}`}}},
+		{Text: "Added the report task, and now a long story that goes on.", Wait: wait},
+		{Text: "Hi."}, // the next turn's
+	}
+	fake := newFakeOpenAI(t)
+	fake.Respond = func(_ map[string]any, n int) openaitest.Step { return script[n%len(script)] }
 	s := mustServer(t, fake.Model())
 	user := storetest.UserID(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	resp := s.stream(t, ctx, user, `{"message":"add write report"}`, nil)
-	// Read until the second round's text has started, then leave.
-	buf := make([]byte, 1)
-	var seen strings.Builder
-	for !strings.Contains(seen.String(), `"story `) {
-		if _, err := resp.Body.Read(buf); err != nil {
-			t.Fatalf("stream ended early: %v (%q)", err, seen.String())
+	for _, stream := range []bool{true, false} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var convID string
+		if stream {
+			resp := s.stream(t, ctx, user, `{"message":"add write report"}`, nil)
+			// Read until the tool has run, then leave.
+			var seen strings.Builder
+			buf := make([]byte, 1)
+			for !strings.Contains(seen.String(), "event: tool_result") {
+				if _, err := resp.Body.Read(buf); err != nil {
+					t.Fatalf("stream ended early: %v (%q)", err, seen.String())
+				}
+				seen.Write(buf)
+			}
+			convID = strings.SplitN(strings.SplitN(seen.String(), `"conversation_id":`, 2)[1], ",", 2)[0]
+			cancel()
+			resp.Body.Close()
+		} else {
+			// A JSON client gives up while the model still writes.
+			go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+			req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/api/"+user+"/chat", strings.NewReader(`{"message":"add write report"}`))
+			req.Header.Set("Authorization", "Bearer "+mustToken(t, user))
+			if _, err := s.Client().Do(req); err == nil {
+				t.Fatal("the JSON client did not give up")
+			}
+			var convs []any
+			waitFor(t, "the second conversation", func() bool {
+				convs = s.do(t, call{method: "GET", path: "/api/" + user + "/conversations", token: mustToken(t, user)}).json(t)["conversations"].([]any)
+				return len(convs) == 2
+			})
+			convID = fmt.Sprint(convs[0].(map[string]any)["id"])
 		}
-		seen.Write(buf)
-	}
-	convID := strings.TrimSuffix(strings.SplitN(strings.SplitN(seen.String(), `"conversation_id":`, 2)[1], "}", 2)[0], "")
-	cancel()
-	resp.Body.Close()
+		time.Sleep(50 * time.Millisecond)
+		wait <- struct{}{} // the model goes on, with nobody reading
 
-	path := fmt.Sprintf("/api/%s/conversations/%s/messages", user, convID)
-	var msgs []any
-	waitFor(t, "the interrupted reply to be stored", func() bool {
-		msgs, _ = s.do(t, call{method: "GET", path: path, token: mustToken(t, user)}).json(t)["messages"].([]any)
-		return len(msgs) == 2
-	})
-	reply := msgs[1].(map[string]any)
-	if reply["interrupted"] != true || !strings.HasPrefix(reply["content"].(string), "Added the report task") {
-		t.Fatalf("stored reply = %v", reply)
-	}
-	if calls := reply["tool_calls"].([]any); len(calls) != 1 || calls[0].(map[string]any)["tool"] != "add_task" {
-		t.Fatalf("the executed tool call was not audited: %v", reply)
-	}
-	// The conversation is free again for the next turn.
-	if r := s.chat(t, user, mustAtoi(t, convID), "hello again"); r.status == http.StatusConflict {
-		t.Fatalf("conversation still claimed after the interrupted turn")
+		path := fmt.Sprintf("/api/%s/conversations/%s/messages", user, convID)
+		var msgs []any
+		waitFor(t, "the reply to be stored", func() bool {
+			msgs, _ = s.do(t, call{method: "GET", path: path, token: mustToken(t, user)}).json(t)["messages"].([]any)
+			return len(msgs) == 2
+		})
+		reply := msgs[1].(map[string]any)
+		if reply["interrupted"] != false || reply["content"] != "Added the report task, and now a long story that goes on." {
+			t.Fatalf("stream=%v: stored reply = %v, want it whole", stream, reply)
+		}
+		if calls := reply["tool_calls"].([]any); len(calls) != 1 || calls[0].(map[string]any)["tool"] != "add_task" {
+			t.Fatalf("the executed tool call was not audited: %v", reply)
+		}
+		// The conversation is free again for the next turn.
+		if r := s.chat(t, user, mustAtoi(t, convID), "hello again"); r.status != http.StatusOK {
+			t.Fatalf("the next turn = %d %s", r.status, r.body)
+		}
 	}
 }
 

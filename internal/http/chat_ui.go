@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -52,16 +52,14 @@ type uiUserMessage struct {
 // handleChatUICreate runs one chat turn for the AI SDK's useChat: the body
 // its transport sends in, the UI message stream out. The turn is the same
 // as POST /chat's, with the same limits, idempotency and storage.
-func handleChatUICreate(log *slog.Logger, engine *chat.Engine, limits *userLimits, cfg StreamConfig) http.Handler {
+func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *userLimits, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := parseUIChat(w, r)
 		if err != nil {
 			writeError(w, r, log, err)
 			return
 		}
-		serveTurn(w, r, engine, limits, req, true, func(cancel context.CancelCauseFunc) output {
-			return newUIOutput(w, r, log, cfg, cancel)
-		})
+		serveTurn(w, r, engine, hub, limits, req, true, func() output { return newUIOutput(w, r, log, cfg) })
 	})
 }
 

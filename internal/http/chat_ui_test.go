@@ -54,7 +54,8 @@ func (s *testServer) ui(tb testing.TB, user, body string, header http.Header) re
 }
 
 // uiChunks parses a UI message stream, failing unless every event is one
-// data line of a JSON object and the last is [DONE].
+// data line of a JSON object (after its id, if it has one) and the last is
+// [DONE].
 func uiChunks(tb testing.TB, body []byte) []map[string]any {
 	tb.Helper()
 	text := string(body)
@@ -67,6 +68,9 @@ func uiChunks(tb testing.TB, body []byte) []map[string]any {
 			continue
 		}
 		var c map[string]any
+		if id, rest, found := strings.Cut(block, "\n"); found && strings.HasPrefix(id, "id: ") {
+			block = rest // the last chunk of a turn's event carries its id
+		}
 		data, ok := strings.CutPrefix(block, "data: ")
 		if !ok || strings.Contains(data, "\n") || json.Unmarshal([]byte(data), &c) != nil {
 			tb.Fatalf("malformed event %q", block)

@@ -118,6 +118,13 @@ func apiErrf(code, format string, args ...any) *apiError {
 // llmUnavailableMessage is what a person reads when the model failed.
 const llmUnavailableMessage = "The assistant is not available right now. Your message was saved; please try again in a moment."
 
+// runningTurnsRetry is the Retry-After of a turn refused because its user
+// runs as many as they may: most turns end within a few seconds.
+const runningTurnsRetry = 2 * time.Second
+
+// internalError is what a client hears of a failure on our side.
+var internalError = apiErr(codeInternal, "Something went wrong on our side.")
+
 // toAPIError gives each kind of error its code; codeStatus gives the code
 // its status. Anything it does not recognise is an internal error. A turn
 // that failed after changing tasks answers as its cause does, and carries
@@ -131,11 +138,16 @@ func toAPIError(err error) *apiError {
 	var fe *tasks.FieldError
 	var nf *tasks.NotFoundError
 	var be *tasks.BudgetError
+	var re *tasks.RunningTurnsError
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &be):
 		return budgetExceeded(be, time.Now())
+	case errors.As(err, &re):
+		ae := apiErrf(codeRateLimited, "You already have %d replies being written, the most at once; wait for one to finish, or stop one, then send again. Your message was not saved.", re.Max)
+		ae.retryAfter = runningTurnsRetry
+		return ae
 	case errors.As(err, &fe):
 		return &apiError{code: codeInvalidRequest, detail: fe.Error(),
 			fields: []fieldIssue{{Field: fe.Field, Message: fe.Message}}}

@@ -75,7 +75,8 @@ func runFaultCase(t *testing.T, c faultCase) {
 			dead.Store(true)
 			restore = storetest.CutDatabase(t)
 			clientGone()
-			if ctx != nil { // a turn still running notices its client leave
+			s.hub.Interrupt() // the process dies: its turns end with it
+			if ctx != nil {
 				waitDone(t, ctx)
 			}
 		case "outage":

@@ -21,6 +21,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -34,6 +35,7 @@ var testSecret = []byte("a-test-secret-that-is-long-enough-for-hs256")
 type testServer struct {
 	*httptest.Server
 	logs *syncBuffer
+	hub  *runs.Hub
 }
 
 // testAPIConfig lets a test send as many turns and streams as it likes.
@@ -47,7 +49,15 @@ type serverConfig struct {
 	chat      chat.Config
 	api       Config
 	wrapTurns func(tasks.TurnStore) tasks.TurnStore
+	// runs is how the turns' runs are written and followed; noListen
+	// leaves the replica without its listening connection, so it polls.
+	runs     runs.Config
+	noListen bool
 }
+
+// testRuns writes a turn's events and polls for them sooner than a
+// server does, so that tests wait less.
+var testRuns = runs.Config{FlushEvery: 20 * time.Millisecond, PollEvery: 100 * time.Millisecond, StopWait: 3 * time.Second}
 
 // mustServer starts NewServer with the given model; adjust may change the
 // configuration before it starts.
@@ -71,6 +81,7 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 		},
 		api:       testAPIConfig,
 		wrapTurns: func(t tasks.TurnStore) tasks.TurnStore { return t },
+		runs:      testRuns,
 	}
 	for _, f := range adjust {
 		f(&cfg)
@@ -82,10 +93,28 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h := NewServer(log, auth, db, svc, store.NewConversations(db), engine, cfg.api)
-	s := &testServer{Server: httptest.NewServer(h), logs: logs}
-	tb.Cleanup(s.Close)
+	hub := mustHub(tb, log, db, cfg)
+	h := NewServer(log, auth, db, svc, store.NewConversations(db), engine, hub, cfg.api)
+	s := &testServer{Server: httptest.NewServer(h), logs: logs, hub: hub}
+	tb.Cleanup(func() { hub.Close(); s.Close() }) // followers end first
 	return s
+}
+
+// mustHub starts a replica's runs, with its listening connection on db's
+// database unless cfg says none.
+func mustHub(tb testing.TB, log *slog.Logger, db *pgxpool.Pool, cfg serverConfig) *runs.Hub {
+	tb.Helper()
+	hub, err := runs.New(log, store.NewRuns(db), cfg.runs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(hub.Close)
+	if !cfg.noListen {
+		l := store.Listen(db.Config().ConnString(), log, []string{tasks.StopChannel}, hub.Notify, hub.Reconnected)
+		tb.Cleanup(l.Close)
+		hub.SetNotifier(l)
+	}
+	return hub
 }
 
 func mustToken(tb testing.TB, user string) string {

@@ -1,10 +1,7 @@
 package http
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,13 +12,14 @@ import (
 )
 
 // output is how a turn answers: as one JSON body or as Server-Sent Events.
-// The engine calls event as the turn goes (chat.EventStarted first, once
-// the conversation is known), and then the handler calls exactly one of
-// done or fail.
+// The engine's events reach it as the turn goes (chat.EventStarted first,
+// once the conversation is known), and then exactly one of done or fail.
+// Each comes with the id of the turn's event it is (eventID), which a
+// stream sends with it so that a client can resume after it.
 type output interface {
-	event(e chat.Event)
-	done(o chat.Outcome)
-	fail(err error)
+	event(id eventID, e chat.Event)
+	done(id eventID, o chat.Outcome)
+	fail(id eventID, err error)
 	// close runs when the handler returns, on every path (panics too):
 	// after it the output writes nothing.
 	close()
@@ -34,58 +32,72 @@ type jsonOutput struct {
 	log *slog.Logger
 }
 
-func (o *jsonOutput) event(chat.Event)      {}
-func (o *jsonOutput) done(out chat.Outcome) { writeJSON(o.w, http.StatusOK, chatResponseOf(out)) }
-func (o *jsonOutput) fail(err error)        { writeError(o.w, o.r, o.log, err) }
-func (o *jsonOutput) close()                {}
+func (o *jsonOutput) event(eventID, chat.Event) {}
+func (o *jsonOutput) done(_ eventID, out chat.Outcome) {
+	writeJSON(o.w, http.StatusOK, chatResponseOf(out))
+}
+func (o *jsonOutput) fail(_ eventID, err error) { writeError(o.w, o.r, o.log, err) }
+func (o *jsonOutput) close()                    {}
 
 // sseStream is what every stream of a turn shares, whatever its format
 // (taskchat's events, the AI SDK's chunks): it sends the headers, writes
-// each frame within the write timeout and flushes it, pings while the turn
-// is quiet, and ends the turn when the client stops reading. Its frames
-// are written whole, one at a time.
+// each frame within the write timeout and flushes it, and pings while the
+// turn is quiet. A client that stops reading is let go: the turn runs on
+// without it (it can resume). Its frames are written whole, one at a time.
 type sseStream struct {
 	w        http.ResponseWriter
 	r        *http.Request
 	rc       *http.ResponseController
 	log      *slog.Logger
 	interval time.Duration
-	timeout  time.Duration           // for one frame's write
-	cancel   context.CancelCauseFunc // ends the turn when the client stops reading
+	timeout  time.Duration     // for one frame's write
+	header   func(http.Header) // sets the stream's own headers
 
 	mu      sync.Mutex // serialises writes: the turn and the pinger
 	started bool
 	ended   bool
-	pinger  *time.Timer
+	// muted drops frames: a resumed stream goes through the events its
+	// client has, to know what it sent, without sending them again.
+	muted  bool
+	pinger *time.Timer
 }
 
-func newSSEStream(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig, cancel context.CancelCauseFunc) *sseStream {
+func newSSEStream(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig, header func(http.Header)) *sseStream {
 	return &sseStream{w: w, r: r, rc: http.NewResponseController(w), log: log,
-		interval: cfg.PingInterval, timeout: cfg.WriteTimeout, cancel: cancel}
+		interval: cfg.PingInterval, timeout: cfg.WriteTimeout, header: header}
 }
 
-// errClientStalled ends a turn whose client no longer reads its stream.
-var errClientStalled = errors.New("the client stopped reading the stream")
-
-// open sends the headers (the stream's own, set by header, then ours) and
-// the first frame, and begins pinging. It reports false, and does nothing,
-// when the stream is open already.
-func (s *sseStream) open(header func(http.Header), first string) bool {
+// open sends the headers, unless they were sent, and begins pinging.
+func (s *sseStream) open() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.begin()
+}
+
+// begin sends the headers (the stream's own, then ours) once, and begins
+// pinging. The caller holds s.mu.
+func (s *sseStream) begin() {
 	if s.started {
-		return false
+		return
 	}
 	s.started = true
 	h := s.w.Header()
-	header(h)
+	s.header(h)
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	s.w.WriteHeader(http.StatusOK)
-	s.write(first)
+	if !s.muted {
+		_ = s.rc.Flush()
+	}
 	s.pinger = time.AfterFunc(s.interval, s.ping)
-	return true
+}
+
+// mute drops the frames written until unmute; see muted.
+func (s *sseStream) mute(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.muted = on
 }
 
 // isOpen reports whether the headers were sent: a failure is then told in
@@ -109,12 +121,14 @@ func (s *sseStream) ping() {
 	s.pinger.Reset(s.interval)
 }
 
-// send writes one frame, unless the stream has ended.
-func (s *sseStream) send(frame string) {
+// send writes frames, after the headers if they were not sent, unless
+// the stream has ended.
+func (s *sseStream) send(frames string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.begin()
 	if !s.ended {
-		s.write(frame)
+		s.write(frames)
 	}
 }
 
@@ -125,6 +139,7 @@ func (s *sseStream) send(frame string) {
 func (s *sseStream) end(last string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.begin()
 	if !s.ended {
 		s.writeOnly(last)
 		s.ended = true
@@ -132,6 +147,14 @@ func (s *sseStream) end(last string) {
 	if s.pinger != nil {
 		s.pinger.Stop()
 	}
+}
+
+// abandon ends the stream with no last event: its client is to resume it
+// elsewhere.
+func (s *sseStream) abandon() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
 }
 
 // close stops the pinger for good; the handler is returning. A stream
@@ -166,7 +189,7 @@ func (s *sseStream) write(str string) {
 // writeOnly buffers str for the client, within the write timeout, and
 // reports whether it did. The caller holds s.mu.
 func (s *sseStream) writeOnly(str string) bool {
-	if s.ended {
+	if s.ended || s.muted {
 		return false
 	}
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
@@ -175,12 +198,12 @@ func (s *sseStream) writeOnly(str string) bool {
 	return err == nil
 }
 
-// lost ends the stream if err says the client is gone. The caller holds s.mu.
+// lost ends the stream if err says the client is gone. The turn goes on;
+// the client can resume it. The caller holds s.mu.
 func (s *sseStream) lost(err error) {
 	if err != nil {
 		s.ended = true // nothing more can reach this client
-		s.log.InfoContext(s.r.Context(), "stream client gone; ending the turn", "err", err)
-		s.cancel(errClientStalled)
+		s.log.InfoContext(s.r.Context(), "stream client gone; the turn goes on without it", "err", err)
 	}
 }
 
@@ -202,29 +225,32 @@ func (s *sseStream) failed(err error) (*apiError, bool) {
 // sseOutput streams the turn as taskchat's Server-Sent Events. Until
 // start, a failure is answered as problem JSON with its status; after it,
 // as an error event. Every stream ends with exactly one done or error
-// event. Its events are built by the handler's goroutine only (the engine
-// calls its observer from there), so nextID needs no lock.
+// event. Its state is touched by one goroutine only: the turn's, or the
+// follower's.
 type sseOutput struct {
 	*sseStream
-	nextID int
+	id    eventID // of the event being written
+	begun bool    // the start event was written
 }
 
-func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig, cancel context.CancelCauseFunc) *sseOutput {
-	return &sseOutput{sseStream: newSSEStream(w, r, log, cfg, cancel)}
+func newSSEOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig) *sseOutput {
+	return &sseOutput{sseStream: newSSEStream(w, r, log, cfg, func(http.Header) {})}
 }
 
 // start sends the headers and the start event, and begins pinging.
-func (o *sseOutput) start(conversationID int64) {
-	if o.isOpen() {
+func (o *sseOutput) start(conversationID, turnID int64) {
+	if o.begun {
 		return
 	}
-	o.open(func(http.Header) {}, o.frame("start", startEvent{ConversationID: conversationID}))
+	o.begun = true
+	o.send(o.frame("start", startEvent{ConversationID: conversationID, TurnID: turnID}))
 }
 
-func (o *sseOutput) event(e chat.Event) {
+func (o *sseOutput) event(id eventID, e chat.Event) {
+	o.id = id
 	switch e.Kind {
 	case chat.EventStarted:
-		o.start(e.ConversationID)
+		o.start(e.ConversationID, e.TurnID)
 	case chat.EventDelta:
 		o.send(o.frame("delta", deltaEvent{Text: e.Text}))
 	case chat.EventToolCall:
@@ -236,29 +262,34 @@ func (o *sseOutput) event(e chat.Event) {
 
 // done ends the stream with the outcome. A replay, which started no turn,
 // sends its start event first.
-func (o *sseOutput) done(out chat.Outcome) {
-	o.start(out.ConversationID)
+func (o *sseOutput) done(id eventID, out chat.Outcome) {
+	if !o.begun {
+		o.id = id.before()
+		o.start(out.ConversationID, out.TurnID)
+	}
+	o.id = id
 	o.end(o.frame("done", chatResponseOf(out)))
 }
 
-func (o *sseOutput) fail(err error) {
+func (o *sseOutput) fail(id eventID, err error) {
+	o.id = id
 	if ae, open := o.failed(err); open {
-		o.end(o.frame("error", errorEvent{Code: ae.code, Message: ae.detail, ToolCalls: ae.toolCalls}))
+		o.end(o.frame("error", errorEventOf(ae)))
 	}
 }
 
 func (o *sseOutput) close() {
 	o.sseStream.close(func() string {
+		o.id = o.id.next()
 		return o.frame("error", errorEvent{Code: codeInternal, Message: "Something went wrong on our side."})
 	})
 }
 
-// frame encodes one event with the next id.
+// frame encodes one event with the id of the event being written.
 func (o *sseOutput) frame(name string, v any) string {
 	data, err := json.Marshal(v)
 	if err != nil {
 		name, data = "error", []byte(`{"code":"internal","message":"Something went wrong on our side."}`)
 	}
-	o.nextID++
-	return fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", o.nextID, name, data)
+	return "id: " + o.id.String() + "\nevent: " + name + "\ndata: " + string(data) + "\n\n"
 }

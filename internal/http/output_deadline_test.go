@@ -26,8 +26,8 @@ func TestStreamLastFrameKeepsItsWriteDeadline(t *testing.T) {
 	w := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
 	r := httptest.NewRequest("POST", "/api/u/chat", nil)
 	s := newSSEStream(w, r, slog.New(slog.NewTextHandler(io.Discard, nil)),
-		StreamConfig{PingInterval: time.Hour, WriteTimeout: time.Minute}, func(error) {})
-	s.open(func(http.Header) {}, "event: start\ndata: {}\n\n")
+		StreamConfig{PingInterval: time.Hour, WriteTimeout: time.Minute}, func(http.Header) {})
+	s.send("event: start\ndata: {}\n\n")
 	s.end("event: done\ndata: {}\n\n")
 	s.close(func() string { return "" })
 	if w.deadline.IsZero() || time.Until(w.deadline) <= 0 {

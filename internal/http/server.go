@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 	"github.com/taskchat/taskchat/internal/telemetry"
 	"github.com/taskchat/taskchat/internal/web"
@@ -69,7 +70,7 @@ type Pinger interface {
 // NewServer returns taskchat's HTTP handler. Every dependency is a
 // parameter; nothing is read from globals or the environment. A Config with
 // a zero setting is a programming error, and panics.
-func NewServer(log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Service, convs tasks.ConversationStore, engine *chat.Engine, cfg Config) http.Handler {
+func NewServer(log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Service, convs tasks.ConversationStore, engine *chat.Engine, hub *runs.Hub, cfg Config) http.Handler {
 	if err := cfg.validate(); err != nil {
 		panic(err)
 	}
@@ -82,13 +83,13 @@ func NewServer(log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Serv
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
 	limits := newUserLimits(cfg.TurnsPerMinute, cfg.TurnBurst, cfg.MaxStreams)
 	cfg.Telemetry.ObserveStreams(limits.openStreams)
-	addRoutes(r, log, auth, db, svc, convs, engine, limits, cfg.Stream, cfg.DevLogin, newMCPFront(log, svc, cfg.MCP))
+	addRoutes(r, log, auth, db, svc, convs, engine, hub, limits, cfg.Stream, cfg.DevLogin, newMCPFront(log, svc, cfg.MCP))
 	return r
 }
 
 // addRoutes lists every route of the API; it reads like api/openapi.yaml.
 func addRoutes(r chi.Router, log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
-	engine *chat.Engine, limits *userLimits, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
+	engine *chat.Engine, hub *runs.Hub, limits *userLimits, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, db))
 	page := mustPage(web.Files, web.Index)
@@ -102,10 +103,13 @@ func addRoutes(r chi.Router, log *slog.Logger, auth *Authenticator, db Pinger, s
 	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource/mcp", handleResourceMetadataShow(mcp.resource))
 	r.Route("/api/{user_id}", func(r chi.Router) {
 		r.Use(auth.RequireUser, logUser, RequirePathUser)
-		r.Method(http.MethodPost, "/chat", handleChatCreate(log, engine, limits, stream))
-		r.Method(http.MethodPost, "/chat/ui", handleChatUICreate(log, engine, limits, stream))
+		r.Method(http.MethodPost, "/chat", handleChatCreate(log, engine, hub, limits, stream))
+		r.Method(http.MethodPost, "/chat/ui", handleChatUICreate(log, engine, hub, limits, stream))
+		r.Method(http.MethodGet, "/chat/ui/{chat_id}/stream", handleChatUIStreamShow(log, hub, limits, stream))
 		r.Method(http.MethodGet, "/conversations", handleConversationsList(log, convs))
 		r.Method(http.MethodGet, "/conversations/{conversation_id}/messages", handleMessagesList(log, convs))
+		r.Method(http.MethodGet, "/conversations/{conversation_id}/stream", handleConversationStreamShow(log, hub, limits, stream))
+		r.Method(http.MethodPost, "/conversations/{conversation_id}/stop", handleConversationStop(log, hub))
 		r.Method(http.MethodDelete, "/conversations/{conversation_id}", handleConversationDelete(log, convs))
 		r.Method(http.MethodGet, "/tasks", handleTasksList(log, svc))
 		r.Method(http.MethodGet, "/usage", handleUsageShow(log, engine))

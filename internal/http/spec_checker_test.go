@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -26,12 +27,13 @@ import (
 func TestSpecCatchesWrongResponses(t *testing.T) {
 	const (
 		chat     = "/api/{user_id}/chat"
+		followed = "/api/{user_id}/conversations/{conversation_id}/stream"
 		toolCall = `{"id":"c1","tool":"add_task","arguments":{"title":"x"},"result":{"task_id":1,"status":"created","title":"x"},"is_error":false}`
 		turn     = `{"conversation_id":1,"response":"Done.","tool_calls":[` + toolCall + `]}`
 		problem  = `{"type":"https://taskchat.dev/problems/invalid-request","title":"Bad Request","status":400,"code":"invalid_request","detail":"message is required","errors":[{"field":"message","message":"is required"}]}`
 	)
 	event := func(id int, name, data string) string {
-		return fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", id, name, data)
+		return fmt.Sprintf("id: 7-%d\nevent: %s\ndata: %s\n\n", id, name, data)
 	}
 	stream := event(1, "start", `{"conversation_id":1}`) + ": ping\n\n" +
 		event(2, "tool_call", `{"id":"c1","tool":"add_task","arguments":{"title":"x"}}`) +
@@ -61,6 +63,13 @@ func TestSpecCatchesWrongResponses(t *testing.T) {
 		{"a streamed turn", "POST", chat, 200, asStream, stream, ""},
 		{"a streamed turn that failed", "POST", chat, 200, asStream,
 			event(1, "start", `{"conversation_id":1}`) + event(2, "error", `{"code":"llm_unavailable","message":"Try again."}`), ""},
+		{"a replayed streamed turn", "POST", chat, 200, asStream,
+			"id: 0-0\nevent: start\ndata: {\"conversation_id\":1,\"turn_id\":1}\n\nid: 0-1\nevent: done\ndata: " + turn + "\n\n", ""},
+		{"a stream resumed after an event", "GET", followed, 200, asStream, event(4, "delta", `{"text":"Done."}`) + event(5, "done", turn), ""},
+		{"a stopped turn", "POST", chat, 200, asStream, event(1, "start", `{"conversation_id":1,"turn_id":3}`) +
+			event(2, "done", `{"conversation_id":1,"response":"","tool_calls":[],"interrupted":true,"stopped":true}`), ""},
+		{"a stop", "POST", "/api/{user_id}/conversations/{conversation_id}/stop", 202, asJSON, `{"conversation_id":1,"turn_id":3,"ended":true}`, ""},
+		{"nothing to follow", "GET", followed, 204, headers(), "", ""},
 		{"a problem", "POST", chat, 400, asProblem, problem, ""},
 		{"a deletion", "DELETE", "/api/{user_id}/conversations/{conversation_id}", 204, headers(), "", ""},
 
@@ -87,7 +96,11 @@ func TestSpecCatchesWrongResponses(t *testing.T) {
 		{"a stream that proxies may buffer", "POST", chat, 200, headers("Content-Type", "text/event-stream", "Cache-Control", "no-cache"), stream, "X-Accel-Buffering"},
 		{"a stream event whose data is not JSON", "POST", chat, 200, asStream, event(1, "start", `{"conversation_id":1}`) + event(2, "delta", `hello`) + event(3, "done", turn), "data is not JSON"},
 		{"a stream event without id", "POST", chat, 200, asStream, "event: start\ndata: {\"conversation_id\":1}\n\n" + event(2, "done", turn), "no id"},
-		{"a stream event out of order", "POST", chat, 200, asStream, event(1, "start", `{"conversation_id":1}`) + event(3, "done", turn), `id "3", want 2`},
+		{"a stream event out of order", "POST", chat, 200, asStream, event(1, "start", `{"conversation_id":1}`) + event(3, "done", turn), `id "7-3", want 7-2`},
+		{"a stream event of another run", "POST", chat, 200, asStream, event(1, "start", `{"conversation_id":1}`) + "id: 8-2\nevent: done\ndata: " + turn + "\n\n", `id "8-2", want 7-2`},
+		{"a stream event id that is not <run>-<n>", "POST", chat, 200, asStream, "id: 1\nevent: start\ndata: {\"conversation_id\":1}\n\n" + event(2, "done", turn), "not <run>-<n>"},
+		{"a resumed stream that begins without start at 1", "GET", followed, 200, asStream, event(1, "delta", `{"text":"x"}`) + event(2, "done", turn), "begins with delta"},
+		{"a stop without ended", "POST", "/api/{user_id}/conversations/{conversation_id}/stop", 202, asJSON, `{"conversation_id":1,"turn_id":3}`, `missing properties: ["ended"]`},
 		{"a delta without text", "POST", chat, 200, asStream, event(1, "start", `{"conversation_id":1}`) + event(2, "delta", `{}`) + event(3, "done", turn), `missing properties: ["text"]`},
 		{"an unknown event", "POST", chat, 200, asStream, event(1, "start", `{"conversation_id":1}`) + event(2, "progress", `{}`) + event(3, "done", turn), `"progress" is not a documented event`},
 		{"a stream that does not begin with start", "POST", chat, 200, asStream, event(1, "delta", `{"text":"x"}`) + event(2, "done", turn), "begins with delta"},
@@ -182,9 +195,10 @@ func TestSpecMatchesTheServer(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a followed turn, stopped", func(t *testing.T) { specFollowAndStop(t) })
 	t.Run("database down", func(t *testing.T) {
 		auth, _ := NewAuthenticator(AuthConfig{Secret: bytes.Repeat([]byte("k"), minSecretBytes)})
-		h := NewServer(slog.New(slog.DiscardHandler), auth, specDeadDB{}, nil, nil, nil, testAPIConfig)
+		h := NewServer(slog.New(slog.DiscardHandler), auth, specDeadDB{}, nil, nil, nil, nil, testAPIConfig)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
 		mustMatchSpec(t, "GET", "/readyz", w.Code, w.Header(), w.Body.Bytes())
@@ -192,6 +206,122 @@ func TestSpecMatchesTheServer(t *testing.T) {
 			t.Fatalf("readyz = %d", w.Code)
 		}
 	})
+}
+
+// specFollowAndStop checks the answers of the routes that follow and stop a
+// running turn: a streamed turn whose client leaves, its follower from the
+// start and one after an event id, the stop that ends it, and the same for
+// a /chat/ui turn; then the 204s, 404s, 400 and 429 of those routes.
+func specFollowAndStop(t *testing.T) {
+	const (
+		followed = "/api/{user_id}/conversations/{conversation_id}/stream"
+		stopped  = "/api/{user_id}/conversations/{conversation_id}/stop"
+		uiFollow = "/api/{user_id}/chat/ui/{chat_id}/stream"
+	)
+	waiting := modelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+		onText("Working on it")
+		<-ctx.Done() // until stopped
+		return agent.Response{Text: "Working on it"}, ctx.Err()
+	})
+	s := mustServer(t, waiting, func(c *serverConfig) { c.api.MaxStreams = 3 })
+	user := storetest.UserID(t)
+	tok := mustToken(t, user)
+	api := "/api/" + user
+	get := func(path string, header http.Header) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", s.URL+api+path, nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := s.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	// check reads resp whole and checks it against route.
+	check := func(method, route string, resp *http.Response, status int) []byte {
+		t.Helper()
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != status {
+			t.Fatalf("%s %s = %d %s, want %d", method, route, resp.StatusCode, body, status)
+		}
+		mustMatchSpec(t, method, route, resp.StatusCode, resp.Header, body)
+		return body
+	}
+	stop := func(convID string, status int) {
+		t.Helper()
+		r := s.do(t, call{method: "POST", path: api + "/conversations/" + convID + "/stop", token: tok})
+		if r.status != status {
+			t.Fatalf("stop = %d %s, want %d", r.status, r.body, status)
+		}
+		mustMatchSpec(t, "POST", stopped, r.status, r.header, r.body)
+	}
+	// firstEvent reads a stream until its first id line is written whole,
+	// and returns what it read.
+	firstEvent := func(resp *http.Response) string {
+		t.Helper()
+		var got strings.Builder
+		buf := make([]byte, 1024)
+		for !strings.Contains(got.String(), "id: ") || !strings.HasSuffix(got.String(), "\n\n") {
+			n, err := resp.Body.Read(buf)
+			got.Write(buf[:n])
+			if err != nil {
+				t.Fatalf("the stream ended before its first event: %v: %q", err, got.String())
+			}
+		}
+		return got.String()
+	}
+	number := func(text, after string) string {
+		_, rest, _ := strings.Cut(text, after)
+		return rest[:strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })]
+	}
+
+	// A streamed turn whose client leaves after its first event.
+	ctx, leave := context.WithCancel(context.Background())
+	first := firstEvent(s.stream(t, ctx, user, chatBody(0, "Add a task to buy milk"), nil))
+	leave()
+	conv, run := number(first, `"conversation_id":`), number(first, "id: ")
+	fromStart := get("/conversations/"+conv+"/stream", nil)
+	afterOne := get("/conversations/"+conv+"/stream", http.Header{"Last-Event-ID": {run + "-1"}})
+	// The POST's stream counts until its turn ends, though its client left:
+	// with the two followers, the user holds the three streams allowed.
+	if r := get("/conversations/"+conv+"/stream", nil); r.StatusCode != 429 {
+		t.Fatalf("a third follower = %d, want 429", r.StatusCode)
+	} else {
+		check("GET", followed, r, 429)
+	}
+	stop(conv, 202)
+	check("GET", followed, fromStart, 200)
+	check("GET", followed, afterOne, 200)
+	check("GET", followed, get("/conversations/"+conv+"/stream", nil), 204)
+	check("GET", followed, get("/conversations/"+conv+"/stream", http.Header{"Last-Event-ID": {run + "-1"}}), 200)
+	stop(conv, 204)
+
+	// A /chat/ui turn, followed as a UI message stream.
+	req, _ := http.NewRequestWithContext(context.Background(), "POST", s.URL+api+"/chat/ui",
+		strings.NewReader(`{"id":"spec-chat","messages":[{"role":"user","parts":[{"type":"text","text":"Hi"}]}]}`))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	turn, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first = firstEvent(turn)
+	uiFollower := get("/chat/ui/spec-chat/stream", nil)
+	stop(number(first, `"conversation_id":`), 202)
+	check("GET", uiFollow, uiFollower, 200)
+	check("POST", uiRoute, turn, 200)
+	check("GET", uiFollow, get("/chat/ui/spec-chat/stream", nil), 204)
+	check("GET", uiFollow, get("/chat/ui/no-such-chat/stream", nil), 204)
+	check("GET", uiFollow, get("/chat/ui/a%20b/stream", nil), 400)
+	check("GET", followed, get("/conversations/999999999/stream", nil), 404)
+	stop("999999999", 404)
 }
 
 // specFailingModel fails every call, as an unreachable model does.

@@ -10,18 +10,34 @@ import (
 )
 
 // checkUIChunks checks an AI SDK UI message stream: one data line per
-// event, a JSON chunk each but the last, which is [DONE]; start first;
-// exactly one finish or error, right before [DONE]; and each chunk matching
-// the schema its type maps to.
+// event, a JSON chunk each but the last, which is [DONE]; the last chunk of
+// each of the turn's events after an id line, <run>-<n>, of one run, n
+// following on; start first, unless the stream resumes after an event (its
+// first n is above 1); exactly one finish or error, right before [DONE];
+// and each chunk matching the schema its type maps to.
 func (s *spec) checkUIChunks(media *specMediaType, body []byte) error {
 	text := string(body)
 	if !strings.HasSuffix(text, "data: [DONE]\n\n") {
 		return errors.New("the stream does not end with data: [DONE]")
 	}
 	var types []string
+	var first, last *eventID
 	for block := range strings.SplitSeq(strings.TrimSuffix(text, "data: [DONE]\n\n"), "\n\n") {
 		if block == "" || strings.HasPrefix(block, ":") {
 			continue // a comment, such as ": ping"
+		}
+		if line, rest, found := strings.Cut(block, "\n"); found && strings.HasPrefix(line, "id: ") {
+			id, ok := parseEventID(strings.TrimPrefix(line, "id: "))
+			switch {
+			case !ok:
+				return fmt.Errorf("event %d has an id that is not <run>-<n>: %q", len(types)+1, block)
+			case last != nil && id != last.next():
+				return fmt.Errorf("event %d has id %s, want %s", len(types)+1, id, last.next())
+			case first == nil:
+				first = &id
+			}
+			last = &id
+			block = rest // the last chunk of a turn's event carries its id
 		}
 		data, ok := strings.CutPrefix(block, "data: ")
 		var chunk map[string]any
@@ -38,7 +54,7 @@ func (s *spec) checkUIChunks(media *specMediaType, body []byte) error {
 			return fmt.Errorf("chunk %d (%s) does not match its schema: %w", len(types), typ, err)
 		}
 	}
-	if len(types) == 0 || types[0] != "start" {
+	if resumed := first != nil && first.seq > 1; len(types) == 0 || types[0] != "start" && !resumed {
 		return fmt.Errorf("the stream does not begin with start: %v", types)
 	}
 	for i, t := range types {
@@ -77,6 +93,11 @@ func TestSpecCatchesWrongUIStreams(t *testing.T) {
 	}{
 		{"a right stream", good, header, ""},
 		{"a right stream with pings", strings.Replace(good, "data: "+step, ": ping\n\ndata: "+step, 1), header, ""},
+		{"a right stream with ids", data(start) + "id: 5-1\n" + data(step) + "id: 5-2\n" + data(input) + "id: 5-3\n" + data(output) +
+			data(`{"type":"finish-step"}`) + "id: 5-4\n" + data(finish, done), header, ""},
+		{"a stream resumed after an event", "id: 5-3\n" + data(output) + data(`{"type":"finish-step"}`) + "id: 5-4\n" + data(finish, done), header, ""},
+		{"ids out of order", data(start) + "id: 5-1\n" + data(step) + "id: 5-3\n" + data(finish, done), header, "has id 5-3, want 5-2"},
+		{"an id that is not <run>-<n>", data(start) + "id: 1\n" + data(step, finish, done), header, "not <run>-<n>"},
 		{"a failed turn", data(start, step, `{"type":"error","errorText":"The model failed."}`, done), header, ""},
 		{"a tool part that is not dynamic", strings.Replace(good, `,"dynamic":true}`, `}`, 1), header, `missing properties: ["dynamic"]`},
 		{"an undocumented chunk", data(start, `{"type":"abort"}`, finish, done), header, `"abort" is not a documented event`},

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -23,14 +22,16 @@ const uiDone = "data: [DONE]\n\n"
 // touched by the handler's goroutine only.
 type uiOutput struct {
 	*sseStream
-	texts    int  // text parts opened so far; the open one's id is text-{texts-1}
-	textOpen bool // a text part is open
-	round    int  // the model round of the open step
-	results  bool // a tool result came in the open step: text now begins the next round
+	begun    bool            // the message's start was written
+	group    strings.Builder // the chunks of the event being written
+	texts    int             // text parts opened so far; the open one's id is text-{texts-1}
+	textOpen bool            // a text part is open
+	round    int             // the model round of the open step
+	results  bool            // a tool result came in the open step: text now begins the next round
 }
 
-func newUIOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig, cancel context.CancelCauseFunc) *uiOutput {
-	return &uiOutput{sseStream: newSSEStream(w, r, log, cfg, cancel)}
+func newUIOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig) *uiOutput {
+	return &uiOutput{sseStream: newSSEStream(w, r, log, cfg, uiHeader)}
 }
 
 // uiFrame is one chunk as a data line.
@@ -42,20 +43,46 @@ func uiFrame(v any) string {
 	return "data: " + string(data) + "\n\n"
 }
 
-// start sends the headers, the message's start and its first step.
+// uiHeader is the header of a UI message stream.
+func uiHeader(h http.Header) { h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1") }
+
+// start begins the message: its start and its first step.
 func (o *uiOutput) start(conversationID, turnID int64) {
-	if o.isOpen() {
+	if o.begun {
 		return
 	}
+	o.begun = true
 	start := uiStartChunk{Type: "start", MessageMetadata: uiMetadata{ConversationID: conversationID}}
 	if turnID > 0 {
 		start.MessageID = replyID(turnID)
 	}
-	o.open(func(h http.Header) { h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1") },
-		uiFrame(start)+uiFrame(uiChunk{Type: "start-step"}))
+	o.send(uiFrame(start) + uiFrame(uiChunk{Type: "start-step"}))
 }
 
-func (o *uiOutput) event(e chat.Event) {
+// send adds chunks to the event being written; take writes them.
+func (o *uiOutput) send(frames string) { o.group.WriteString(frames) }
+
+// take returns the chunks of the event being written, the last with the
+// event's id, and begins the next event.
+func (o *uiOutput) take(id eventID) string {
+	frames := o.group.String()
+	o.group.Reset()
+	if frames == "" {
+		return ""
+	}
+	last := strings.LastIndex(frames[:len(frames)-2], "\n\n") + 2
+	if last < 2 {
+		last = 0
+	}
+	return frames[:last] + "id: " + id.String() + "\n" + frames[last:]
+}
+
+func (o *uiOutput) event(id eventID, e chat.Event) {
+	defer func() {
+		if frames := o.take(id); frames != "" {
+			o.sseStream.send(frames)
+		}
+	}()
 	switch e.Kind {
 	case chat.EventStarted:
 		o.start(e.ConversationID, e.TurnID)
@@ -122,8 +149,8 @@ func (o *uiOutput) closeText() {
 
 // done ends the message. A replay, which streamed nothing, sends what the
 // turn did first: its tool calls, then its reply.
-func (o *uiOutput) done(out chat.Outcome) {
-	if !o.isOpen() {
+func (o *uiOutput) done(id eventID, out chat.Outcome) {
+	if !o.begun {
 		o.start(out.ConversationID, out.TurnID)
 		for _, c := range out.ToolCalls {
 			o.toolCall(c, 0)
@@ -135,16 +162,18 @@ func (o *uiOutput) done(out chat.Outcome) {
 	}
 	o.closeText()
 	finish := uiFinishChunk{Type: "finish", FinishReason: "stop"}
-	if out.Interrupted {
-		finish.MessageMetadata = &uiMetadata{Interrupted: true}
+	if out.Interrupted || out.Stopped {
+		finish.MessageMetadata = &uiMetadata{Interrupted: out.Interrupted, Stopped: out.Stopped}
 	}
-	o.end(uiFrame(uiChunk{Type: "finish-step"}) + uiFrame(finish) + uiDone)
+	o.send(uiFrame(uiChunk{Type: "finish-step"}) + uiFrame(finish))
+	o.end(o.take(id) + uiDone)
 }
 
-func (o *uiOutput) fail(err error) {
+func (o *uiOutput) fail(id eventID, err error) {
 	if ae, open := o.failed(err); open {
 		o.closeText()
-		o.end(uiFrame(uiErrorChunk{Type: "error", ErrorText: ae.detail}) + uiDone)
+		o.send(uiFrame(uiErrorChunk{Type: "error", ErrorText: ae.detail}))
+		o.end(o.take(id) + uiDone)
 	}
 }
 

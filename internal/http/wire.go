@@ -17,10 +17,12 @@ type chatResponse struct {
 	ConversationID int64          `json:"conversation_id"`
 	Response       string         `json:"response"`
 	ToolCalls      []toolCallJSON `json:"tool_calls"`
-	// Interrupted is set only on a replay of a keyed turn that did not
-	// complete (its client left, its model failed after a tool ran, or its
-	// replica stopped after its tools changed something).
+	// Interrupted is set when the turn did not complete: someone stopped
+	// it, or, on a replay of a keyed turn, its model failed after a tool
+	// ran or its replica stopped after its tools changed something.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Stopped is set when someone stopped the turn (POST …/stop).
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 type toolCallJSON struct {
@@ -35,6 +37,7 @@ type toolCallJSON struct {
 type (
 	startEvent struct {
 		ConversationID int64 `json:"conversation_id"`
+		TurnID         int64 `json:"turn_id,omitempty"`
 	}
 	deltaEvent struct {
 		Text string `json:"text"`
@@ -57,6 +60,15 @@ type (
 		ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
 	}
 )
+
+// stopResponse answers a stop that found a turn running.
+type stopResponse struct {
+	ConversationID int64 `json:"conversation_id"`
+	TurnID         int64 `json:"turn_id"`
+	// Ended says the turn had ended when the answer was sent; false when it
+	// took longer than the wait (it ends all the same).
+	Ended bool `json:"ended"`
+}
 
 type conversationJSON struct {
 	ID        int64     `json:"id"`
@@ -121,7 +133,8 @@ type usageJSON struct {
 }
 
 func chatResponseOf(o chat.Outcome) chatResponse {
-	return chatResponse{ConversationID: o.ConversationID, Response: o.Reply, ToolCalls: toolCallsOf(o.ToolCalls), Interrupted: o.Interrupted}
+	return chatResponse{ConversationID: o.ConversationID, Response: o.Reply, ToolCalls: toolCallsOf(o.ToolCalls),
+		Interrupted: o.Interrupted, Stopped: o.Stopped}
 }
 
 func toolCallsOf(calls []chat.ToolCall) []toolCallJSON {
@@ -168,6 +181,7 @@ type (
 	uiMetadata struct {
 		ConversationID int64 `json:"conversation_id,omitempty"`
 		Interrupted    bool  `json:"interrupted,omitempty"`
+		Stopped        bool  `json:"stopped,omitempty"`
 	}
 	uiTextChunk struct {
 		Type string `json:"type"` // text-start, text-end

@@ -24,9 +24,7 @@ func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64
 	token := newToken()
 	b := &pgx.Batch{}
 	commitLazily(b)
-	if in.DailyTokenBudget > 0 {
-		queueBudgetCheck(b, in.UserID, in.DailyTokenBudget)
-	}
+	queueChecks(b, in)
 	var turn tasks.Turn
 	claimed := false
 	queueReopenClaim(b, in, turnID, token, &turn, &claimed)
@@ -34,8 +32,8 @@ func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64
 	queueEarlierCalls(b, in, token, &turn)
 	queueHistory(b, in, &turn) // last: it turns the planner's other scans off for the rest of the batch
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		if be := budgetError(err, in.DailyTokenBudget); be != nil {
-			return tasks.Turn{}, be
+		if re := refusal(err, in); re != nil {
+			return tasks.Turn{}, re
 		}
 		return tasks.Turn{}, translate(err)
 	}
@@ -85,10 +83,12 @@ func queueReopen(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Tur
 		), k AS (
 			UPDATE idempotency_keys SET conversation_id = $1, turn_id = u.id, locked_until = now() + $5::interval
 			FROM u WHERE idempotency_keys.user_id = $2 AND key = $4
+		), r AS (`+insertRunFrom("u", "$2", "$5")+`
 		)
-		SELECT id, conversation_id, role, content, interrupted, created_at FROM u`,
+		SELECT u.id, u.conversation_id, u.role, u.content, u.interrupted, u.created_at, r.id FROM u, r`,
 		in.ConversationID, in.UserID, token, nullable(in.IdempotencyKey), in.ClaimFor).QueryRow(func(row pgx.Row) error {
-		err := scanMessage(row, &turn.UserMessage)
+		m := &turn.UserMessage
+		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.Interrupted, &m.CreatedAt, &turn.RunID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}

@@ -26,6 +26,11 @@ type RetentionConfig struct {
 	// transaction. A conversation is never split: one that alone holds
 	// more goes whole, on its own.
 	BatchMessages int
+	// RunsFor is how long a turn's run (its events, see Runs) is kept
+	// after its lease ended (the turn's claim: its timeout and a margin).
+	// Runs are swept whatever Days says: they are a stream's buffer, not
+	// history.
+	RunsFor time.Duration
 	// Pause is the least wait between two statements; a statement that
 	// took longer is followed by a wait as long as it took, so that a pass
 	// through a large backlog keeps its connection busy at most half the
@@ -55,6 +60,7 @@ func NewRetention(pool *pgxpool.Pool, cfg RetentionConfig) *Retention {
 
 // Swept counts what one pass deleted.
 type Swept struct {
+	Runs            int64 // each with its events
 	Conversations   int64 // each with its messages, chat id and tool calls
 	ToolCalls       int64 // those that belonged to no conversation
 	IdempotencyKeys int64
@@ -65,7 +71,7 @@ type Swept struct {
 // Total is every row a pass deleted, not counting those that went with
 // their conversation.
 func (s Swept) Total() int64 {
-	return s.Conversations + s.ToolCalls + s.IdempotencyKeys + s.UsageDays
+	return s.Runs + s.Conversations + s.ToolCalls + s.IdempotencyKeys + s.UsageDays
 }
 
 // Sweep runs one pass: each table in batches of at most Batch rows, one
@@ -76,9 +82,11 @@ func (s Swept) Total() int64 {
 // rolls back whole).
 func (r *Retention) Sweep(ctx context.Context) (Swept, error) {
 	var s Swept
-	if r.cfg.Days < 1 || r.cfg.Batch < 1 {
-		// Zero days would delete every conversation not held this instant.
-		return s, fmt.Errorf("retention of %d days in batches of %d: %w", r.cfg.Days, r.cfg.Batch, tasks.ErrInvalid)
+	if r.cfg.Days < 0 || r.cfg.Batch < 1 || r.cfg.RunsFor <= 0 {
+		return s, fmt.Errorf("retention of %d days and runs for %s in batches of %d: %w", r.cfg.Days, r.cfg.RunsFor, r.cfg.Batch, tasks.ErrInvalid)
+	}
+	if err := r.drain(ctx, r.batchStep(deleteOldRuns, r.cfg.RunsFor), &s.Runs, &s.Batches); err != nil || r.cfg.Days == 0 {
+		return s, err // zero days keeps everything else
 	}
 	for _, t := range []struct {
 		step  func(context.Context) (deleted int64, more bool, err error)
@@ -246,6 +254,20 @@ const deleteExpiredKeys = `
 	)
 	DELETE FROM idempotency_keys
 	WHERE ctid = ANY(ARRAY(SELECT ctid FROM old)) AND created_at < now() - $1::interval`
+
+// deleteOldRuns deletes a batch of runs whose lease ended more than $1
+// ago, with their events by cascade. A run's lease ends with its turn's
+// claim, so a run is kept at least $1 after its turn ended, and at most
+// the turn's longest run more.
+const deleteOldRuns = `
+	WITH old AS (
+		SELECT id FROM turn_runs
+		WHERE lease_until < now() - $1::interval
+		ORDER BY lease_until
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	)
+	DELETE FROM turn_runs WHERE id = ANY(ARRAY(SELECT id FROM old))`
 
 // deleteOldUsage deletes a batch of token usage rows of UTC days more than
 // $1 days before today. The daily budget reads today's row only.

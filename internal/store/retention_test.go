@@ -46,7 +46,7 @@ func mustPool(tb testing.TB, u string) *pgxpool.Pool {
 // newRetention keeps 30 days and a day of idempotency keys, deleting in
 // batches of batch with no pause.
 func newRetention(pool *pgxpool.Pool, batch int) *store.Retention {
-	return store.NewRetention(pool, store.RetentionConfig{Days: retentionDays, KeyTTL: 24 * time.Hour, Batch: batch})
+	return store.NewRetention(pool, store.RetentionConfig{Days: retentionDays, KeyTTL: 24 * time.Hour, Batch: batch, RunsFor: 10 * time.Minute})
 }
 
 func mustSweep(tb testing.TB, r *store.Retention) store.Swept {
@@ -216,7 +216,7 @@ func TestRetentionDeletesLongConversationsFewerAtATime(t *testing.T) {
 	}
 	mustWrite(t, pool, `INSERT INTO messages (conversation_id, user_id, role, content)
 		SELECT $1, $2, 'user', 'more ' || g FROM generate_series(1, 10) g`, ids[2], user)
-	r := store.NewRetention(pool, store.RetentionConfig{Days: retentionDays, KeyTTL: time.Hour, Batch: 10, BatchMessages: 4})
+	r := store.NewRetention(pool, store.RetentionConfig{Days: retentionDays, KeyTTL: time.Hour, Batch: 10, BatchMessages: 4, RunsFor: 10 * time.Minute})
 	got := mustSweep(t, r)
 	// Two of two messages each; then the long one alone; then the last two.
 	if got.Conversations != 5 || got.Batches != 3 {
@@ -301,16 +301,75 @@ func TestRetentionOnTwoReplicasAtOnce(t *testing.T) {
 	}
 }
 
-// A retention of no days would delete every conversation not held at that
-// instant: it is refused, not run.
-func TestRetentionOfNoDaysIsRefused(t *testing.T) {
+// A retention of no days is RETENTION_DAYS unset: it keeps every
+// conversation, and sweeps only the turns' runs.
+func TestRetentionOfNoDaysKeepsConversations(t *testing.T) {
 	pool := mustOwnDB(t)
 	mustOldConversation(t, pool, storetest.UserID(t))
-	r := store.NewRetention(pool, store.RetentionConfig{Days: 0, KeyTTL: time.Hour, Batch: 10})
-	if _, err := r.Sweep(context.Background()); !errors.Is(err, tasks.ErrInvalid) {
-		t.Fatalf("a sweep of 0 days: %v, want ErrInvalid", err)
+	r := store.NewRetention(pool, store.RetentionConfig{Days: 0, KeyTTL: time.Hour, Batch: 10, RunsFor: time.Minute})
+	if _, err := r.Sweep(context.Background()); err != nil {
+		t.Fatalf("a sweep of 0 days: %v", err)
 	}
 	if n := countIn(t, pool, `SELECT count(*) FROM conversations`); n != 1 {
 		t.Fatalf("%d conversations left, want 1", n)
+	}
+	if _, err := store.NewRetention(pool, store.RetentionConfig{Days: -1, Batch: 10, RunsFor: time.Minute}).Sweep(context.Background()); !errors.Is(err, tasks.ErrInvalid) {
+		t.Fatalf("a sweep of -1 days: %v, want ErrInvalid", err)
+	}
+}
+
+// A run is kept while its turn runs and RunsFor after its lease ended
+// (its turn's claim, which a turn does not outlive); then it goes with its
+// events, and its conversation stays.
+func TestRetentionSweepsRunsAfterTheirGrace(t *testing.T) {
+	pool := mustOwnDB(t)
+	turns, runs, user := store.NewTurns(pool), store.NewRuns(pool), storetest.UserID(t)
+	start := func() tasks.Turn {
+		turn, err := turns.StartTurn(context.Background(), tasks.TurnStart{UserID: user, Message: "hi", HistoryLimit: 50, ClaimFor: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runs.AppendRunEvents(context.Background(), user, turn.RunID, 1, [][]byte{[]byte(`"e"`)}, false); err != nil {
+			t.Fatal(err)
+		}
+		return turn
+	}
+	endedLongAgo, endedJustNow, running, crashedLongAgo := start(), start(), start(), start()
+	for _, turn := range []tasks.Turn{endedLongAgo, endedJustNow} {
+		if _, err := runs.AppendRunEvents(context.Background(), user, turn.RunID, 2, nil, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, turn := range []tasks.Turn{endedLongAgo, crashedLongAgo} {
+		mustExecOn(t, pool, `UPDATE turn_runs SET lease_until = now() - interval '11 minutes' WHERE id = $1`, turn.RunID)
+	}
+	r := store.NewRetention(pool, store.RetentionConfig{Days: 0, Batch: 1, RunsFor: 10 * time.Minute})
+	swept, err := r.Sweep(context.Background())
+	if err != nil || swept.Runs != 2 {
+		t.Fatalf("swept %+v, %v; want 2 runs", swept, err)
+	}
+	var left []int64
+	rows, _ := pool.Query(context.Background(), `SELECT id FROM turn_runs ORDER BY id`)
+	for rows.Next() {
+		var id int64
+		_ = rows.Scan(&id)
+		left = append(left, id)
+	}
+	if rows.Err() != nil || len(left) != 2 || left[0] != endedJustNow.RunID || left[1] != running.RunID {
+		t.Fatalf("runs left %v, want %d and %d", left, endedJustNow.RunID, running.RunID)
+	}
+	if n := countIn(t, pool, `SELECT count(*) FROM turn_events`); n != 2 {
+		t.Fatalf("%d batches of events left, want the 2 of the runs kept", n)
+	}
+	if n := countIn(t, pool, `SELECT count(*) FROM conversations`); n != 4 {
+		t.Fatalf("%d conversations left, want all 4", n)
+	}
+}
+
+// mustExecOn runs sql on pool, failing unless it changed one row.
+func mustExecOn(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
+	tb.Helper()
+	if tag, err := pool.Exec(context.Background(), sql, args...); err != nil || tag.RowsAffected() != 1 {
+		tb.Fatalf("%s: %v rows, %v", sql, tag.RowsAffected(), err)
 	}
 }

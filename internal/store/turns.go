@@ -39,9 +39,7 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 	token := newToken()
 	b := &pgx.Batch{}
 	commitLazily(b)
-	if in.DailyTokenBudget > 0 {
-		queueBudgetCheck(b, in.UserID, in.DailyTokenBudget)
-	}
+	queueChecks(b, in)
 	var turn tasks.Turn
 	claimed := true
 	if in.ConversationID == 0 {
@@ -57,8 +55,8 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 		queueHistory(b, in, &turn)
 	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		if be := budgetError(err, in.DailyTokenBudget); be != nil {
-			return tasks.Turn{}, be
+		if re := refusal(err, in); re != nil {
+			return tasks.Turn{}, re
 		}
 		if chatIDTaken(err) {
 			return tasks.Turn{}, tasks.ErrConversationBusy
@@ -119,14 +117,15 @@ func queueNewConversation(b *pgx.Batch, in tasks.TurnStart, token string, turn *
 		), k AS (
 			UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $4::interval
 			FROM m WHERE idempotency_keys.user_id = $1 AND key = $6
+		), r AS (`+insertRunFrom("m", "$1", "$4")+`
 		)`+chatIDInsert+`
 		SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at,
-		       m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at
-		FROM c, m`,
+		       m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, r.id
+		FROM c, m, r`,
 		in.UserID, tasks.TitleFrom(in.Message), token, in.ClaimFor, in.Message, nullable(in.IdempotencyKey), nullable(in.ChatID)).
 		QueryRow(func(row pgx.Row) error {
 			return row.Scan(&c.ID, &c.UserID, &c.Title, &c.CreatedAt, &c.UpdatedAt,
-				&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.Interrupted, &m.CreatedAt)
+				&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.Interrupted, &m.CreatedAt, &turn.RunID)
 		})
 }
 
@@ -162,10 +161,12 @@ func queueUserMessage(b *pgx.Batch, in tasks.TurnStart, token string, turn *task
 		), k AS (
 			UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $6::interval
 			FROM m WHERE idempotency_keys.user_id = $2 AND key = $5
+		), r AS (`+insertRunFrom("m", "$2", "$6")+`
 		)
-		SELECT id, conversation_id, role, content, interrupted, created_at FROM m`,
+		SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, r.id FROM m, r`,
 		in.ConversationID, in.UserID, token, in.Message, nullable(in.IdempotencyKey), in.ClaimFor).QueryRow(func(row pgx.Row) error {
-		err := scanMessage(row, &turn.UserMessage)
+		u := &turn.UserMessage
+		err := row.Scan(&u.ID, &u.ConversationID, &u.Role, &u.Content, &u.Interrupted, &u.CreatedAt, &turn.RunID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}

@@ -47,6 +47,10 @@ type TurnStart struct {
 	// start with ErrConversationBusy: another first message of that chat
 	// won the race, and its turn holds the conversation.
 	ChatID string
+	// MaxRunningTurns, when positive, refuses the turn with a
+	// *RunningTurnsError if the user runs that many already, on any
+	// replica; nothing is written.
+	MaxRunningTurns int
 }
 
 // Turn is a started turn: the conversation (held by ClaimToken until the
@@ -60,6 +64,9 @@ type Turn struct {
 	// Earlier are the calls a reopened turn made in its earlier run (see
 	// TurnStore.ReopenTurn), in order; nil for a new turn.
 	Earlier []ToolCall
+	// RunID is the turn's run, the log of its events (see RunStore),
+	// started with it; its lease ends with the claim.
+	RunID int64
 }
 
 // ID identifies the turn: it is its user message's id.

@@ -27,6 +27,11 @@ type Step struct {
 	Hang   bool
 	Wait   chan struct{}
 	Delay  time.Duration
+	// Pause, when set, holds the answer after Text until it gets a value
+	// or closes (or the client leaves), and Rest follows it: a reply that
+	// stops half-way for as long as a test needs.
+	Pause chan struct{}
+	Rest  string
 }
 
 // Server is the fake. Respond picks the step for each request; by default
@@ -128,10 +133,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"fake-model","choices":[{"index":0,"delta":%s,"finish_reason":null}]}`+"\n\n", b)
 		_ = rc.Flush()
 	}
-	for _, word := range strings.SplitAfter(step.Text, " ") {
-		if word != "" {
-			chunk(map[string]string{"content": word})
+	words := func(text string) {
+		for _, word := range strings.SplitAfter(text, " ") {
+			if word != "" {
+				chunk(map[string]string{"content": word})
+			}
 		}
+	}
+	words(step.Text)
+	if step.Pause != nil {
+		select {
+		case <-step.Pause:
+		case <-r.Context().Done():
+			return
+		}
+		words(step.Rest)
 	}
 	if step.Hang {
 		<-r.Context().Done()

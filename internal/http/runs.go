@@ -1,0 +1,130 @@
+package http
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/runs"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// resumable is a stream a follower can write a turn's logged events to.
+type resumable interface {
+	output
+	base() *sseStream
+}
+
+func (s *sseStream) base() *sseStream { return s }
+
+// handleConversationStreamShow streams the conversation's running turn, on
+// whichever replica it runs, from its start or after Last-Event-ID, then
+// follows it live to its end; 204 when no turn runs.
+func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits, cfg StreamConfig) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := conversationID(r)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		run, err := hub.Latest(r.Context(), userFrom(r.Context()), id)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		follow(w, r, log, hub, limits, run, newSSEOutput(w, r, log, cfg))
+	})
+}
+
+// handleChatUIStreamShow resumes a /chat/ui turn as a UI message stream:
+// the route the AI SDK's DefaultChatTransport calls for useChat({resume:
+// true}). 204 when no turn of the chat runs, or the chat has none yet.
+func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits, cfg StreamConfig) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chatID, _ := pathParam(r, "chat_id")
+		if !chatIDPattern.MatchString(chatID) {
+			writeError(w, r, log, tasks.Invalid("chat_id", "must be 1 to 128 letters, digits, '_', '.', ':' or '-'"))
+			return
+		}
+		run, err := hub.LatestOfChat(r.Context(), userFrom(r.Context()), chatID)
+		if errors.Is(err, tasks.ErrNotFound) {
+			w.WriteHeader(http.StatusNoContent) // a new chat: nothing to resume
+			return
+		}
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		infoFrom(r.Context()).conversationID = run.ConversationID
+		follow(w, r, log, hub, limits, run, newUIOutput(w, r, log, cfg))
+	})
+}
+
+// follow streams run to out: every event, though those up to the client's
+// Last-Event-ID only go through out (to rebuild what it sent), then live
+// until the run's last event. A run that is over is 204, unless the
+// client's Last-Event-ID is of it and it has more to send.
+func follow(w http.ResponseWriter, r *http.Request, log *slog.Logger, hub *runs.Hub, limits *userLimits, run tasks.Run, out resumable) {
+	after := 0
+	if last, ok := parseEventID(r.Header.Get("Last-Event-ID")); ok && last.run == run.ID {
+		after = last.seq
+	}
+	resuming := after > 0 && (run.LastSeq > after || !run.Ended)
+	if !run.Running(time.Now()) && !resuming {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	userID := userFrom(r.Context())
+	release, err := limits.openStream(userID)
+	if err != nil {
+		writeRateLimited(w, err)
+		return
+	}
+	defer release()
+	defer out.close()
+	s := out.base()
+	s.open()
+	seen := after
+	err = hub.Follow(r.Context(), userID, run.ID, 0, func(ev tasks.RunEvent) (bool, error) {
+		s.mute(ev.Seq <= after)
+		defer s.mute(false)
+		seen = max(seen, ev.Seq)
+		return replay(out, eventID{run.ID, ev.Seq}, ev.Data)
+	})
+	next := eventID{run.ID, seen + 1}
+	switch {
+	case err == nil:
+	case errors.Is(err, runs.ErrCutShort):
+		out.fail(next, apiErr(codeUnavailable, "The reply was cut short: the server writing it stopped. What it had done is saved; reload the conversation, and send your message again if it is not answered."))
+	case errors.Is(err, runs.ErrClosing):
+		s.abandon() // this replica is shutting down: the client resumes on another
+	case r.Context().Err() != nil:
+		// The client left.
+	default:
+		out.fail(next, err)
+	}
+}
+
+// handleConversationStop stops the conversation's running turn, wherever
+// it runs: 202 once it is asked (it has then ended, unless ended is
+// false), 204 when no turn runs.
+func handleConversationStop(log *slog.Logger, hub *runs.Hub) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := conversationID(r)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		run, ended, err := hub.Stop(r.Context(), userFrom(r.Context()), id)
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		if run.ID == 0 {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeJSON(w, http.StatusAccepted, stopResponse{ConversationID: id, TurnID: run.TurnID, Ended: ended})
+	})
+}

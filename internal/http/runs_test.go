@@ -1,0 +1,173 @@
+package http
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// getStream asks for a conversation's running turn, as a follower does.
+func (s *testServer) getStream(tb testing.TB, user string, conv any, lastEventID string) *http.Response {
+	tb.Helper()
+	req, _ := http.NewRequest("GET", fmt.Sprintf("%s/api/%s/conversations/%v/stream", s.URL, user, conv), nil)
+	req.Header.Set("Authorization", "Bearer "+mustToken(tb, user))
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func (s *testServer) stop(tb testing.TB, user string, conv any) reply {
+	tb.Helper()
+	r := s.do(tb, call{method: "POST", path: fmt.Sprintf("/api/%s/conversations/%v/stop", user, conv), token: mustToken(tb, user)})
+	mustMatchSpec(tb, "POST", "/api/{user_id}/conversations/{conversation_id}/stop", r.status, r.header, r.body)
+	return r
+}
+
+func TestStreamAndStopAnswerWhatTheyFind(t *testing.T) {
+	s := mustServer(t, offline.New())
+	alice, bob := storetest.UserID(t), storetest.UserID(t)
+	conv := s.chat(t, alice, 0, "Add a task to buy milk").json(t)["conversation_id"]
+
+	t.Run("nothing runs: 204", func(t *testing.T) {
+		if resp := s.getStream(t, alice, conv, ""); resp.StatusCode != 204 {
+			t.Fatalf("stream = %d", resp.StatusCode)
+		}
+		if r := s.stop(t, alice, conv); r.status != 204 || len(r.body) != 0 {
+			t.Fatalf("stop = %d %s", r.status, r.body)
+		}
+	})
+	t.Run("another user's or no conversation: 404", func(t *testing.T) {
+		for _, c := range []any{conv, 999_999_999, "abc"} {
+			if resp := s.getStream(t, bob, c, ""); resp.StatusCode != 404 {
+				t.Errorf("bob's stream of %v = %d", c, resp.StatusCode)
+			}
+			mustProblem(t, s.stop(t, bob, c), 404, "not_found")
+		}
+	})
+	t.Run("a finished turn resumed after its last event: 204", func(t *testing.T) {
+		resp := s.stream(t, context.Background(), alice, fmt.Sprintf(`{"conversation_id":%v,"message":"Add a task to pay rent"}`, conv), nil)
+		events, _ := readEvents(t, resp.Body)
+		resp.Body.Close()
+		last := events[len(events)-1].id
+		if r := s.getStream(t, alice, conv, last); r.StatusCode != 204 {
+			t.Fatalf("after the done event = %d", r.StatusCode)
+		}
+		// After an earlier event, the rest is sent, once.
+		r := s.getStream(t, alice, conv, events[1].id)
+		rest, _ := readEvents(t, r.Body)
+		if r.StatusCode != 200 || eventNames(rest) != eventNames(events[2:]) || rest[0].id != events[2].id {
+			t.Fatalf("after %s: %d %s, want %s", events[1].id, r.StatusCode, eventNames(rest), eventNames(events[2:]))
+		}
+		// An id of another turn, or none that parses, means nothing here.
+		for _, id := range []string{"1-1", "garbage", strings.Split(last, "-")[0] + "-x"} {
+			if r := s.getStream(t, alice, conv, id); r.StatusCode != 204 {
+				t.Errorf("Last-Event-ID %q = %d", id, r.StatusCode)
+			}
+		}
+	})
+}
+
+// A JSON client whose turn someone stops hears how far it got.
+func TestAStoppedJSONTurnAnswersWhatItDid(t *testing.T) {
+	fake := newFakeOpenAI(t,
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
+		openaitest.Step{Text: "Added it, and ", Pause: make(chan struct{}), Rest: "never this."})
+	s := mustServer(t, fake.Model())
+	user := storetest.UserID(t)
+	answered := make(chan reply, 1)
+	go func() { answered <- s.chat(t, user, 0, "add buy milk") }()
+	var conv any
+	waitFor(t, "the reply to be under way", func() bool {
+		if fake.Requests() < 2 {
+			return false
+		}
+		convs := s.do(t, call{method: "GET", path: "/api/" + user + "/conversations", token: mustToken(t, user)}).json(t)["conversations"].([]any)
+		conv = convs[0].(map[string]any)["id"]
+		return true
+	})
+	var stopped reply
+	waitFor(t, "the stop to find the turn", func() bool {
+		stopped = s.stop(t, user, conv)
+		return stopped.status == 202
+	})
+	if got := stopped.json(t); got["ended"] != true || got["conversation_id"] != conv {
+		t.Fatalf("stop = %s", stopped.body)
+	}
+	r := <-answered
+	got := r.json(t)
+	calls := got["tool_calls"].([]any)
+	if r.status != 200 || got["stopped"] != true || got["interrupted"] != true || len(calls) != 1 || !strings.HasPrefix(got["response"].(string), "Added it") {
+		t.Fatalf("the stopped turn answered %d %s", r.status, r.body)
+	}
+	if again := s.stop(t, user, conv); again.status != 204 {
+		t.Fatalf("a second stop = %d", again.status)
+	}
+}
+
+// A user runs at most MaxRunningTurns turns at once; one more is refused
+// with 429 and saved nowhere.
+func TestRunningTurnsAreCapped(t *testing.T) {
+	pause := make(chan struct{})
+	fake := newFakeOpenAI(t, openaitest.Step{Text: "Working ", Pause: pause, Rest: "done."})
+	s := mustServer(t, fake.Model(), func(c *serverConfig) { c.chat.MaxRunningTurns = 1 })
+	user := storetest.UserID(t)
+	first := make(chan reply, 1)
+	go func() { first <- s.chat(t, user, 0, "one") }()
+	waitFor(t, "the first turn to reach the model", func() bool { return fake.Requests() == 1 })
+	r := s.chat(t, user, 0, "two")
+	mustProblem(t, r, 429, "rate_limited")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	close(pause)
+	if r := <-first; r.status != 200 {
+		t.Fatalf("the first turn = %d %s", r.status, r.body)
+	}
+	convs := s.do(t, call{method: "GET", path: "/api/" + user + "/conversations", token: mustToken(t, user)}).json(t)["conversations"].([]any)
+	if len(convs) != 1 {
+		t.Fatalf("%d conversations: the refused turn was saved", len(convs))
+	}
+	if r := s.chat(t, user, 0, "three"); r.status != 200 {
+		t.Fatalf("a turn after the first ended = %d %s", r.status, r.body)
+	}
+}
+
+// A follower of a turn whose replica died hears that it was cut short
+// once its lease has lapsed, instead of waiting for ever.
+func TestAFollowerOfATurnCutShortIsTold(t *testing.T) {
+	s := mustServer(t, offline.New())
+	user := storetest.UserID(t)
+	pool := storetest.Pool(t)
+	// A replica started this turn, wrote its first event, and died.
+	turn, err := store.NewTurns(pool).StartTurn(context.Background(), tasks.TurnStart{UserID: user, Message: "hi", HistoryLimit: 50, ClaimFor: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := encodeEvent(chat.Event{Kind: chat.EventStarted, ConversationID: turn.Conversation.ID, TurnID: turn.ID(), RunID: turn.RunID})
+	if _, err := store.NewRuns(pool).AppendRunEvents(context.Background(), user, turn.RunID, 1, [][]byte{started}, false); err != nil {
+		t.Fatal(err)
+	}
+	resp := s.getStream(t, user, turn.Conversation.ID, "")
+	events, _ := readEvents(t, resp.Body)
+	if resp.StatusCode != 200 || eventNames(events) != "start,error" || events[1].data["code"] != "unavailable" ||
+		events[1].id != fmt.Sprintf("%d-2", turn.RunID) {
+		t.Fatalf("%d %v", resp.StatusCode, events)
+	}
+}
