@@ -106,7 +106,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 	}
 	// Followers of turns end their streams when the shutdown begins, with
 	// no last event, so that their clients resume on another replica.
-	srv.RegisterOnShutdown(hub.Close)
+	srv.RegisterOnShutdown(hub.EndFollowers)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "model", cfg.Provider)

@@ -294,3 +294,21 @@ func TestTurnsOutliveTheirConnectionAcrossReplicas(t *testing.T) {
 		}
 	})
 }
+
+func TestConfigOfRuns(t *testing.T) {
+	vars := map[string]string{"DATABASE_URL": "postgres://app@db/taskchat", "JWT_SECRET": secret}
+	cfg, err := loadConfig(env(vars))
+	if err != nil || cfg.MaxRunningTurns != 4 || cfg.ListenDatabaseURL != vars["DATABASE_URL"] || cfg.Retention.RunsFor != 10*time.Minute {
+		t.Fatalf("by default: %d running turns, listening on %q, runs kept %s, %v", cfg.MaxRunningTurns, cfg.ListenDatabaseURL, cfg.Retention.RunsFor, err)
+	}
+	vars["MAX_RUNNING_TURNS_PER_USER"] = "1"
+	if cfg, err = loadConfig(env(vars)); err != nil || cfg.MaxRunningTurns != 1 {
+		t.Fatalf("MAX_RUNNING_TURNS_PER_USER=1: %d, %v", cfg.MaxRunningTurns, err)
+	}
+	for _, bad := range []string{"0", "-1", "many"} {
+		vars["MAX_RUNNING_TURNS_PER_USER"] = bad
+		if _, err := loadConfig(env(vars)); err == nil || !strings.Contains(err.Error(), "MAX_RUNNING_TURNS_PER_USER") {
+			t.Errorf("MAX_RUNNING_TURNS_PER_USER=%s: %v", bad, err)
+		}
+	}
+}

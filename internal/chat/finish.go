@@ -56,17 +56,26 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 	}
 	// A regenerated turn's earlier calls are not this run's changes.
 	done := e.changes(out.ToolCalls[min(len(turn.Earlier), len(out.ToolCalls)):])
+	var failed error // how the turn ends once stored
+	if runErr != nil && !stopped {
+		failed = partial(runErr, convID, done)
+	}
+	if req.Log != nil {
+		end.Run = req.Log.Take(out, failed)
+	}
 	if _, err := e.turns.FinishTurn(ctx, end); err != nil {
 		return out, e.storeFailed(ctx, req, turn, out, done, used, err)
+	}
+	if end.Run != nil {
+		req.Log.Written()
 	}
 	if !keep {
 		e.forgetKey(ctx, req)
 	}
-	if runErr != nil && !stopped {
+	if failed != nil {
 		e.logTurnError(ctx, convID, runErr)
-		return out, partial(runErr, convID, done)
 	}
-	return out, nil
+	return out, failed
 }
 
 // abandon ends a turn that produced nothing. AbandonTurn is also the

@@ -34,6 +34,20 @@ type Request struct {
 	// RegenerateTurn, when set with Regenerate, is the turn the client
 	// means (Outcome.TurnID): refused unless it is the last.
 	RegenerateTurn int64
+	// Log, when set, is the log of the turn's events its front keeps (its
+	// run): its end is written with the reply, in the same transaction.
+	Log RunLog
+}
+
+// RunLog is the log of a turn's events that its front keeps, whose end
+// the engine writes with the reply.
+type RunLog interface {
+	// Take returns the end of the turn's run: its events not yet written
+	// and, last, the one that tells how the turn ended — out, or err when
+	// the turn fails. nil when the turn keeps no run.
+	Take(out Outcome, err error) *tasks.RunEnd
+	// Written tells the log that what Take returned was written.
+	Written()
 }
 
 // Outcome is how a turn ended, or, replayed, how it ended the first time.

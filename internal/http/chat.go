@@ -60,6 +60,7 @@ func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub 
 	}
 	ctx, turn := hub.Begin(r.Context())
 	defer turn.End(encodeError(internalError)) // if the turn panicked; else a no-op
+	req.Log = runLog{turn}
 	out := newOutput()
 	defer out.close()
 	info := infoFrom(r.Context())
@@ -72,8 +73,10 @@ func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub 
 		id = eventID{turn.RunID(), turn.Add(encodeEvent(e))}
 		out.event(id, e)
 	})
-	// The run ends before the client hears the outcome: a client that
-	// sends its next message at once finds this turn no longer running.
+	// The run has ended with the reply, in its transaction; if the reply
+	// could not be stored, it ends here, before the client hears the
+	// outcome: a client that sends its next message at once finds this
+	// turn no longer running.
 	id = id.next()
 	if err != nil {
 		turn.End(encodeError(toAPIError(err)))
@@ -171,3 +174,20 @@ func validKey(k string) bool {
 	}
 	return true
 }
+
+// runLog is a turn's run as the engine ends it (chat.RunLog).
+type runLog struct{ turn *runs.Turn }
+
+func (l runLog) Take(o chat.Outcome, err error) *tasks.RunEnd {
+	last := encodeDone(o)
+	if err != nil {
+		last = encodeError(toAPIError(err))
+	}
+	run, first, events := l.turn.Take(last)
+	if run == 0 {
+		return nil
+	}
+	return &tasks.RunEnd{RunID: run, First: first, Events: events}
+}
+
+func (l runLog) Written() { l.turn.Written() }

@@ -79,6 +79,7 @@ type Hub struct {
 	closing  chan struct{} // closed when the replica begins to shut down
 	closed   bool
 	done     chan struct{} // ends the stop poller
+	stopOnce sync.Once
 }
 
 // New returns a Hub over store. Until SetNotifier gives it a listening
@@ -126,17 +127,23 @@ func (h *Hub) Reconnected() {
 	h.checkStops()
 }
 
-// Close begins the replica's shutdown: followers end their streams without
-// an end, so that their clients resume on another replica. The turns run
-// on; Interrupt ends them.
-func (h *Hub) Close() {
+// EndFollowers begins the replica's shutdown: its followers end their
+// streams without an end, so that their clients resume on another replica.
+// The turns run on; Interrupt ends them.
+func (h *Hub) EndFollowers() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.closed {
 		h.closed = true
 		close(h.closing)
-		close(h.done)
 	}
+}
+
+// Close ends the followers, if EndFollowers has not, and stops asking
+// about stops.
+func (h *Hub) Close() {
+	h.EndFollowers()
+	h.stopOnce.Do(func() { close(h.done) })
 }
 
 // Interrupt ends every turn this replica runs, with ErrShutdown: the last

@@ -32,7 +32,8 @@ type Turn struct {
 	timer   *time.Timer
 	writing bool       // a write is under way
 	written *sync.Cond // signalled when a write ends
-	ended   bool
+	ended   bool       // no more writes by the timer: the end is being written
+	over    bool       // the end is written, or End took it on
 }
 
 // Begin returns the context a turn runs on, detached from ctx's end but
@@ -121,16 +122,35 @@ func (t *Turn) flush() {
 	}
 }
 
-// End adds the turn's last event and writes what is left with the run's
-// end, then forgets the turn. A turn that never started only ends its
-// context.
-func (t *Turn) End(last []byte) {
-	defer t.cancel(context.Canceled)
+// Take stops the turn's writes and returns what is left of its events,
+// with last, the run's last event, after them: for the turn's own last
+// write, which stores its reply, to write them in the same transaction.
+// Written must follow if that write committed, End if it did not. runID is
+// 0, and nothing is returned, when the turn never started or has ended.
+func (t *Turn) Take(last []byte) (runID int64, first int, events [][]byte) {
 	t.mu.Lock()
-	if t.ended {
-		t.mu.Unlock()
-		return
+	defer t.mu.Unlock()
+	if t.runID == 0 || t.over {
+		return 0, 0, nil
 	}
+	t.stopWriting()
+	return t.runID, t.first, append(t.pending[:len(t.pending):len(t.pending)], last)
+}
+
+// Written tells the turn that what Take returned was written: its run has
+// ended.
+func (t *Turn) Written() {
+	t.mu.Lock()
+	t.over, t.pending = true, nil
+	runID := t.runID
+	t.mu.Unlock()
+	t.forget(runID)
+	t.hub.wakeLocal(runID)
+}
+
+// stopWriting ends the timer's writes and waits for one under way. The
+// caller holds t.mu.
+func (t *Turn) stopWriting() {
 	t.ended = true
 	if t.timer != nil {
 		t.timer.Stop()
@@ -139,9 +159,33 @@ func (t *Turn) End(last []byte) {
 	for t.writing {
 		t.written.Wait()
 	}
+}
+
+// forget ends the turn's context and takes it off the replica's running
+// turns.
+func (t *Turn) forget(runID int64) {
+	t.cancel(context.Canceled)
+	t.hub.mu.Lock()
+	delete(t.hub.running, runID)
+	t.hub.mu.Unlock()
+}
+
+// End adds the turn's last event and writes what is left with the run's
+// end, then forgets the turn, unless its end was written already (see
+// Take). A turn that never started only ends its context.
+func (t *Turn) End(last []byte) {
+	t.mu.Lock()
+	if t.over {
+		t.mu.Unlock()
+		t.cancel(context.Canceled)
+		return
+	}
+	t.over = true
+	t.stopWriting()
 	runID := t.runID
 	if runID == 0 {
 		t.mu.Unlock()
+		t.cancel(context.Canceled)
 		return
 	}
 	batch := append(t.pending, last)
@@ -149,9 +193,7 @@ func (t *Turn) End(last []byte) {
 	t.pending = nil
 	t.mu.Unlock()
 
-	t.hub.mu.Lock()
-	delete(t.hub.running, runID)
-	t.hub.mu.Unlock()
+	t.forget(runID)
 	write := func(ctx context.Context) error {
 		_, err := t.hub.store.AppendRunEvents(ctx, t.userID, runID, first, batch, true)
 		if err == nil {

@@ -83,22 +83,14 @@ func refusal(err error, in tasks.TurnStart) error {
 // the mark and NOTIFYs, or the follower's read, after its mark, sees the
 // events.
 func (s *Runs) AppendRunEvents(ctx context.Context, userID string, runID int64, first int, events [][]byte, last bool) (bool, error) {
-	var batch *string
-	if len(events) > 0 {
-		batch = ptr(string(append(append([]byte{'['}, bytes.Join(events, []byte{','})...), ']')))
-	}
+	batch := eventsText(events)
 	var stop, found bool
 	b := &pgx.Batch{}
 	commitLazily(b)
 	b.Queue(`
-		WITH r AS (
-			SELECT id, watched, stop_requested_at IS NOT NULL AS stop FROM turn_runs
-			WHERE id = $1 AND user_id = $2 FOR SHARE
-		), e AS (
-			INSERT INTO turn_events (run_id, first_seq, last_seq, events, last)
-			SELECT id, $3::int, $3::int + $4::int - 1, $5, $6 FROM r WHERE $5::text IS NOT NULL
-		), n AS (
-			SELECT pg_notify(`+runChannelOf("id")+`, '') FROM r WHERE watched
+		WITH r AS (`+lockRun("$1", "$2", "true")+`
+		), e AS (`+insertEvents("$3", "$4", "$5", "$6")+`
+		), n AS (`+notifyRun+`
 		)
 		SELECT stop, (SELECT count(*) FROM n) FROM r`,
 		runID, userID, first, len(events), batch, last).QueryRow(func(row pgx.Row) error {
@@ -117,6 +109,52 @@ func (s *Runs) AppendRunEvents(ctx context.Context, userID string, runID int64, 
 		return false, tasks.NotFound("run", runID)
 	}
 	return stop, nil
+}
+
+// lockRun is the CTE body that reads run id (of user) for a write of its
+// events, when the condition and holds: whether it is watched, and whether
+// it was asked to stop. Its lock orders the write with a follower marking
+// the run watched (see AppendRunEvents).
+func lockRun(id, user, and string) string {
+	return `
+			SELECT id, watched, stop_requested_at IS NOT NULL AS stop FROM turn_runs
+			WHERE id = ` + id + ` AND user_id = ` + user + ` AND ` + and + ` FOR SHARE`
+}
+
+// insertEvents is the CTE body that writes, for the run of CTE r, the
+// count events in text from number first, last saying whether the run
+// ends with them; nothing when text is NULL.
+func insertEvents(first, count, text, last string) string {
+	return `
+			INSERT INTO turn_events (run_id, first_seq, last_seq, events, last)
+			SELECT id, ` + first + `::int, ` + first + `::int + ` + count + `::int - 1, ` + text + `, ` + last + `
+			FROM r WHERE ` + text + `::text IS NOT NULL`
+}
+
+// notifyRun is the CTE body that wakes the followers of the run of CTE r,
+// when it has any; the statement must read it for it to run.
+var notifyRun = `
+			SELECT pg_notify(` + runChannelOf("id") + `, '') FROM r WHERE watched`
+
+// runEnd is a tasks.RunEnd as FinishTurn's parameters: all NULL without one.
+type runEnd struct {
+	id, first, count *int64
+	events           *string
+}
+
+func runEndOf(e *tasks.RunEnd) runEnd {
+	if e == nil || e.RunID == 0 || len(e.Events) == 0 {
+		return runEnd{}
+	}
+	return runEnd{id: &e.RunID, first: ptr(int64(e.First)), count: ptr(int64(len(e.Events))), events: eventsText(e.Events)}
+}
+
+// eventsText is events as turn_events keeps a batch: a JSON array.
+func eventsText(events [][]byte) *string {
+	if len(events) == 0 {
+		return nil
+	}
+	return ptr(string(append(append([]byte{'['}, bytes.Join(events, []byte{','})...), ']')))
 }
 
 // runColumns are a run's columns as scanRun reads them, of turn_runs r and

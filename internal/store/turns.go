@@ -229,9 +229,9 @@ func (s *Turns) whyNotClaimed(ctx context.Context, userID string, id int64) erro
 }
 
 // FinishTurn stores the reply, attaches every tool call of the turn to it,
-// releases the claim, completes the idempotency key and adds the turn's
-// usage to its user's day, all in one statement (so one transaction and
-// one round trip). The calls that changed
+// releases the claim, completes the idempotency key, adds the turn's
+// usage to its user's day and ends its run, all in one statement (so one
+// transaction and one round trip). The calls that changed
 // a task were recorded when they ran; the others are recorded here. The
 // reply is stored even if the claim expired meanwhile: nothing a turn did
 // is ever dropped.
@@ -243,6 +243,7 @@ func (s *Turns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message,
 		key, response = &e.IdempotencyKey, ptr(string(r))
 	}
 	e.Reply = tasks.StorableText(e.Reply)
+	run := runEndOf(e.Run)
 	m := tasks.Message{ConversationID: e.ConversationID, Role: tasks.RoleAssistant, Content: e.Reply, Interrupted: e.Interrupted}
 	err := s.pool.QueryRow(ctx, `
 		WITH m AS (
@@ -268,11 +269,15 @@ func (s *Turns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message,
 			VALUES ($2, (now() AT TIME ZONE 'UTC')::date, $17, $18, 1)
 			ON CONFLICT (user_id, day) DO UPDATE SET input_tokens = u.input_tokens + excluded.input_tokens,
 				output_tokens = u.output_tokens + excluded.output_tokens, turns = u.turns + 1
+		), r AS (`+lockRun("$19", "$2", "EXISTS (SELECT 1 FROM m)")+`
+		), ev AS (`+insertEvents("$20", "$21", "$22", "true")+`
+		), nt AS (`+notifyRun+`
 		)
-		SELECT id, created_at FROM m`,
+		SELECT id, created_at, (SELECT count(*) FROM nt) FROM m`,
 		e.ConversationID, e.UserID, e.ClaimToken, e.Reply, e.Interrupted,
 		calls.callIDs, calls.tools, calls.args, calls.results, calls.isErr, calls.rounds, calls.durations,
-		response, key, e.TurnID, calls.seqs, max(e.Usage.InputTokens, 0), max(e.Usage.OutputTokens, 0)).Scan(&m.ID, &m.CreatedAt)
+		response, key, e.TurnID, calls.seqs, max(e.Usage.InputTokens, 0), max(e.Usage.OutputTokens, 0),
+		run.id, run.first, run.count, run.events).Scan(&m.ID, &m.CreatedAt, nil)
 	var pgErr *pgconn.PgError
 	deletedMidway := errors.As(err, &pgErr) && pgErr.Code == "23503"
 	if errors.Is(err, pgx.ErrNoRows) || deletedMidway {

@@ -85,6 +85,18 @@ type TurnEnd struct {
 	IdempotencyKey string
 	Response       json.RawMessage // stored for replay when IdempotencyKey is set
 	Usage          Usage           // added to the user's usage of the day
+	// Run, when set, is the end of the turn's run, written with the reply:
+	// a follower sees the run end exactly when the reply is stored.
+	Run *RunEnd
+}
+
+// RunEnd is what is left of a turn's run to write when its reply is
+// stored: its events not yet written, numbered from First, the last of
+// them the run's last (see RunStore).
+type RunEnd struct {
+	RunID  int64
+	First  int
+	Events [][]byte
 }
 
 // CallRecord says which turn a tool call belongs to. A task change made
