@@ -1,6 +1,7 @@
 // api.js is how the page talks to taskchat: the session kept in the tab,
 // the API's routes, problem answers turned into plain words, and a chat
-// turn streamed as Server-Sent Events over fetch (EventSource cannot POST).
+// turn streamed as Server-Sent Events over fetch (EventSource can neither
+// POST nor send the Authorization header).
 // Nothing here touches the page.
 
 const tokenKey = "taskchat.token";
@@ -201,7 +202,8 @@ export class Client {
   // chat runs one turn as a stream, calling onEvent(name, data) for each
   // event. It resolves after the done event and throws an ApiError for an
   // error answer, an error event, or a stream cut before its end; aborting
-  // signal throws an AbortError.
+  // signal throws an AbortError (the turn goes on on the server: only stop
+  // ends it).
   async chat({ conversationId, message, key, signal }, onEvent) {
     const body = { message };
     if (conversationId) body.conversation_id = conversationId;
@@ -210,25 +212,54 @@ export class Client {
       signal,
       headers: { Accept: "text/event-stream", "Idempotency-Key": key },
     });
-    let ended = false;
-    let failure = null;
-    try {
-      await readEvents(resp.body, (name, data) => {
-        if (name === "error") {
-          failure = new ApiError(codeStatus[data.code] || 500, { ...data, detail: data.message });
-          ended = true;
-        } else if (name === "done") {
-          ended = true;
-        }
-        onEvent(name, data);
-      });
-    } catch (err) {
-      if (err.name === "AbortError" || (signal && signal.aborted)) throw abortError();
-      if (!ended) throw new ApiError(0, null);
-    }
-    if (failure) throw failure;
+    await readTurn(resp, signal, onEvent);
+  }
+
+  // follow streams the turn that runs in a conversation, wherever it runs,
+  // from its start: onOpen() when there is one, then onEvent(name, data)
+  // for each event, as chat does. It resolves false at once when no turn
+  // runs, true after the done event, and throws as chat does.
+  async follow(conversationId, { signal, onOpen }, onEvent) {
+    const resp = await this.request("GET", `/conversations/${conversationId}/stream`, {
+      signal,
+      headers: { Accept: "text/event-stream" },
+    });
+    if (resp.status === 204) return false;
+    if (signal && signal.aborted) throw abortError();
+    onOpen();
+    await readTurn(resp, signal, onEvent);
+    return true;
+  }
+
+  // stop stops the conversation's running turn on the server; its stream
+  // then ends with a done event saying so. It resolves with the server's
+  // answer, or null when no turn was running.
+  async stop(conversationId) {
+    const resp = await this.request("POST", `/conversations/${conversationId}/stop`);
+    return resp.status === 204 ? null : resp.json();
+  }
+}
+
+// readTurn reads a turn's event stream to its done or error event.
+async function readTurn(resp, signal, onEvent) {
+  let ended = false;
+  let failure = null;
+  try {
+    await readEvents(resp.body, (name, data) => {
+      if (name === "error") {
+        failure = new ApiError(codeStatus[data.code] || 500, { ...data, detail: data.message });
+        ended = true;
+      } else if (name === "done") {
+        ended = true;
+      }
+      onEvent(name, data);
+    });
+  } catch (err) {
+    if (err.name === "AbortError" || (signal && signal.aborted)) throw abortError();
     if (!ended) throw new ApiError(0, null);
   }
+  if (failure) throw failure;
+  if (!ended) throw new ApiError(0, null);
 }
 
 // codeStatus maps an error event's code to the status a JSON turn would
@@ -236,7 +267,7 @@ export class Client {
 const codeStatus = { llm_unavailable: 502, unavailable: 503, internal: 500, not_found: 404 };
 
 function abortError() {
-  return new DOMException("The turn was stopped.", "AbortError");
+  return new DOMException("The stream was left.", "AbortError");
 }
 
 // readEvents parses a text/event-stream body, calling onEvent(name, data)

@@ -1,5 +1,11 @@
 // app.js is the page's behaviour: signing in and out, the conversation
 // list, the open thread and its turns, and the task panel.
+//
+// A turn runs on the server, not in the page: leaving or reloading the
+// page does not end it, and Stop asks the server to. The open conversation
+// shows its running turn live wherever it was sent from: the page asks for
+// it when the conversation opens, then every few seconds while the tab is
+// visible and shows no turn (see look).
 
 import {
   ApiError, Client, clearSession, devLoginEnabled, devSignIn, explain, loadSession, retryable, saveSession, sessionFrom,
@@ -7,6 +13,10 @@ import {
 import { Reply, describeChange, el, messageItem, userItem } from "./thread.js";
 
 const $ = (id) => document.getElementById(id);
+
+// lookEvery is how often, in ms, a visible tab that shows no turn asks
+// whether one runs in its conversation; asking costs one small request.
+const lookEvery = 2000;
 
 // state is everything the page knows; the server keeps the rest.
 const state = {
@@ -19,8 +29,11 @@ const state = {
   listGen: 0,
   taskGen: 0,
   filter: "all",
-  turn: null, // { controller } while a turn runs
-  pending: null, // a failed send that Retry sends again: { message, key, conversationId, nodes }
+  turn: null, // the turn the thread shows running, sent here or followed: { controller, conversationId, stopping, ... }
+  look: null, // the AbortController of a look for a turn (see look) while one is asked
+  seen: newSeen(), // what the open thread shows of the conversation
+  loadGen: 0, // counts the reloads of the thread, so that only the last one shows
+  pending: null, // a failed send that Retry sends again: { message, key, conversationId, turnId, nodes }
   deleting: null, // the conversation the confirmation dialog is about
 };
 
@@ -59,6 +72,8 @@ function wire() {
   }
   $("show-conversations").addEventListener("click", () => toggleView("conversations"));
   $("show-tasks").addEventListener("click", () => toggleView("tasks"));
+  document.addEventListener("visibilitychange", () => look());
+  setInterval(() => look(), lookEvery);
   window.addEventListener("hashchange", () => {
     const id = conversationInHash();
     if (state.session && id && id !== state.conversationId) openConversation(id);
@@ -141,9 +156,9 @@ function enter(session) {
 
 function signOut(message) {
   if (!state.session) return;
-  if (state.turn) state.turn.controller.abort();
+  leave();
   clearSession();
-  Object.assign(state, { session: null, client: null, conversationId: null, cursor: null, pending: null, turn: null });
+  Object.assign(state, { session: null, client: null, conversationId: null, cursor: null, pending: null, seen: newSeen() });
   state.view++;
   state.listGen++;
   state.taskGen++;
@@ -247,9 +262,11 @@ async function deleteConfirmed() {
 // The thread.
 
 function newChat() {
+  leave();
   state.view++;
   state.conversationId = null;
   state.pending = null;
+  state.seen = newSeen();
   hideError();
   $("thread").replaceChildren();
   $("welcome").hidden = false;
@@ -260,9 +277,11 @@ function newChat() {
 }
 
 async function openConversation(id) {
+  leave();
   const view = ++state.view;
   state.conversationId = id;
   state.pending = null;
+  state.seen = newSeen();
   hideError();
   setHash(id);
   markCurrent();
@@ -274,8 +293,9 @@ async function openConversation(id) {
   try {
     const messages = await state.client.messages(id);
     if (view !== state.view) return;
-    thread.replaceChildren(...messages.map(messageItem));
+    showMessages(messages);
     scrollDown(true);
+    look(true);
   } catch (err) {
     if (view !== state.view) return;
     if (err instanceof ApiError && err.status === 404) {
@@ -316,12 +336,43 @@ function retry() {
   runTurn(p);
 }
 
+// stopTurn stops the thread's running turn on the server, wherever it
+// runs; its stream then ends with the reply marked stopped, and Send is
+// offered again. A turn whose conversation is not known yet is stopped
+// once its start event names it.
 function stopTurn() {
-  if (state.turn) state.turn.controller.abort();
+  const turn = state.turn;
+  if (!turn || turn.stopping) return;
+  turn.stopping = true;
+  if (turn.conversationId !== null) askStop(turn);
+}
+
+async function askStop(turn) {
+  try {
+    await state.client.stop(turn.conversationId);
+  } catch (err) {
+    if (state.turn !== turn) return;
+    turn.stopping = false;
+    showError(`The reply could not be stopped. ${explain(err)}`, false);
+  }
+}
+
+// leave stops showing the thread's running turn and asking for one; the
+// turn goes on on the server, and shows again when its conversation opens.
+function leave() {
+  if (state.look) state.look.abort();
+  state.look = null;
+  if (state.turn) {
+    state.turn.controller.abort();
+    state.turn = null;
+    setBusy(false);
+  }
 }
 
 async function runTurn(req) {
   hideError();
+  if (state.look) state.look.abort();
+  state.look = null;
   const view = state.view;
   const here = () => view === state.view;
   $("welcome").hidden = true;
@@ -330,24 +381,33 @@ async function runTurn(req) {
   reply.waiting();
   $("thread").append(asked, reply.li);
   scrollDown(true);
-  const controller = new AbortController();
-  state.turn = { controller };
+  const turn = { controller: new AbortController(), conversationId: req.conversationId, stopping: false };
+  state.turn = turn;
   setBusy(true);
+  let turnId = 0;
   try {
-    await state.client.chat({ ...req, signal: controller.signal }, (name, data) => {
-      if (name === "start" && here() && state.conversationId === null) started(data.conversation_id);
-      else if (name === "delta") reply.append(data.text);
-      else if (name === "tool_call") reply.call(data.id, data.tool, data.arguments);
-      else if (name === "tool_result") reply.result(data.id, data.tool, data.result, data.is_error);
-      else if (name === "done") reply.finish(data);
+    await state.client.chat({ ...req, signal: turn.controller.signal }, (name, data) => {
+      if (name === "start") {
+        turnId = data.turn_id;
+        turn.conversationId = data.conversation_id;
+        if (here() && state.conversationId === null) started(data.conversation_id);
+        if (turn.stopping) askStop(turn);
+      } else {
+        // The server said how the turn ended: a look must not show it again.
+        if ((name === "done" || name === "error") && here()) state.seen.doneTurn = turnId;
+        show(reply, name, data);
+      }
       if (here()) scrollDown(false);
     });
-    state.pending = null;
+    if (here()) state.pending = null;
   } catch (err) {
-    failed(err, req, asked, reply, here());
+    // Aborted, the page left the turn (it goes on on the server).
+    if (here() && err.name !== "AbortError") failed(err, { ...req, turnId }, asked, reply);
   } finally {
-    state.turn = null;
-    setBusy(false);
+    if (state.turn === turn) {
+      state.turn = null;
+      setBusy(false);
+    }
     if (state.session) {
       loadTasks();
       resetConversations();
@@ -355,24 +415,28 @@ async function runTurn(req) {
   }
 }
 
+// show adds an event of a turn's stream to its reply.
+function show(reply, name, data) {
+  if (name === "delta") reply.append(data.text);
+  else if (name === "tool_call") reply.call(data.id, data.tool, data.arguments);
+  else if (name === "tool_result") reply.result(data.id, data.tool, data.result, data.is_error);
+  else if (name === "done") reply.finish(data);
+}
+
 // started is a new conversation's first event: it is open from now on.
 function started(id) {
   state.conversationId = id;
+  state.seen.ready = true;
   setHash(id);
   resetConversations();
 }
 
-function failed(err, req, asked, reply, here) {
-  if (err.name === "AbortError") {
-    state.pending = null;
-    reply.interrupt("Interrupted: you stopped this reply. What was done before is saved.");
-    return;
-  }
+function failed(err, req, asked, reply) {
   for (const call of (err.problem && err.problem.tool_calls) || []) reply.record(call);
   if (reply.empty()) reply.li.remove();
   else reply.interrupt("Interrupted: this reply stopped because of the error below.");
   state.pending = retryable(err) ? { ...retryOf(req, err), nodes: [asked, reply.li] } : null;
-  if (here) showError(err, retryable(err));
+  showError(err, retryable(err));
 }
 
 // retryOf is what Retry sends after err. Where the failed turn had started a
@@ -425,6 +489,139 @@ function hideError() {
 function scrollDown(always) {
   const box = $("thread-scroll");
   if (always || box.scrollHeight - box.scrollTop - box.clientHeight < 120) box.scrollTop = box.scrollHeight;
+}
+
+// Turns that run elsewhere: sent before a reload, from another tab or
+// another device.
+
+// newSeen is what a thread shows before its messages are loaded: ready once
+// they are, lastId the last message's id, userLast whether that is the
+// person's (a turn may be answering it), doneTurn the last turn whose end
+// the thread shows, rechecked whether the load was checked once against a
+// turn that ended meanwhile, gone whether the conversation was deleted.
+function newSeen() {
+  return { ready: false, lastId: 0, userLast: false, doneTurn: 0, rechecked: false, gone: false };
+}
+
+// showMessages shows the conversation's stored messages, oldest first.
+function showMessages(messages) {
+  $("thread").replaceChildren(...messages.map(messageItem));
+  const last = messages.at(-1);
+  Object.assign(state.seen, { ready: true, lastId: last ? last.id : 0, userLast: !!last && last.role === "user" });
+}
+
+// look asks whether a turn runs in the open conversation and, when one
+// does, shows its reply live from the turn's stream, which starts at the
+// turn's start: the text is never shown twice. It asks when the
+// conversation opens (always) and every lookEvery while the tab is
+// visible and the thread shows no turn.
+async function look(always = false) {
+  const seen = state.seen;
+  if (!state.session || state.conversationId === null || !seen.ready || seen.gone) return;
+  if (state.turn || state.look || (!always && document.visibilityState !== "visible")) return;
+  const view = state.view;
+  const watch = {
+    controller: new AbortController(), conversationId: state.conversationId, stopping: false,
+    opened: false, turnId: 0, reply: null, ended: false, skipped: false,
+  };
+  state.look = watch.controller;
+  let failure = null;
+  try {
+    await state.client.follow(watch.conversationId, {
+      signal: watch.controller.signal,
+      onOpen: () => {
+        watch.opened = true;
+      },
+    }, (name, data) => {
+      if (name === "start") join(watch, view, data.turn_id);
+      else if (watch.reply) show(watch.reply, name, data);
+      if (name === "done" || name === "error") watch.ended = true;
+      if (view === state.view) scrollDown(false);
+    });
+  } catch (err) {
+    failure = err;
+  } finally {
+    if (state.look === watch.controller) state.look = null;
+    if (state.turn === watch) {
+      state.turn = null;
+      setBusy(false);
+    }
+  }
+  if (view === state.view && !watch.skipped) looked(watch, failure);
+}
+
+// looked is what the page does after a look: after a turn's stream it
+// shows what the turn changed; after none, it checks the thread's load
+// once against a turn that ended between the load and the look.
+function looked(watch, failure) {
+  const seen = state.seen;
+  if (failure && failure.name === "AbortError") return; // a turn of this tab began
+  if (!watch.opened) {
+    if (failure && failure.status === 404) seen.gone = true;
+    else if (!failure && seen.userLast && !seen.rechecked) {
+      seen.rechecked = true;
+      reloadThread(state.view, watch.conversationId);
+    }
+    return;
+  }
+  if (watch.ended) seen.doneTurn = Math.max(seen.doneTurn, watch.turnId);
+  // A done event brought the stored reply, which the thread shows now;
+  // after an error, or a stream cut short, the thread shows what was stored.
+  if (!watch.ended || failure) reloadThread(state.view, watch.conversationId);
+  if (failure && failure.status !== 0) showError(failure, false);
+  loadTasks();
+  resetConversations();
+}
+
+// join places the reply of a followed turn, from what the thread shows:
+// nowhere when its reply is there already (the turn ended since the thread
+// was loaded, or ran in this tab), after the thread's last message when
+// that is the turn's, and otherwise after the thread is loaded again (the
+// turn began after the load: its message is not shown yet). From then on
+// the thread shows the turn running.
+function join(watch, view, turnId) {
+  const seen = state.seen;
+  watch.turnId = turnId;
+  if (view !== state.view || turnId <= seen.doneTurn || seen.lastId > turnId) {
+    skip(watch);
+    return;
+  }
+  state.look = null;
+  state.turn = watch;
+  setBusy(true);
+  if (state.pending && state.pending.turnId === turnId) {
+    // This tab lost the turn's stream, not the turn: it goes on here.
+    hideError();
+    state.pending = null;
+  }
+  watch.reply = new Reply();
+  watch.reply.waiting();
+  if (seen.lastId === turnId && seen.userLast) $("thread").append(watch.reply.li);
+  else reloadThread(view, watch.conversationId, watch);
+}
+
+// skip stops following a turn the thread shows already.
+function skip(watch) {
+  watch.skipped = true;
+  watch.controller.abort();
+}
+
+// reloadThread shows the conversation's messages as stored now, unless a
+// turn of this tab shows in the thread; with watch, the followed turn's
+// reply goes after them, unless they hold it already.
+async function reloadThread(view, id, watch) {
+  const gen = ++state.loadGen;
+  let messages = null;
+  try {
+    messages = await state.client.messages(id);
+  } catch {
+    // The thread stays as it is; the next look tries again.
+  }
+  if (view !== state.view || gen !== state.loadGen || (state.turn && state.turn !== watch)) return;
+  if (messages) showMessages(messages);
+  if (watch && state.seen.lastId > watch.turnId) skip(watch);
+  else if (watch) $("thread").append(watch.reply.li);
+  scrollDown(false);
 }
 
 // The task panel.

@@ -12,6 +12,10 @@ export function el(tag, className, text) {
   return node;
 }
 
+// The notes under a reply that did not finish.
+const cutNote = "Interrupted: this reply was cut short before it finished. What it did is saved.";
+const stoppedNote = "Interrupted: this reply was stopped. What it did before is saved.";
+
 // userItem is one message of the person.
 export function userItem(content) {
   const li = el("li", "msg user");
@@ -85,7 +89,8 @@ export class Reply {
     this.arrived();
     for (const call of response.tool_calls || []) this.record(call);
     this.text.textContent = response.response;
-    if (response.interrupted) this.interrupt("Interrupted: this reply was cut short before it finished. What it did is saved.");
+    if (response.stopped) this.interrupt(stoppedNote);
+    else if (response.interrupted) this.interrupt(cutNote);
   }
 
   interrupt(why) {
@@ -107,7 +112,7 @@ export function messageItem(m) {
   const reply = new Reply();
   for (const call of m.tool_calls || []) reply.record(call);
   reply.text.textContent = m.content;
-  if (m.interrupted) reply.interrupt("Interrupted: this reply was cut short before it finished. What it did is saved.");
+  if (m.interrupted) reply.interrupt(cutNote);
   return reply.li;
 }
 
