@@ -67,15 +67,17 @@ func newSSEStream(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg 
 		interval: cfg.PingInterval, timeout: cfg.WriteTimeout, header: header}
 }
 
-// open sends the headers, unless they were sent, and begins pinging.
+// open sends the headers now, unless they were sent, and begins pinging:
+// for a stream whose first event may be a while coming.
 func (s *sseStream) open() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.begin()
+	s.lost(s.rc.Flush())
 }
 
-// begin sends the headers (the stream's own, then ours) once, and begins
-// pinging. The caller holds s.mu.
+// begin writes the headers (the stream's own, then ours) once, and begins
+// pinging; they go out with the first frame. The caller holds s.mu.
 func (s *sseStream) begin() {
 	if s.started {
 		return
@@ -87,13 +89,10 @@ func (s *sseStream) begin() {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	s.w.WriteHeader(http.StatusOK)
-	if !s.muted {
-		_ = s.rc.Flush()
-	}
 	s.pinger = time.AfterFunc(s.interval, s.ping)
 }
 
-// mute drops the frames written until unmute; see muted.
+// mute drops the frames written until it is called with false; see muted.
 func (s *sseStream) mute(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

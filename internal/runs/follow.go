@@ -57,7 +57,7 @@ func (h *Hub) Follow(ctx context.Context, userID string, runID int64, after int,
 		case run.Ended && run.LastSeq > after:
 			continue // written after the state was read
 		case run.Ended:
-			return nil // ended without a last event it never wrote
+			return nil // ended, and everything after after was sent
 		case !time.Now().Before(run.LeaseUntil):
 			return ErrCutShort
 		}
