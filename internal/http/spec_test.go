@@ -146,9 +146,11 @@ type streamEvent struct {
 	Data  any    `json:"data"`
 }
 
-// checkEvents checks a chat stream: well-formed events with ids from 1,
-// start first, exactly one done or error last, and each event matching
-// its schema — the one the discriminator maps its name to.
+// checkEvents checks a chat stream: well-formed events whose ids are
+// <run>-<n>, of one run, n following on from one event to the next; start
+// first, unless the stream resumes after an event (its first n is above 1);
+// exactly one done or error last; and each event matching its schema — the
+// one the discriminator maps its name to.
 func (s *spec) checkEvents(media *specMediaType, body []byte) error {
 	events, err := parseEvents(body)
 	if err != nil {
@@ -157,12 +159,16 @@ func (s *spec) checkEvents(media *specMediaType, body []byte) error {
 	if len(events) == 0 {
 		return errors.New("the stream holds no event")
 	}
-	if events[0].Event != "start" {
+	first, ok := parseEventID(events[0].ID)
+	if !ok {
+		return fmt.Errorf("event 1 (%s) has id %q, which is not <run>-<n>", events[0].Event, events[0].ID)
+	}
+	if events[0].Event != "start" && first.seq <= 1 {
 		return fmt.Errorf("the stream begins with %s, not with start", events[0].Event)
 	}
 	for i, e := range events {
-		if e.ID != strconv.Itoa(i+1) {
-			return fmt.Errorf("event %d (%s) has id %q, want %d", i+1, e.Event, e.ID, i+1)
+		if want := (eventID{first.run, first.seq + i}); e.ID != want.String() {
+			return fmt.Errorf("event %d (%s) has id %q, want %s", i+1, e.Event, e.ID, want)
 		}
 		if final := e.Event == "done" || e.Event == "error"; final && i < len(events)-1 {
 			return fmt.Errorf("the stream goes on after the final %s event: %s", e.Event, streamEventNames(events))
