@@ -161,8 +161,9 @@ const (
 // follower reads, and a replica asks about stops, every half second, so a
 // stop ends a turn within a second either way; a stop waits up to 3 s for
 // the turn to end before it answers. A run's events are kept 10 minutes
-// after it ends (as OpenAI keeps a background response's), for clients
-// that resume late; the messages stay the record.
+// after its lease ends (the turn's claim, which the turn does not outlive;
+// OpenAI keeps a background response's for 10 minutes), for clients that
+// resume late; the messages stay the record.
 var defaultRuns = runs.Config{FlushEvery: 100 * time.Millisecond, PollEvery: 500 * time.Millisecond, StopWait: 3 * time.Second}
 
 const defaultRunsKeptFor = 10 * time.Minute

@@ -1,10 +1,12 @@
 package http
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/runs"
@@ -56,6 +58,10 @@ func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub 
 			writeRateLimited(w, err)
 			return
 		}
+		// A client that leaves holds no stream: its turn goes on, and it
+		// may follow it again at once.
+		release = sync.OnceFunc(release)
+		defer context.AfterFunc(r.Context(), release)()
 		defer release()
 	}
 	ctx, turn := hub.Begin(r.Context())
@@ -85,6 +91,9 @@ func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub 
 	}
 	turn.End(encodeDone(outcome))
 	if outcome.Replayed {
+		// A replay runs nothing and keeps no run: its stream is a start
+		// event and a done event, 0-1 and 0-2.
+		id = eventID{0, 2}
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	out.done(id, outcome)

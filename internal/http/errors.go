@@ -168,7 +168,8 @@ func toAPIError(err error) *apiError {
 	case errors.Is(err, tasks.ErrUnavailable):
 		return apiErr(codeUnavailable, "The service is temporarily unavailable; please try again shortly.")
 	case errors.Is(err, context.Canceled):
-		// The client left (nobody reads this) or the server is shutting down.
+		// The server is shutting down and gave up on the turn (a client
+		// that leaves no longer ends it; a stop is no failure).
 		return apiErr(codeUnavailable, "The request was interrupted because the service is restarting; please try again.")
 	case isModelFailure(err):
 		return apiErr(codeLLMUnavailable, llmUnavailableMessage)

@@ -64,7 +64,7 @@ func TestSpecCatchesWrongResponses(t *testing.T) {
 		{"a streamed turn that failed", "POST", chat, 200, asStream,
 			event(1, "start", `{"conversation_id":1}`) + event(2, "error", `{"code":"llm_unavailable","message":"Try again."}`), ""},
 		{"a replayed streamed turn", "POST", chat, 200, asStream,
-			"id: 0-0\nevent: start\ndata: {\"conversation_id\":1,\"turn_id\":1}\n\nid: 0-1\nevent: done\ndata: " + turn + "\n\n", ""},
+			"id: 0-1\nevent: start\ndata: {\"conversation_id\":1,\"turn_id\":1}\n\nid: 0-2\nevent: done\ndata: " + turn + "\n\n", ""},
 		{"a stream resumed after an event", "GET", followed, 200, asStream, event(4, "delta", `{"text":"Done."}`) + event(5, "done", turn), ""},
 		{"a stopped turn", "POST", chat, 200, asStream, event(1, "start", `{"conversation_id":1,"turn_id":3}`) +
 			event(2, "done", `{"conversation_id":1,"response":"","tool_calls":[],"interrupted":true,"stopped":true}`), ""},
@@ -223,7 +223,7 @@ func specFollowAndStop(t *testing.T) {
 		<-ctx.Done() // until stopped
 		return agent.Response{Text: "Working on it"}, ctx.Err()
 	})
-	s := mustServer(t, waiting, func(c *serverConfig) { c.api.MaxStreams = 3 })
+	s := mustServer(t, waiting, func(c *serverConfig) { c.api.MaxStreams = 2 })
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 	api := "/api/" + user
@@ -287,10 +287,18 @@ func specFollowAndStop(t *testing.T) {
 	first := firstEvent(s.stream(t, ctx, user, chatBody(0, "Add a task to buy milk"), nil))
 	leave()
 	conv, run := number(first, `"conversation_id":`), number(first, "id: ")
-	fromStart := get("/conversations/"+conv+"/stream", nil)
+	// The POST's stream stops counting once the server sees its client
+	// gone; then two followers hold the two streams allowed.
+	var fromStart *http.Response
+	waitFor(t, "the stream of the client that left to be let go", func() bool {
+		fromStart = get("/conversations/"+conv+"/stream", nil)
+		if fromStart.StatusCode == 429 {
+			fromStart.Body.Close()
+			return false
+		}
+		return true
+	})
 	afterOne := get("/conversations/"+conv+"/stream", http.Header{"Last-Event-ID": {run + "-1"}})
-	// The POST's stream counts until its turn ends, though its client left:
-	// with the two followers, the user holds the three streams allowed.
 	if r := get("/conversations/"+conv+"/stream", nil); r.StatusCode != 429 {
 		t.Fatalf("a third follower = %d, want 429", r.StatusCode)
 	} else {

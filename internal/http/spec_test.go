@@ -166,6 +166,9 @@ func (s *spec) checkEvents(media *specMediaType, body []byte) error {
 	if events[0].Event != "start" && first.seq <= 1 {
 		return fmt.Errorf("the stream begins with %s, not with start", events[0].Event)
 	}
+	if events[0].Event == "start" && first.seq != 1 {
+		return fmt.Errorf("the start event has id %q: n counts from 1", events[0].ID)
+	}
 	for i, e := range events {
 		if want := (eventID{first.run, first.seq + i}); e.ID != want.String() {
 			return fmt.Errorf("event %d (%s) has id %q, want %s", i+1, e.Event, e.ID, want)
