@@ -29,6 +29,10 @@ type config struct {
 	JWTAudience     string
 	Provider        string // "openai" or "offline"
 	OpenAI          openai.Config
+	// OfflinePace is how long the offline model waits between the pieces
+	// of a reply (OFFLINE_MODEL_PACE): 0, none, but for a person who wants
+	// to watch one being written, and resume or stop it, with no real model.
+	OfflinePace time.Duration
 	Limits          agent.Limits
 	SystemPrompt    string // a file; "" for the built-in prompt
 	HistoryLimit    int
@@ -330,6 +334,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 			TurnTimeout:   e.duration("AGENT_TURN_TIMEOUT", d.TurnTimeout),
 			ToolTimeout:   e.duration("AGENT_TOOL_TIMEOUT", d.ToolTimeout),
 		},
+		OfflinePace:     e.duration("OFFLINE_MODEL_PACE", 0),
 		SystemPrompt:    e.str("SYSTEM_PROMPT_FILE", ""),
 		HistoryLimit:    e.int("HISTORY_LIMIT", defaultHistoryLimit, 1, 1000),
 		HistoryTokens:   e.int("HISTORY_TOKENS", defaultHistoryTokens, 100, 1_000_000),

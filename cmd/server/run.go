@@ -194,7 +194,7 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 			return nil, nil, err
 		}
 	}
-	var model agent.Model = offline.New()
+	var model agent.Model = offline.NewPaced(cfg.OfflinePace)
 	if cfg.Provider == "openai" {
 		model = openai.New(cfg.OpenAI, openai.NewHTTPClient())
 	}

@@ -312,3 +312,29 @@ func TestConfigOfRuns(t *testing.T) {
 		}
 	}
 }
+
+// OFFLINE_MODEL_PACE lets a person watch the offline model write a reply,
+// and follow and stop it, with no real model: here a reply of many pieces,
+// a second apart, is stopped after its first.
+func TestRunWithAPacedOfflineModel(t *testing.T) {
+	if _, err := loadConfig(env(map[string]string{"DATABASE_URL": "postgres://app@db/x", "JWT_SECRET": secret, "OFFLINE_MODEL_PACE": "soon"})); err == nil || !strings.Contains(err.Error(), "OFFLINE_MODEL_PACE") {
+		t.Fatalf("OFFLINE_MODEL_PACE=soon: %v", err)
+	}
+	base, _, _ := mustRun(t, map[string]string{"OFFLINE_MODEL_PACE": "1s"})
+	waitHealthy(t, base)
+	user := storetest.UserID(t)
+	tok := mustMint(t, user)
+	s := openStream(t, "POST", base+"/api/"+user+"/chat", tok, `{"message":"hello"}`, nil)
+	conv := s.until(t, func(e event) bool { return e.name == "delta" })[0].data["conversation_id"]
+	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/%s/conversations/%v/stop", base, user, conv), nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 202 {
+		t.Fatalf("stop = %v, %v", resp.StatusCode, err)
+	}
+	resp.Body.Close()
+	end := s.rest()
+	if len(end) != 1 || end[0].data["stopped"] != true {
+		t.Fatalf("the paced reply ended with %v; want it stopped after its first piece", end)
+	}
+}

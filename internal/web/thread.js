@@ -12,9 +12,12 @@ export function el(tag, className, text) {
   return node;
 }
 
-// The notes under a reply that did not finish.
+// The notes under a reply that did not finish: one the page saw stopped,
+// one cut short by a failure, and one read back from the conversation,
+// which does not say which of the two it was.
 const cutNote = "Interrupted: this reply was cut short before it finished. What it did is saved.";
 const stoppedNote = "Interrupted: this reply was stopped. What it did before is saved.";
+const storedNote = "Interrupted: this reply stopped before it finished. What it did is saved.";
 
 // userItem is one message of the person.
 export function userItem(content) {
@@ -112,7 +115,7 @@ export function messageItem(m) {
   const reply = new Reply();
   for (const call of m.tool_calls || []) reply.record(call);
   reply.text.textContent = m.content;
-  if (m.interrupted) reply.interrupt(cutNote);
+  if (m.interrupted) reply.interrupt(storedNote);
   return reply.li;
 }
 

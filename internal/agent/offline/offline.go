@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
 )
@@ -45,10 +46,19 @@ const memoryTurns = 4
 // steps and carries them out over the tool rounds that followed it; the
 // earlier turns, read the same way, tell it what "it", "both" or "the
 // second one" mean and which question the person may be answering.
-type Model struct{}
+type Model struct {
+	// pace is how long each streamed piece of text waits before it is
+	// written: 0, at once, but for a person who wants to watch a reply
+	// being written (and resume it, or stop it) with no real model.
+	pace time.Duration
+}
 
 // New returns the offline model.
 func New() *Model { return &Model{} }
+
+// NewPaced returns the offline model writing its replies a few words every
+// pace, as a slow model would (OFFLINE_MODEL_PACE).
+func NewPaced(pace time.Duration) *Model { return &Model{pace: pace} }
 
 // Name identifies the offline model in logs and stored replies.
 func (*Model) Name() string { return "offline" }
@@ -56,13 +66,13 @@ func (*Model) Name() string { return "offline" }
 // Stream answers req deterministically. Its text goes to onText a few words
 // at a time, as a real model's would, and its usage is an estimate of about
 // four characters a token, so token limits can be exercised offline.
-func (*Model) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return agent.Response{}, err
 	}
 	resp := respond(req.Messages)
 	resp.Usage = agent.EstimateUsage(req, resp)
-	if err := streamText(ctx, resp.Text, onText); err != nil {
+	if err := streamText(ctx, resp.Text, m.pace, onText); err != nil {
 		// Cut short, as a client that leaves is: the usage counts all the
 		// same, or leaving early would dodge the daily budget.
 		return agent.Response{Usage: resp.Usage}, err
@@ -238,18 +248,38 @@ func roundAt(msgs []agent.Message, i int) toolRound {
 	return r
 }
 
-// streamText hands text to onText a few words at a time; the pieces
-// join back into text exactly. It stops when ctx is done.
-func streamText(ctx context.Context, text string, onText func(string)) error {
+// streamText hands text to onText a few words at a time, pace apart; the
+// pieces join back into text exactly. It stops when ctx is done.
+func streamText(ctx context.Context, text string, pace time.Duration, onText func(string)) error {
 	if text == "" || onText == nil {
 		return ctx.Err()
 	}
 	pieces := strings.SplitAfter(text, " ")
 	for i := 0; i < len(pieces); i += wordsPerChunk {
+		if i > 0 {
+			if err := wait(ctx, pace); err != nil {
+				return err
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		onText(strings.Join(pieces[i:min(i+wordsPerChunk, len(pieces))], ""))
 	}
 	return nil
+}
+
+// wait waits for d, or until ctx is done.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 || ctx.Err() != nil {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

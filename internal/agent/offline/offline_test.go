@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
 )
@@ -525,6 +526,29 @@ func TestOfflineStopsWhenContextIsDone(t *testing.T) {
 	_, err := New().Stream(ctx, agent.Request{Messages: []agent.Message{userSays("hello")}}, func(string) { chunks++; cancel() })
 	if !errors.Is(err, context.Canceled) || chunks != 1 {
 		t.Errorf("cancelled while streaming: err = %v after %d chunks, want context.Canceled after 1", err, chunks)
+	}
+}
+
+// A paced model writes the same reply, piece by piece, and stops between
+// two pieces when its turn is stopped: what a person watching one sees.
+func TestOfflinePacedWritesTheSameReplyAndStops(t *testing.T) {
+	req := agent.Request{Messages: []agent.Message{userSays("hello")}}
+	var fast, paced strings.Builder
+	want, err := New().Stream(context.Background(), req, func(s string) { fast.WriteString(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewPaced(time.Millisecond).Stream(context.Background(), req, func(s string) { paced.WriteString(s) })
+	if err != nil || got.Text != want.Text || paced.String() != fast.String() {
+		t.Fatalf("paced: %q (streamed %q), %v; want %q", got.Text, paced.String(), err, want.Text)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	chunks := 0
+	// An hour between pieces: only the stop ends the wait for the second.
+	_, err = NewPaced(time.Hour).Stream(ctx, req, func(string) { chunks++; cancel() })
+	if !errors.Is(err, context.Canceled) || chunks != 1 {
+		t.Errorf("stopped while paced: err = %v after %d chunks, want context.Canceled after 1", err, chunks)
 	}
 }
 
