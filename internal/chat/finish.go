@@ -36,10 +36,10 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 	}
 	used := usageOf(res.Usage)
 	if runErr != nil && res.Reply == "" && len(res.Calls) == 0 {
-		if err := e.abandon(ctx, req, turn, used, runErr); err != nil && !(stopped && errors.Is(err, runErr)) {
-			return out, err
+		if stopped {
+			return out, e.abandonStopped(ctx, req, turn, used, out)
 		}
-		return out, nil // stopped before it said or did anything
+		return out, e.abandon(ctx, req, turn, used, runErr)
 	}
 	end := tasks.TurnEnd{
 		UserID: req.UserID, ConversationID: convID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
@@ -47,9 +47,10 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 		Usage: used,
 	}
 	// A keyed request keeps its key, with what the turn did to replay, when
-	// the turn completed or ran a tool: a retry must not run the tools
-	// again. A turn cut short before any tool ran frees the key, so a retry
-	// gets a whole answer rather than a replay of a partial one.
+	// the turn completed, ran a tool or was stopped: a retry must not run
+	// the tools again, nor a turn someone stopped. A turn cut short before
+	// any tool ran frees the key, so a retry gets a whole answer rather
+	// than a replay of a partial one.
 	keep := req.IdempotencyKey != "" && (runErr == nil || stopped || len(res.Calls) > 0)
 	if keep {
 		end.IdempotencyKey, end.Response = req.IdempotencyKey, encodeOutcome(out)
@@ -93,6 +94,23 @@ func (e *Engine) abandon(ctx context.Context, req Request, turn *tasks.Turn, use
 	return runErr
 }
 
+// abandonStopped ends a turn stopped before it said or did anything: it
+// stores no reply, as abandon, but it is no failure, and a keyed request
+// keeps its key with the stopped outcome, as a stopped turn that said
+// something does (store).
+func (e *Engine) abandonStopped(ctx context.Context, req Request, turn *tasks.Turn, used tasks.Usage, out Outcome) error {
+	if err := e.turns.AbandonTurn(ctx, req.UserID, turn.Conversation.ID, turn.ClaimToken); err != nil {
+		e.log.ErrorContext(ctx, "release conversation", "conversation_id", turn.Conversation.ID, "err", err)
+		e.forgetKey(ctx, req)
+		return storeFailure(err)
+	}
+	e.recordUsage(ctx, req.UserID, used)
+	if req.IdempotencyKey != "" {
+		e.completeKey(ctx, req, out)
+	}
+	return nil
+}
+
 // storeFailed handles a final write that failed. The tools' changes are
 // already saved with their records; the turn is finished later, by the
 // next turn of the conversation or a retry of a keyed request (its key
@@ -120,8 +138,9 @@ func (e *Engine) storeFailed(ctx context.Context, req Request, turn *tasks.Turn,
 	return partial(storeFailure(err), convID, done)
 }
 
-// completeKey keeps what a turn whose conversation was deleted did, for a
-// retry to replay instead of running it again.
+// completeKey keeps what a turn did (its conversation deleted meanwhile,
+// or stopped before it said anything), for a retry to replay instead of
+// running it again.
 func (e *Engine) completeKey(ctx context.Context, req Request, out Outcome) {
 	if err := e.turns.CompleteIdempotent(ctx, req.UserID, req.IdempotencyKey, encodeOutcome(out)); err != nil {
 		e.log.ErrorContext(ctx, "complete idempotency key", "err", err)

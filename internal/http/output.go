@@ -148,6 +148,14 @@ func (s *sseStream) end(last string) {
 	}
 }
 
+// gone reports whether the stream has ended: its client stopped reading,
+// or its last event was written.
+func (s *sseStream) gone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended
+}
+
 // abandon ends the stream with no last event: its client is to resume it
 // elsewhere.
 func (s *sseStream) abandon() {

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
+
+// errStreamGone ends a follower whose client no longer reads.
+var errStreamGone = errors.New("the follower's client stopped reading")
 
 // resumable is a stream a follower can write a turn's logged events to.
 type resumable interface {
@@ -64,14 +66,16 @@ func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits,
 // follow streams run to out: every event, though those up to the client's
 // Last-Event-ID only go through out (to rebuild what it sent), then live
 // until the run's last event. A run that is over is 204, unless the
-// client's Last-Event-ID is of it and it has more to send.
+// client's Last-Event-ID is of it and it has more to send: the events
+// after it, or, when the run was cut short, the error that says so (whose
+// id, one past the last written, then makes it 204).
 func follow(w http.ResponseWriter, r *http.Request, log *slog.Logger, hub *runs.Hub, limits *userLimits, run tasks.Run, out resumable) {
 	after := 0
 	if last, ok := parseEventID(r.Header.Get("Last-Event-ID")); ok && last.run == run.ID {
 		after = last.seq
 	}
-	resuming := after > 0 && (run.LastSeq > after || !run.Ended)
-	if !run.Running(time.Now()) && !resuming {
+	resuming := after > 0 && (after < run.LastSeq || after == run.LastSeq && !run.Ended)
+	if !run.Running(run.ReadAt) && !resuming {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
@@ -88,9 +92,13 @@ func follow(w http.ResponseWriter, r *http.Request, log *slog.Logger, hub *runs.
 	seen := after
 	err = hub.Follow(r.Context(), userID, run.ID, 0, func(ev tasks.RunEvent) (bool, error) {
 		s.mute(ev.Seq <= after)
-		defer s.mute(false)
+		last, err := replay(out, eventID{run.ID, ev.Seq}, ev.Data)
+		s.mute(false)
 		seen = max(seen, ev.Seq)
-		return replay(out, eventID{run.ID, ev.Seq}, ev.Data)
+		if err == nil && !last && s.gone() {
+			err = errStreamGone // the client stopped reading: let it go
+		}
+		return last, err
 	})
 	next := eventID{run.ID, seen + 1}
 	switch {
@@ -99,7 +107,7 @@ func follow(w http.ResponseWriter, r *http.Request, log *slog.Logger, hub *runs.
 		out.fail(next, apiErr(codeUnavailable, "The reply was cut short: the server writing it stopped. What it had done is saved; reload the conversation, and send your message again if it is not answered."))
 	case errors.Is(err, runs.ErrClosing):
 		s.abandon() // this replica is shutting down: the client resumes on another
-	case r.Context().Err() != nil:
+	case r.Context().Err() != nil, errors.Is(err, errStreamGone):
 		// The client left.
 	default:
 		out.fail(next, err)

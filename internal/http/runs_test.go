@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,5 +170,49 @@ func TestAFollowerOfATurnCutShortIsTold(t *testing.T) {
 	if resp.StatusCode != 200 || eventNames(events) != "start,error" || events[1].data["code"] != "unavailable" ||
 		events[1].id != fmt.Sprintf("%d-2", turn.RunID) {
 		t.Fatalf("%d %v", resp.StatusCode, events)
+	}
+}
+
+// A keyed turn stopped before it said or did anything answers that it was
+// stopped, and a retry of it replays that, rather than running it again.
+func TestAKeyedTurnStoppedBeforeItSaidAnythingReplaysTheStop(t *testing.T) {
+	calls := 0
+	var mu sync.Mutex
+	model := modelFunc(func(ctx context.Context, _ agent.Request, _ func(string)) (agent.Response, error) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		<-ctx.Done() // thinks until stopped
+		return agent.Response{}, ctx.Err()
+	})
+	s := mustServer(t, model)
+	user := storetest.UserID(t)
+	send := func() reply {
+		return s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: mustToken(t, user),
+			body: chatBody(0, "think hard"), header: keyed("stop-" + user)})
+	}
+	answered := make(chan reply, 1)
+	go func() { answered <- send() }()
+	var conv any
+	waitFor(t, "the turn to reach the model", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return calls == 1
+	})
+	convs := s.do(t, call{method: "GET", path: "/api/" + user + "/conversations", token: mustToken(t, user)}).json(t)["conversations"].([]any)
+	conv = convs[0].(map[string]any)["id"]
+	if r := s.stop(t, user, conv); r.status != 202 {
+		t.Fatalf("stop = %d %s", r.status, r.body)
+	}
+	first := <-answered
+	if got := first.json(t); first.status != 200 || got["stopped"] != true || got["response"] != "" {
+		t.Fatalf("the stopped turn answered %d %s", first.status, first.body)
+	}
+	again := send()
+	if got := again.json(t); again.status != 200 || got["stopped"] != true || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the retry answered %d %v %s", again.status, again.header, again.body)
+	}
+	if calls != 1 {
+		t.Fatalf("the model was called %d times: the retry ran the turn again", calls)
 	}
 }

@@ -34,6 +34,8 @@ func (h *Hub) Follow(ctx context.Context, userID string, runID int64, after int,
 		case errors.Is(err, tasks.ErrNotFound):
 			return err
 		case err != nil && ctx.Err() == nil && (lease.IsZero() || time.Now().Before(lease.Add(writeTimeout))):
+			// (lease is of the database's clock, and it does not answer:
+			// this one is the replica's, and has only to end the wait.)
 			h.log.Warn("runs: a follower could not read its run; reading again shortly", "run_id", runID, "err", err)
 			if err := h.sleep(ctx, w.wake, h.cfg.PollEvery); err != nil {
 				return err
@@ -58,14 +60,14 @@ func (h *Hub) Follow(ctx context.Context, userID string, runID int64, after int,
 			continue // written after the state was read
 		case run.Ended:
 			return nil // ended, and everything after after was sent
-		case !time.Now().Before(run.LeaseUntil):
+		case run.Lapsed():
 			return ErrCutShort
 		}
 		wait := safetyPoll
 		if w.subscribed == nil || !h.listening() {
 			wait = h.cfg.PollEvery
 		}
-		wait = min(wait, time.Until(run.LeaseUntil)+10*time.Millisecond)
+		wait = min(wait, run.LeaseUntil.Sub(run.ReadAt)+10*time.Millisecond)
 		if err := h.sleep(ctx, w.wake, wait); err != nil {
 			return err
 		}

@@ -80,6 +80,11 @@ type Hub struct {
 	closed   bool
 	done     chan struct{} // ends the stop poller
 	stopOnce sync.Once
+	polling  sync.WaitGroup // the stop poller
+	// interrupted ends with the next Interrupt: every turn's context
+	// hangs off the one of its time.
+	interrupted context.Context
+	interrupt   context.CancelFunc
 }
 
 // New returns a Hub over store. Until SetNotifier gives it a listening
@@ -90,7 +95,8 @@ func New(log *slog.Logger, store tasks.RunStore, cfg Config) (*Hub, error) {
 	}
 	h := &Hub{log: log, store: store, cfg: cfg, running: map[int64]*Turn{},
 		watchers: map[int64]map[chan struct{}]struct{}{}, closing: make(chan struct{}), done: make(chan struct{})}
-	go h.pollStops()
+	h.interrupted, h.interrupt = context.WithCancel(context.Background())
+	h.polling.Go(h.pollStops)
 	return h, nil
 }
 
@@ -124,7 +130,7 @@ func (h *Hub) Reconnected() {
 		wakeAll(ws)
 	}
 	h.mu.Unlock()
-	h.checkStops()
+	go h.checkStops() // not on the listener's goroutine: it delivers notifications
 }
 
 // EndFollowers begins the replica's shutdown: its followers end their
@@ -140,24 +146,29 @@ func (h *Hub) EndFollowers() {
 }
 
 // Close ends the followers, if EndFollowers has not, and stops asking
-// about stops.
+// about stops; it returns once the asking has stopped.
 func (h *Hub) Close() {
 	h.EndFollowers()
 	h.stopOnce.Do(func() { close(h.done) })
+	h.polling.Wait()
 }
 
-// Interrupt ends every turn this replica runs, with ErrShutdown: the last
-// resort of a shutdown whose time ran out. Each stores what it did.
+// Interrupt ends every turn this replica runs, or is beginning, with
+// ErrShutdown: the last resort of a shutdown whose time ran out. Each
+// stores what it did. Turns begun after it run as usual.
 func (h *Hub) Interrupt() {
 	h.mu.Lock()
-	turns := make([]*Turn, 0, len(h.running))
-	for _, t := range h.running {
-		turns = append(turns, t)
-	}
+	interrupt := h.interrupt
+	h.interrupted, h.interrupt = context.WithCancel(context.Background())
 	h.mu.Unlock()
-	for _, t := range turns {
-		t.cancel(ErrShutdown)
-	}
+	interrupt()
+}
+
+// interruption is what Interrupt ends next.
+func (h *Hub) interruption() context.Context {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.interrupted
 }
 
 // stopLocal stops the turn of run id, if this replica runs it.

@@ -182,7 +182,7 @@ func TestAStopReachesTheReplicaThatRunsTheTurn(t *testing.T) {
 			if took := time.Since(asked); took > time.Second {
 				t.Errorf("the turn ended %v after the stop; want within a second", took)
 			}
-			if !errors.Is(context.Cause(ctx), runs.ErrStopped) || !run.Stopped() {
+			if !errors.Is(context.Cause(ctx), runs.ErrStopped) {
 				t.Fatalf("the turn ended with %v, want a stop", context.Cause(ctx))
 			}
 			if again, _, err := b.Stop(context.Background(), user, turn.Conversation.ID); err != nil || again.ID != 0 {
@@ -199,23 +199,30 @@ func TestAFollowerOfACrashedTurnHearsItWasCutShort(t *testing.T) {
 	// A turn whose replica died after one write: nobody ends it.
 	turn, _, run := mustTurn(t, pool, hub, user, time.Second)
 	run.Add(event(1))
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if got, _ := readAll(t, pool, turn.RunID); got == 1 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitWritten(t, pool, turn.RunID, 1)
 	got, err := follow(context.Background(), hub, user, turn.RunID, 0)
 	if !errors.Is(err, runs.ErrCutShort) || strings.Join(got, " ") != `"e1"` {
 		t.Fatalf("followed %v, ended with %v; want e1, then cut short", got, err)
 	}
 }
 
-func readAll(tb testing.TB, pool *pgxpool.Pool, run int64) (int, error) {
-	var n int
-	err := pool.QueryRow(context.Background(), `SELECT last_seq FROM turn_runs WHERE id = $1`, run).Scan(&n)
-	return n, err
+// waitWritten waits until run's events up to seq are written.
+func waitWritten(tb testing.TB, pool *pgxpool.Pool, run int64, seq int) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := pool.QueryRow(context.Background(), `SELECT coalesce(max(last_seq), 0) FROM turn_events WHERE run_id = $1`, run).Scan(&n); err != nil {
+			tb.Fatal(err)
+		}
+		if n >= seq {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("run %d's events up to %d were not written in 10 s (%d were)", run, seq, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestAFollowerWaitsOutADatabaseOutage(t *testing.T) {
@@ -233,7 +240,7 @@ func TestAFollowerWaitsOutADatabaseOutage(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		run.Add(event(i))
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitWritten(t, pool, turn.RunID, 10)
 	restore := storetest.CutDatabase(t) // as a restart: every connection dropped, none taken
 	for i := 11; i <= 20; i++ {
 		run.Add(event(i)) // written once the database is back
@@ -260,12 +267,17 @@ func TestAFollowerEndsWhenItsReplicaShutsDown(t *testing.T) {
 	user := storetest.UserID(t)
 	turn, _, run := mustTurn(t, pool, a, user, time.Minute)
 	defer run.End([]byte(`"end"`))
+	run.Add(event(1))
 	done := make(chan error, 1)
+	first := make(chan struct{})
 	go func() {
-		_, err := follow(context.Background(), b, user, turn.RunID, 0)
+		err := b.Follow(context.Background(), user, turn.RunID, 0, func(tasks.RunEvent) (bool, error) {
+			close(first) // following
+			return false, nil
+		})
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	<-first
 	b.Close()
 	select {
 	case err := <-done:
@@ -274,5 +286,31 @@ func TestAFollowerEndsWhenItsReplicaShutsDown(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a follower outlives its replica's shutdown")
+	}
+}
+
+// Interrupt, a shutdown's last resort, ends the turns of the replica,
+// those that have not started yet (their first writes under way) too.
+func TestInterruptEndsEveryTurn(t *testing.T) {
+	pool := storetest.Pool(t)
+	hub := mustReplica(t, pool, false)
+	user := storetest.UserID(t)
+	_, started, run := mustTurn(t, pool, hub, user, time.Minute)
+	defer run.End([]byte(`"end"`))
+	beginning, _ := hub.Begin(context.Background()) // not started
+	hub.Interrupt()
+	for name, ctx := range map[string]context.Context{"started": started, "beginning": beginning} {
+		select {
+		case <-ctx.Done():
+			if !errors.Is(context.Cause(ctx), runs.ErrShutdown) {
+				t.Errorf("the %s turn ended with %v, want ErrShutdown", name, context.Cause(ctx))
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("the %s turn goes on after Interrupt", name)
+		}
+	}
+	after, _ := hub.Begin(context.Background())
+	if err := context.Cause(after); err != nil {
+		t.Fatalf("a turn begun after Interrupt ended at once: %v", err)
 	}
 }

@@ -44,6 +44,9 @@ func (h *Hub) Begin(ctx context.Context) (context.Context, *Turn) {
 	t := &Turn{hub: h, next: 1, first: 1}
 	t.written = sync.NewCond(&t.mu)
 	t.ctx, t.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	// Interrupt ends it too, started or not.
+	stop := context.AfterFunc(h.interruption(), func() { t.cancel(ErrShutdown) })
+	context.AfterFunc(t.ctx, func() { stop() })
 	return t.ctx, t
 }
 
@@ -65,9 +68,6 @@ func (t *Turn) RunID() int64 {
 	defer t.mu.Unlock()
 	return t.runID
 }
-
-// Stopped reports whether the turn ended because someone stopped it.
-func (t *Turn) Stopped() bool { return errors.Is(context.Cause(t.ctx), ErrStopped) }
 
 // Add adds an event, in its encoding, and returns its number.
 func (t *Turn) Add(event []byte) int {
@@ -104,7 +104,12 @@ func (t *Turn) flush() {
 
 	t.mu.Lock()
 	t.writing = false
-	if err != nil {
+	switch {
+	case errors.Is(err, tasks.ErrNotFound):
+		// The conversation was deleted, its run with it: nobody follows,
+		// and the turn hears of it when it stores its reply.
+		t.ended, t.pending = true, nil
+	case err != nil:
 		// Kept, to be written with the next batch: a follower waits for them.
 		t.pending, t.first = append(batch, t.pending...), first
 		t.hub.log.Warn("runs: could not write a turn's events; writing them with the next", "run_id", t.runID, "err", err)

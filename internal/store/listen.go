@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ type Listener struct {
 	mu        sync.Mutex
 	want      map[string]int  // channel → how many asked for it
 	listening map[string]bool // channels LISTENed on the current connection
+	dropping  map[string]bool // channels being UNLISTENed: not to be trusted
 	waiters   map[string][]chan bool
 	connected bool
 	dirty     bool               // a channel was asked for or given up since the last sync
@@ -44,7 +46,7 @@ type Listener struct {
 func Listen(databaseURL string, log *slog.Logger, channels []string, notify func(channel, payload string), reconnected func()) *Listener {
 	ctx, stop := context.WithCancel(context.Background())
 	l := &Listener{url: databaseURL, log: log, notify: notify, reconnected: reconnected,
-		want: map[string]int{}, listening: map[string]bool{}, waiters: map[string][]chan bool{},
+		want: map[string]int{}, listening: map[string]bool{}, dropping: map[string]bool{}, waiters: map[string][]chan bool{},
 		done: make(chan struct{}), stop: stop}
 	for _, c := range channels {
 		l.want[c]++
@@ -75,7 +77,7 @@ func (l *Listener) Connected() bool {
 func (l *Listener) Subscribe(ctx context.Context, channel string) bool {
 	l.mu.Lock()
 	l.want[channel]++
-	if l.listening[channel] {
+	if l.listening[channel] && !l.dropping[channel] {
 		l.mu.Unlock()
 		return true
 	}
@@ -87,12 +89,21 @@ func (l *Listener) Subscribe(ctx context.Context, channel string) bool {
 	l.waiters[channel] = append(l.waiters[channel], ready)
 	l.wake()
 	l.mu.Unlock()
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
 	select {
 	case ok := <-ready:
 		return ok
 	case <-ctx.Done():
-		return false
-	case <-time.After(2 * time.Second):
+	case <-t.C:
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.waiters[channel] = slices.DeleteFunc(l.waiters[channel], func(w chan bool) bool { return w == ready })
+	select {
+	case ok := <-ready: // answered meanwhile
+		return ok
+	default:
 		return false
 	}
 }
@@ -122,7 +133,7 @@ func (l *Listener) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := l.session(ctx)
 		l.mu.Lock()
-		l.connected, l.listening = false, map[string]bool{}
+		l.connected, l.listening, l.dropping = false, map[string]bool{}, map[string]bool{}
 		for ch, ws := range l.waiters {
 			for _, w := range ws {
 				w <- false
@@ -228,6 +239,7 @@ func (l *Listener) sync(ctx context.Context, conn *pgx.Conn) error {
 	for ch := range l.listening {
 		if l.want[ch] == 0 {
 			drop = append(drop, ch)
+			l.dropping[ch] = true // a Subscribe meanwhile waits for the next LISTEN
 		}
 	}
 	l.mu.Unlock()
@@ -250,6 +262,10 @@ func (l *Listener) sync(ctx context.Context, conn *pgx.Conn) error {
 	}
 	for _, ch := range drop {
 		delete(l.listening, ch)
+		delete(l.dropping, ch)
+		if l.want[ch] > 0 {
+			l.dirty = true // asked for again while it was UNLISTENed
+		}
 	}
 	for ch, ws := range l.waiters {
 		if !l.listening[ch] {

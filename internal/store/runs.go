@@ -123,12 +123,16 @@ func lockRun(id, user, and string) string {
 
 // insertEvents is the CTE body that writes, for the run of CTE r, the
 // count events in text from number first, last saying whether the run
-// ends with them; nothing when text is NULL.
+// ends with them; nothing when text is NULL. A batch written again (its
+// first write committed, but its answer was lost) is written once; one
+// written again with more events after it overlaps it, and readers skip
+// what they have read (ReadRunEvents).
 func insertEvents(first, count, text, last string) string {
 	return `
 			INSERT INTO turn_events (run_id, first_seq, last_seq, events, last)
 			SELECT id, ` + first + `::int, ` + first + `::int + ` + count + `::int - 1, ` + text + `, ` + last + `
-			FROM r WHERE ` + text + `::text IS NOT NULL`
+			FROM r WHERE ` + text + `::text IS NOT NULL
+			ON CONFLICT (run_id, last_seq) DO NOTHING`
 }
 
 // notifyRun is the CTE body that wakes the followers of the run of CTE r,
@@ -159,7 +163,7 @@ func eventsText(events [][]byte) *string {
 
 // runColumns are a run's columns as scanRun reads them, of turn_runs r and
 // its newest batch of events e (see runLast).
-const runColumns = `r.id, r.conversation_id, r.turn_id, coalesce(e.last_seq, 0), r.lease_until, coalesce(e.last, false), r.stop_requested_at IS NOT NULL`
+const runColumns = `r.id, r.conversation_id, r.turn_id, coalesce(e.last_seq, 0), r.lease_until, coalesce(e.last, false), r.stop_requested_at IS NOT NULL, now()`
 
 // runLast joins a run r to its newest batch of events, e.
 const runLast = ` LEFT JOIN LATERAL (
@@ -173,11 +177,13 @@ func scanRun(row pgx.Row, conversationID *int64, run *tasks.Run) error {
 	var seq *int
 	var lease *time.Time
 	var ended, stop *bool
-	if err := row.Scan(conversationID, &id, &conv, &turn, &seq, &lease, &ended, &stop); err != nil {
+	var now time.Time
+	if err := row.Scan(conversationID, &id, &conv, &turn, &seq, &lease, &ended, &stop, &now); err != nil {
 		return err
 	}
+	*run = tasks.Run{ReadAt: now}
 	if id != nil {
-		*run = tasks.Run{ID: *id, ConversationID: *conv, TurnID: *turn, LastSeq: *seq, LeaseUntil: *lease, Ended: *ended, StopRequested: *stop}
+		*run = tasks.Run{ID: *id, ConversationID: *conv, TurnID: *turn, LastSeq: *seq, LeaseUntil: *lease, Ended: *ended, StopRequested: *stop, ReadAt: now}
 	}
 	return nil
 }
@@ -220,6 +226,7 @@ func (s *Runs) ReadRunEvents(ctx context.Context, userID string, runID int64, af
 			return err
 		})
 	var events []tasks.RunEvent
+	next := after // the number of the last event read
 	b.Queue(`
 		SELECT e.first_seq, e.events FROM turn_events e JOIN turn_runs r ON r.id = e.run_id
 		WHERE e.run_id = $1 AND r.user_id = $2 AND e.last_seq > $3
@@ -235,8 +242,9 @@ func (s *Runs) ReadRunEvents(ctx context.Context, userID string, runID int64, af
 				return err
 			}
 			for i, raw := range raws {
-				if seq := first + i; seq > after {
+				if seq := first + i; seq > next {
 					events = append(events, tasks.RunEvent{Seq: seq, Data: raw})
+					next = seq
 				}
 			}
 		}

@@ -269,7 +269,12 @@ func (s *Turns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message,
 			VALUES ($2, (now() AT TIME ZONE 'UTC')::date, $17, $18, 1)
 			ON CONFLICT (user_id, day) DO UPDATE SET input_tokens = u.input_tokens + excluded.input_tokens,
 				output_tokens = u.output_tokens + excluded.output_tokens, turns = u.turns + 1
-		), r AS (`+lockRun("$19", "$2", "EXISTS (SELECT 1 FROM m)")+`
+		), lc AS (
+			-- The conversation's lock before the run's: a delete of the
+			-- conversation takes them in that order (its run goes by
+			-- cascade), so the two never wait on each other in a circle.
+			SELECT id FROM conversations WHERE id = $1 AND user_id = $2 AND $19::bigint IS NOT NULL FOR NO KEY UPDATE
+		), r AS (`+lockRun("$19", "$2", "EXISTS (SELECT 1 FROM lc) AND EXISTS (SELECT 1 FROM m)")+`
 		), ev AS (`+insertEvents("$20", "$21", "$22", "true")+`
 		), nt AS (`+notifyRun+`
 		)

@@ -49,12 +49,21 @@ type Run struct {
 	Ended      bool
 	// StopRequested is set once someone asked the turn to stop.
 	StopRequested bool
+	// ReadAt is when the run was read, by the database's clock, which
+	// LeaseUntil is of: a replica's own clock may differ.
+	ReadAt time.Time
 }
 
-// Running reports whether the run is still going at now: not ended, and
-// within its lease.
+// Running reports whether the run is still going at now, a time of the
+// database's clock (ReadAt): not ended, and within its lease.
 func (r Run) Running(now time.Time) bool {
 	return r.ID != 0 && !r.Ended && now.Before(r.LeaseUntil)
+}
+
+// Lapsed reports whether the run was cut short when it was read: its lease
+// ended before it did.
+func (r Run) Lapsed() bool {
+	return r.ID != 0 && !r.Ended && !r.ReadAt.Before(r.LeaseUntil)
 }
 
 // RunEvent is one event of a run: its number and its encoding, which the
