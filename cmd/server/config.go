@@ -21,18 +21,18 @@ import (
 
 // config is the server's whole configuration, read from the environment once.
 type config struct {
-	Addr            string
-	DatabaseURL     string
-	Migrate         bool
-	JWTSecret       string
-	JWTIssuer       string
-	JWTAudience     string
-	Provider        string // "openai" or "offline"
-	OpenAI          openai.Config
+	Addr        string
+	DatabaseURL string
+	Migrate     bool
+	JWTSecret   string
+	JWTIssuer   string
+	JWTAudience string
+	Provider    string // "openai" or "offline"
+	OpenAI      openai.Config
 	// OfflinePace is how long the offline model waits between the pieces
 	// of a reply (OFFLINE_MODEL_PACE): 0, none, but for a person who wants
 	// to watch one being written, and resume or stop it, with no real model.
-	OfflinePace time.Duration
+	OfflinePace     time.Duration
 	Limits          agent.Limits
 	SystemPrompt    string // a file; "" for the built-in prompt
 	HistoryLimit    int
