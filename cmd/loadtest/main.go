@@ -57,6 +57,7 @@ func main() {
 		turns       = flag.Int("turns", 10, "turns per user, in one conversation")
 		concurrency = flag.Int("concurrency", 16, "turns in flight at once")
 		streams     = flag.Int("streams", 1000, "idle streams held open to measure memory")
+		followersN  = flag.Int("followers", 1000, "followers of one running turn (GET …/stream) held open to measure memory; 0 skips, and so does -floor")
 		cpuProfile  = flag.String("cpuprofile", "", "write the server's CPU profile of the load phase to this file")
 		http2       = flag.Bool("http2", false, "serve the fake model over HTTPS with HTTP/2, as OpenAI does (streams share a connection), instead of HTTP/1.1 as a local server does")
 		certFile    = flag.String("model-cert", "", "server role: PEM certificate the fake model uses")
@@ -90,7 +91,7 @@ func main() {
 	case "floor":
 		err = runFloor(*db, *modelURL, *certFile, *cpuProfile)
 	default:
-		err = drive(*db, options{users: *users, turns: *turns, concurrency: *concurrency, streams: *streams,
+		err = drive(*db, options{users: *users, turns: *turns, concurrency: *concurrency, streams: *streams, followers: *followersN,
 			asyncCommit: *asyncCommit, http2: *http2, cpuProfile: *cpuProfile, pgbouncer: *pgbouncer, floor: *floor, gcHeadroom: *gcHeadroom, gogc: gogc})
 	}
 	if err != nil {
@@ -102,6 +103,7 @@ func main() {
 // options shape a load run; see the flags.
 type options struct {
 	users, turns, concurrency, streams int
+	followers                          int // followers of one turn; see followers
 	asyncCommit, http2                 bool
 	cpuProfile                         string
 	pgbouncer                          string // host:port; "" for PostgreSQL directly
@@ -134,6 +136,9 @@ func drive(adminURL string, o options) error {
 	fake.Respond = func(req map[string]any, n int) openaitest.Step {
 		if strings.Contains(fmt.Sprint(req["messages"]), "[idle]") {
 			return openaitest.Step{Text: "Thinking ", Wait: hold}
+		}
+		if strings.Contains(fmt.Sprint(req["messages"]), "[follow]") {
+			return openaitest.Step{Text: "Followed ", Pause: followHold, Rest: "and done."}
 		}
 		return answer(req, n)
 	}
@@ -184,7 +189,13 @@ func drive(adminURL string, o options) error {
 	if err != nil {
 		return err
 	}
-	report(os.Stdout, o, load, st, before.perTurn(after, load.turns), idle)
+	var follow followResult
+	if o.followers > 0 && !o.floor { // the floor serves no stream route
+		if follow, err = followers(base, o.followers, fake); err != nil {
+			return err
+		}
+	}
+	report(os.Stdout, o, load, st, before.perTurn(after, load.turns), idle, follow)
 	return nil
 }
 
@@ -437,7 +448,7 @@ func fetchStats(base string, reset bool) (serverStats, error) {
 }
 
 // report prints the measurements as a Markdown table.
-func report(w io.Writer, o options, load loadResult, st serverStats, db dbUse, idle idleResult) {
+func report(w io.Writer, o options, load loadResult, st serverStats, db dbUse, idle idleResult, follow followResult) {
 	sort.Slice(load.latencies, func(i, j int) bool { return load.latencies[i] < load.latencies[j] })
 	proto := "model over HTTP/1.1"
 	if o.http2 {
@@ -472,6 +483,12 @@ func report(w io.Writer, o options, load loadResult, st serverStats, db dbUse, i
 	fmt.Fprintf(w, "| database round trips per turn, tools' statements | %.2f (1 add_task per turn) | |\n", float64(st.ToolRoundTrips)/float64(max(st.Turns, 1)))
 	fmt.Fprintf(w, "| statement preparations during the run | %d | |\n", st.Prepares)
 	db.report(w)
+	if follow.n > 0 {
+		n := float64(follow.n)
+		fmt.Fprintf(w, "| memory per follower of a running turn (heap + stacks, %d followers) | %.1f KiB | close to an idle stream's |\n", follow.n,
+			float64(int64(follow.after.HeapInuse+follow.after.StackInuse)-int64(follow.before.HeapInuse+follow.before.StackInuse))/n/1024)
+		fmt.Fprintf(w, "| goroutines per follower | %.1f | |\n", float64(follow.after.Goroutines-follow.before.Goroutines)/n)
+	}
 	if o.streams == 0 { // -streams 0 skips the memory phase
 		return
 	}

@@ -64,39 +64,63 @@ func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub 
 		defer context.AfterFunc(r.Context(), release)()
 		defer release()
 	}
+	answerTurn(w, r, engine, hub, &req, newOutput)
+}
+
+// answerTurn runs the turn on a context of its own, adding each event to
+// its run as the output is told it, and answers how it ended. Its frame,
+// and the observer's state, are what a stream holds while it waits on its
+// model: kept small (a turn's frames push a goroutine's stack past a power
+// of two at a few hundred bytes more).
+func answerTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, newOutput func() output) {
 	ctx, turn := hub.Begin(r.Context())
-	defer turn.End(encodeError(internalError)) // if the turn panicked; else a no-op
+	defer turn.End(internalErrorEvent) // if the turn panicked; else a no-op
 	req.Log = runLog{turn}
-	out := newOutput()
-	defer out.close()
-	info := infoFrom(r.Context())
-	var id eventID
-	outcome, err := engine.Run(ctx, req, func(e chat.Event) {
-		if e.Kind == chat.EventStarted {
-			info.conversationID = e.ConversationID // for the access log
-			turn.Started(req.UserID, e.RunID)
-		}
-		id = eventID{turn.RunID(), turn.Add(encodeEvent(e))}
-		out.event(id, e)
-	})
-	// The run has ended with the reply, in its transaction; if the reply
-	// could not be stored, it ends here, before the client hears the
-	// outcome: a client that sends its next message at once finds this
-	// turn no longer running.
-	id = id.next()
+	t := &answering{turn: turn, out: newOutput(), info: infoFrom(r.Context()), userID: req.UserID}
+	defer t.out.close()
+	outcome, err := engine.Run(ctx, *req, t.observe)
+	t.answer(w, outcome, err)
+}
+
+// answering is a turn's answer as it is written: its output, and the id
+// of the last event it was told.
+type answering struct {
+	turn   *runs.Turn
+	out    output
+	info   *requestInfo
+	userID string
+	id     eventID
+}
+
+// observe adds an event to the turn's run and tells the output.
+func (t *answering) observe(e chat.Event) {
+	if e.Kind == chat.EventStarted {
+		t.info.conversationID = e.ConversationID // for the access log
+		t.turn.Started(t.userID, e.RunID)
+	}
+	t.id = eventID{t.turn.RunID(), t.turn.Add(encodeEvent(e))}
+	t.out.event(t.id, e)
+}
+
+// answer tells the output how the turn ended. The run has ended with the
+// reply, in its transaction; if the reply could not be stored, it ends
+// here, before the client hears the outcome: a client that sends its next
+// message at once finds this turn no longer running.
+func (t *answering) answer(w http.ResponseWriter, outcome chat.Outcome, err error) {
+	id := t.id.next()
 	if err != nil {
-		turn.End(encodeError(toAPIError(err)))
-		out.fail(id, err)
+		t.turn.End(encodeError(toAPIError(err)))
+		t.out.fail(id, err)
 		return
 	}
-	turn.End(encodeDone(outcome))
+	t.turn.End(encodeDone(outcome))
 	if outcome.Replayed {
 		// A replay runs nothing and keeps no run: its stream is a start
 		// event and a done event, 0-1 and 0-2.
 		id = eventID{0, 2}
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	out.done(id, outcome)
+	t.out.done(id, outcome)
 }
 
 // parseChat reads and validates the request; stream reports whether the

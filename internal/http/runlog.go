@@ -98,6 +98,9 @@ func encodeDone(o chat.Outcome) []byte {
 	return mustJSON(logEvent{Type: logDone, Outcome: &loggedOutcome{chatResponseOf(o), o.TurnID}})
 }
 
+// internalErrorEvent is the error event of a turn that panicked.
+var internalErrorEvent = encodeError(internalError)
+
 // encodeError is a turn's error event as its run keeps it.
 func encodeError(ae *apiError) []byte {
 	ev := errorEventOf(ae)
