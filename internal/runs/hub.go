@@ -81,10 +81,9 @@ type Hub struct {
 	done     chan struct{} // ends the stop poller
 	stopOnce sync.Once
 	polling  sync.WaitGroup // the stop poller
-	// interrupted ends with the next Interrupt: every turn's context
-	// hangs off the one of its time.
-	interrupted context.Context
-	interrupt   context.CancelFunc
+	// begun are the turns begun and not yet over, started or not: those
+	// Interrupt ends.
+	begun map[*Turn]struct{}
 }
 
 // New returns a Hub over store. Until SetNotifier gives it a listening
@@ -95,7 +94,7 @@ func New(log *slog.Logger, store tasks.RunStore, cfg Config) (*Hub, error) {
 	}
 	h := &Hub{log: log, store: store, cfg: cfg, running: map[int64]*Turn{},
 		watchers: map[int64]map[chan struct{}]struct{}{}, closing: make(chan struct{}), done: make(chan struct{})}
-	h.interrupted, h.interrupt = context.WithCancel(context.Background())
+	h.begun = map[*Turn]struct{}{}
 	h.polling.Go(h.pollStops)
 	return h, nil
 }
@@ -158,17 +157,14 @@ func (h *Hub) Close() {
 // stores what it did. Turns begun after it run as usual.
 func (h *Hub) Interrupt() {
 	h.mu.Lock()
-	interrupt := h.interrupt
-	h.interrupted, h.interrupt = context.WithCancel(context.Background())
+	turns := make([]*Turn, 0, len(h.begun))
+	for t := range h.begun {
+		turns = append(turns, t)
+	}
 	h.mu.Unlock()
-	interrupt()
-}
-
-// interruption is what Interrupt ends next.
-func (h *Hub) interruption() context.Context {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.interrupted
+	for _, t := range turns {
+		t.cancel(ErrShutdown)
+	}
 }
 
 // stopLocal stops the turn of run id, if this replica runs it.

@@ -44,9 +44,9 @@ func (h *Hub) Begin(ctx context.Context) (context.Context, *Turn) {
 	t := &Turn{hub: h, next: 1, first: 1}
 	t.written = sync.NewCond(&t.mu)
 	t.ctx, t.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-	// Interrupt ends it too, started or not.
-	stop := context.AfterFunc(h.interruption(), func() { t.cancel(ErrShutdown) })
-	context.AfterFunc(t.ctx, func() { stop() })
+	h.mu.Lock()
+	h.begun[t] = struct{}{} // Interrupt ends it too, started or not
+	h.mu.Unlock()
 	return t.ctx, t
 }
 
@@ -166,12 +166,12 @@ func (t *Turn) stopWriting() {
 	}
 }
 
-// forget ends the turn's context and takes it off the replica's running
-// turns.
+// forget ends the turn's context and takes it off the replica's turns.
 func (t *Turn) forget(runID int64) {
 	t.cancel(context.Canceled)
 	t.hub.mu.Lock()
 	delete(t.hub.running, runID)
+	delete(t.hub.begun, t)
 	t.hub.mu.Unlock()
 }
 
@@ -181,8 +181,9 @@ func (t *Turn) forget(runID int64) {
 func (t *Turn) End(last []byte) {
 	t.mu.Lock()
 	if t.over {
+		runID := t.runID
 		t.mu.Unlock()
-		t.cancel(context.Canceled)
+		t.forget(runID)
 		return
 	}
 	t.over = true
@@ -190,7 +191,7 @@ func (t *Turn) End(last []byte) {
 	runID := t.runID
 	if runID == 0 {
 		t.mu.Unlock()
-		t.cancel(context.Canceled)
+		t.forget(0)
 		return
 	}
 	batch := append(t.pending, last)
