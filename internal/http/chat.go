@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -79,6 +80,10 @@ func answerTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub
 	t := &answering{turn: turn, out: newOutput(), info: infoFrom(r.Context()), userID: req.UserID}
 	defer t.out.close()
 	outcome, err := engine.Run(ctx, *req, t.observe)
+	var running *tasks.InProgressError
+	if errors.As(err, &running) && followRetry(w, r, engine, hub, req, t.out, running.Turn) {
+		return
+	}
 	t.answer(w, outcome, err)
 }
 

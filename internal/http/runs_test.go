@@ -216,3 +216,64 @@ func TestAKeyedTurnStoppedBeforeItSaidAnythingReplaysTheStop(t *testing.T) {
 		t.Fatalf("the model was called %d times: the retry ran the turn again", calls)
 	}
 }
+
+// A keyed request whose client left while its turn runs on is retried:
+// the retry follows that turn to its end and answers as its replay —
+// streamed, the turn's events; as JSON, its outcome — and nothing runs
+// twice.
+func TestAKeyedRetryFollowsItsRunningTurn(t *testing.T) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "sse"}[streamed], func(t *testing.T) {
+			pause := make(chan struct{})
+			fake := newFakeOpenAI(t,
+				openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
+				openaitest.Step{Text: "Added task 1, ", Pause: pause, Rest: "Buy milk."})
+			s := mustServer(t, fake.Model())
+			user := storetest.UserID(t)
+			key := keyed("retry-" + user)
+			ctx, leave := context.WithCancel(context.Background())
+			first := s.stream(t, ctx, user, chatBody(0, "add buy milk"), key)
+			buf := make([]byte, 4096)
+			var seen strings.Builder
+			for !strings.Contains(seen.String(), "event: delta") {
+				n, err := first.Body.Read(buf)
+				if err != nil {
+					t.Fatalf("the first stream ended early: %v", err)
+				}
+				seen.Write(buf[:n])
+			}
+			leave()
+			first.Body.Close()
+
+			go func() { time.Sleep(100 * time.Millisecond); close(pause) }() // the model finishes while the retry waits
+			var status int
+			var replayed, body string
+			if streamed {
+				resp := s.stream(t, context.Background(), user, chatBody(0, "add buy milk"), key)
+				events, _ := readEvents(t, resp.Body)
+				resp.Body.Close()
+				status, replayed = resp.StatusCode, resp.Header.Get("Idempotent-Replayed")
+				var text strings.Builder
+				for _, e := range events {
+					if e.name == "delta" {
+						text.WriteString(e.data["text"].(string))
+					}
+				}
+				if names := eventNames(events); !strings.HasPrefix(names, "start,tool_call,tool_result,delta") || !strings.HasSuffix(names, ",done") {
+					t.Fatalf("the retry streamed %s", names)
+				}
+				body = text.String()
+			} else {
+				r := s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: mustToken(t, user), body: chatBody(0, "add buy milk"), header: key})
+				status, replayed = r.status, r.header.Get("Idempotent-Replayed")
+				body, _ = r.json(t)["response"].(string)
+			}
+			if status != 200 || replayed != "true" || body != "Added task 1, Buy milk." {
+				t.Fatalf("the retry answered %d (replayed %q) %q", status, replayed, body)
+			}
+			if n := fake.Requests(); n != 2 {
+				t.Fatalf("the model was called %d times, want 2: the retry ran the turn again", n)
+			}
+		})
+	}
+}

@@ -27,6 +27,7 @@ func (s *Turns) BeginIdempotent(ctx context.Context, r tasks.IdempotentRequest) 
 		mine, cutShort *bool
 		hash           []byte
 		response       json.RawMessage
+		conv, turn     *int64
 	)
 	err := s.pool.QueryRow(ctx, `
 		WITH swept AS (
@@ -45,9 +46,10 @@ func (s *Turns) BeginIdempotent(ctx context.Context, r tasks.IdempotentRequest) 
 		)
 		SELECT (SELECT mine FROM ins), k.request_hash, k.response,
 		       k.response IS NULL AND k.locked_until < now()
-		       AND EXISTS (SELECT 1 FROM tool_calls c WHERE c.user_id = $1 AND c.turn_id = k.turn_id)
+		       AND EXISTS (SELECT 1 FROM tool_calls c WHERE c.user_id = $1 AND c.turn_id = k.turn_id),
+		       k.conversation_id, k.turn_id
 		FROM (SELECT 1) one LEFT JOIN idempotency_keys k ON k.user_id = $1 AND k.key = $2`,
-		r.UserID, r.Key, r.Hash, r.LockFor, r.KeepFor).Scan(&mine, &hash, &response, &cutShort)
+		r.UserID, r.Key, r.Hash, r.LockFor, r.KeepFor).Scan(&mine, &hash, &response, &cutShort, &conv, &turn)
 	switch {
 	case err != nil:
 		return tasks.KeyState{}, translate(err)
@@ -59,6 +61,8 @@ func (s *Turns) BeginIdempotent(ctx context.Context, r tasks.IdempotentRequest) 
 		return tasks.KeyState{Replay: response}, nil
 	case cutShort != nil && *cutShort:
 		return s.lockCutShort(ctx, r)
+	case conv != nil && turn != nil:
+		return tasks.KeyState{}, &tasks.InProgressError{Turn: tasks.TurnRef{ConversationID: *conv, TurnID: *turn}}
 	}
 	return tasks.KeyState{}, tasks.ErrRequestInProgress
 }

@@ -162,6 +162,19 @@ type KeyState struct {
 	CutShort *TurnRef
 }
 
+// InProgressError is ErrRequestInProgress for a request whose turn has
+// started: Turn names it, so that the retry can follow it to its end.
+type InProgressError struct {
+	Turn TurnRef
+}
+
+func (e *InProgressError) Error() string { return ErrRequestInProgress.Error() }
+
+// Is makes an *InProgressError match ErrRequestInProgress and ErrConflict.
+func (e *InProgressError) Is(target error) bool {
+	return target == ErrRequestInProgress || target == ErrConflict
+}
+
 // TurnRef names a turn of a user's conversation.
 type TurnRef struct {
 	ConversationID int64
@@ -208,7 +221,8 @@ type TurnStore interface {
 
 	// BeginIdempotent records a keyed request as running, or says what the
 	// key already holds (see KeyState). It fails with ErrKeyMismatch when
-	// the key came with another body, ErrRequestInProgress while the first
+	// the key came with another body, ErrRequestInProgress (an
+	// *InProgressError once its turn has started) while the first
 	// request still runs.
 	BeginIdempotent(ctx context.Context, r IdempotentRequest) (KeyState, error)
 	// CompleteIdempotent stores the response to replay for a running key.
