@@ -84,6 +84,8 @@ type Hub struct {
 	// begun are the turns begun and not yet over, started or not: those
 	// Interrupt ends.
 	begun map[*Turn]struct{}
+	// writes are the turns waiting for one of the replica's writers.
+	writes writeQueue
 }
 
 // New returns a Hub over store. Until SetNotifier gives it a listening
@@ -95,6 +97,7 @@ func New(log *slog.Logger, store tasks.RunStore, cfg Config) (*Hub, error) {
 	h := &Hub{log: log, store: store, cfg: cfg, running: map[int64]*Turn{},
 		watchers: map[int64]map[chan struct{}]struct{}{}, closing: make(chan struct{}), done: make(chan struct{})}
 	h.begun = map[*Turn]struct{}{}
+	h.writes.start()
 	h.polling.Go(h.pollStops)
 	return h, nil
 }
@@ -145,10 +148,14 @@ func (h *Hub) EndFollowers() {
 }
 
 // Close ends the followers, if EndFollowers has not, and stops asking
-// about stops; it returns once the asking has stopped.
+// about stops and writing turns' events (a turn's End writes what is
+// left); it returns once both have stopped.
 func (h *Hub) Close() {
 	h.EndFollowers()
-	h.stopOnce.Do(func() { close(h.done) })
+	h.stopOnce.Do(func() {
+		close(h.done)
+		h.writes.close()
+	})
 	h.polling.Wait()
 }
 

@@ -80,10 +80,13 @@ func (t *Turn) Add(event []byte) int {
 	}
 	t.pending = append(t.pending, event)
 	if t.timer == nil && !t.writing {
-		t.timer = time.AfterFunc(t.hub.cfg.FlushEvery, t.flush)
+		t.timer = time.AfterFunc(t.hub.cfg.FlushEvery, t.queue)
 	}
 	return seq
 }
+
+// queue hands the turn to one of the replica's writers.
+func (t *Turn) queue() { t.hub.writes.add(t) }
 
 // flush writes the events waiting, unless the turn has ended (End writes
 // them) or a write is under way (it flushes again after it).
@@ -115,7 +118,7 @@ func (t *Turn) flush() {
 		t.hub.log.Warn("runs: could not write a turn's events; writing them with the next", "run_id", t.runID, "err", err)
 	}
 	if len(t.pending) > 0 && !t.ended && t.timer == nil {
-		t.timer = time.AfterFunc(t.hub.cfg.FlushEvery, t.flush)
+		t.timer = time.AfterFunc(t.hub.cfg.FlushEvery, t.queue)
 	}
 	t.written.Broadcast()
 	t.mu.Unlock()
