@@ -69,7 +69,7 @@ func mustBetterAuth(tb testing.TB) betterAuth {
 	return ba
 }
 
-// taskchat configured as README's "Identity providers" says, with Better
+// taskchat configured as docs/clients.md's "Identity providers" says, with Better
 // Auth's JWT plugin and its defaults, serves the token the plugin issues,
 // end to end; and HS256 is refused when no JWT_SECRET is set.
 func TestRunWithBetterAuth(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // maxUIChatBody is the largest body POST /chat/ui accepts. useChat sends
 // every message the client holds, tool parts included, with each new one,
 // though only the last is read: the limit leaves room for long chats (a
-// client can send only the last message; README shows how).
+// client can send only the last message; docs/clients.md shows how).
 const maxUIChatBody = 1 << 20
 
 // The triggers of the AI SDK's chat transport that taskchat answers.

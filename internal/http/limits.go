@@ -13,7 +13,7 @@ import (
 
 // userLimits holds each user's chat-turn token bucket and open-stream
 // count. They live in this replica's memory: with N replicas behind a load
-// balancer a user can get up to N times the configured rate (README says so).
+// balancer a user can get up to N times the configured rate (docs/operating.md says so).
 type userLimits struct {
 	perMinute  float64
 	burst      int

@@ -396,7 +396,7 @@ func jsString(s string) string {
 	return string(b)
 }
 
-// screenshotDir, when set, makes TestPageInBrowser write the README's
+// screenshotDir, when set, makes TestPageInBrowser write docs/clients.md's
 // screenshots there: go test ./internal/http -run TestPageInBrowser/screenshots -screenshots ../../docs
 var screenshotDir = flag.String("screenshots", "", "write screenshots of the page to this directory")
 
@@ -716,7 +716,7 @@ func TestPageInBrowser(t *testing.T) {
 	}
 }
 
-// writeScreenshots writes the README's pictures of the page: light and
+// writeScreenshots writes the pictures of the page in README.md and docs/clients.md: light and
 // dark, desktop and phone.
 func writeScreenshots(t *testing.T, browser context.Context, dir string) {
 	s := mustServer(t, offline.New())

@@ -28,7 +28,7 @@ import (
 //
 //	go test ./internal/agent/offline/ -run TestEvaluation -v
 //
-// A case marked as a known limit must still fail (README lists them); one
+// A case marked as a known limit must still fail (docs/models.md lists them); one
 // that starts to pass must lose its mark.
 func TestEvaluation(t *testing.T) {
 	env := mustEvalEngine(t)

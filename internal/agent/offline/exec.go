@@ -94,7 +94,7 @@ type queued struct {
 // as the square of its pages: shown, a list stops at its first page;
 // looked up, a list of 2,000 tasks of usual titles is read whole before
 // the turn's default budget of 100,000 tokens, checked before each model
-// call, stops it, and one of 2,500 is not (README, "Long lists").
+// call, stops it, and one of 2,500 is not (docs/models.md, "Long lists").
 const listPage = tasks.MaxTaskPage
 
 // listCall is the first call of a listing of the tasks with status.
