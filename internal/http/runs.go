@@ -143,32 +143,23 @@ func handleConversationStop(log *slog.Logger, hub *runs.Hub) http.Handler {
 // (its client left, say): it follows that turn to its end instead of
 // refusing the retry — a stream sends the turn's events, as GET …/stream
 // does, and JSON waits for the end — and answers as the key's replay
-// would. It reports false, having written nothing, when that turn is not
-// running, or not here to follow; the retry then hears
-// request_in_progress.
+// would. A turn that ended in the meantime is replayed at once. It reports
+// false, having written nothing, when the key's turn is not the
+// conversation's latest; the retry then hears request_in_progress.
 func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, out output, turn tasks.TurnRef) bool {
 	run, err := hub.Latest(r.Context(), req.UserID, turn.ConversationID)
-	if err != nil || run.TurnID != turn.TurnID || !run.Running(run.ReadAt) {
+	if err != nil || run.TurnID != turn.TurnID {
 		return false
 	}
-	if stream, ok := out.(resumable); ok {
-		w.Header().Set("Idempotent-Replayed", "true")
-		s := stream.base()
-		s.open()
-		err := hub.Follow(r.Context(), req.UserID, run.ID, 0, func(ev tasks.RunEvent) (bool, error) {
-			return replay(out, eventID{run.ID, ev.Seq}, ev.Data)
-		})
-		switch {
-		case errors.Is(err, runs.ErrClosing):
-			s.abandon() // this replica is shutting down: the client retries elsewhere
-		case err != nil && r.Context().Err() == nil:
-			out.fail(eventID{run.ID, run.LastSeq + 1}, apiErr(codeRequestInProgress, "The first request with this Idempotency-Key is still being answered, and could not be followed to its end; retry after it finishes."))
+	if run.Running(run.ReadAt) {
+		if stream, ok := out.(resumable); ok {
+			followRetryStream(w, r, hub, req.UserID, run, out, stream.base())
+			return true
 		}
-		return true
-	}
-	// JSON: once the turn has ended, the key holds its outcome to replay.
-	if err := hub.Follow(r.Context(), req.UserID, run.ID, run.LastSeq, func(tasks.RunEvent) (bool, error) { return false, nil }); err != nil {
-		return false
+		// JSON: once the turn has ended, the key holds its outcome.
+		if err := hub.Follow(r.Context(), req.UserID, run.ID, run.LastSeq, func(tasks.RunEvent) (bool, error) { return false, nil }); err != nil {
+			return false
+		}
 	}
 	outcome, err := engine.Run(context.WithoutCancel(r.Context()), *req, nil)
 	if err != nil {
@@ -180,4 +171,20 @@ func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hu
 	}
 	out.done(eventID{0, 2}, outcome)
 	return true
+}
+
+// followRetryStream sends a running turn's events to a keyed retry's
+// stream, from its start, to its end.
+func followRetryStream(w http.ResponseWriter, r *http.Request, hub *runs.Hub, userID string, run tasks.Run, out output, s *sseStream) {
+	w.Header().Set("Idempotent-Replayed", "true")
+	s.open()
+	err := hub.Follow(r.Context(), userID, run.ID, 0, func(ev tasks.RunEvent) (bool, error) {
+		return replay(out, eventID{run.ID, ev.Seq}, ev.Data)
+	})
+	switch {
+	case errors.Is(err, runs.ErrClosing):
+		s.abandon() // this replica is shutting down: the client retries elsewhere
+	case err != nil && r.Context().Err() == nil:
+		out.fail(eventID{run.ID, run.LastSeq + 1}, apiErr(codeRequestInProgress, "The first request with this Idempotency-Key is still being answered, and could not be followed to its end; retry after it finishes."))
+	}
 }
