@@ -37,7 +37,7 @@ func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, limits *userL
 			writeError(w, r, log, err)
 			return
 		}
-		follow(w, r, log, hub, limits, run, newSSEOutput(w, r, log, cfg))
+		follow(w, r, hub, limits, run, newSSEOutput(w, r, log, cfg))
 	})
 }
 
@@ -61,7 +61,7 @@ func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits,
 			return
 		}
 		infoFrom(r.Context()).conversationID = run.ConversationID
-		follow(w, r, log, hub, limits, run, newUIOutput(w, r, log, cfg))
+		follow(w, r, hub, limits, run, newUIOutput(w, r, log, cfg))
 	})
 }
 
@@ -71,13 +71,13 @@ func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits,
 // client's Last-Event-ID is of it and it has more to send: the events
 // after it, or, when the run was cut short, the error that says so (whose
 // id, one past the last written, then makes it 204).
-func follow(w http.ResponseWriter, r *http.Request, log *slog.Logger, hub *runs.Hub, limits *userLimits, run tasks.Run, out resumable) {
+func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, limits *userLimits, run tasks.Run, out resumable) {
 	after := 0
 	if last, ok := parseEventID(r.Header.Get("Last-Event-ID")); ok && last.run == run.ID {
 		after = last.seq
 	}
 	resuming := after > 0 && (after < run.LastSeq || after == run.LastSeq && !run.Ended)
-	if !run.Running(run.ReadAt) && !resuming {
+	if !run.Running() && !resuming {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
@@ -151,7 +151,7 @@ func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hu
 	if err != nil || run.TurnID != turn.TurnID {
 		return false
 	}
-	if run.Running(run.ReadAt) {
+	if run.Running() {
 		if stream, ok := out.(resumable); ok {
 			followRetryStream(w, r, hub, req.UserID, run, out, stream.base())
 			return true

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,7 +43,7 @@ func insertRunFrom(src, user, lease string) string {
 
 // runChannelOf is the SQL for tasks.RunChannel of the run id in column.
 func runChannelOf(column string) string {
-	return `'` + strings.TrimSuffix(tasks.RunChannel(0), "0") + `' || ` + column
+	return `'` + tasks.RunChannelPrefix + `' || ` + column
 }
 
 // runningTurnsExceeded is the SQLSTATE check_running_turns raises.

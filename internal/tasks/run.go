@@ -54,10 +54,10 @@ type Run struct {
 	ReadAt time.Time
 }
 
-// Running reports whether the run is still going at now, a time of the
-// database's clock (ReadAt): not ended, and within its lease.
-func (r Run) Running(now time.Time) bool {
-	return r.ID != 0 && !r.Ended && now.Before(r.LeaseUntil)
+// Running reports whether the run was still going when it was read: not
+// ended, and within its lease.
+func (r Run) Running() bool {
+	return r.ID != 0 && !r.Ended && r.ReadAt.Before(r.LeaseUntil)
 }
 
 // Lapsed reports whether the run was cut short when it was read: its lease
@@ -104,17 +104,17 @@ type RunStore interface {
 const (
 	// StopChannel is notified with a run's id when its turn is asked to stop.
 	StopChannel = "taskchat_stop"
-	// runChannelPrefix, with a run's id, is the channel its writes notify
+	// RunChannelPrefix, with a run's id, is the channel its writes notify
 	// while a follower watches it.
-	runChannelPrefix = "taskchat_run_"
+	RunChannelPrefix = "taskchat_run_"
 )
 
 // RunChannel is the channel run id's writes notify.
-func RunChannel(id int64) string { return runChannelPrefix + strconv.FormatInt(id, 10) }
+func RunChannel(id int64) string { return RunChannelPrefix + strconv.FormatInt(id, 10) }
 
 // RunOfChannel returns the run whose channel is channel.
 func RunOfChannel(channel string) (int64, bool) {
-	s, ok := strings.CutPrefix(channel, runChannelPrefix)
+	s, ok := strings.CutPrefix(channel, RunChannelPrefix)
 	id, err := strconv.ParseInt(s, 10, 64)
 	return id, ok && err == nil && id > 0
 }
