@@ -1,0 +1,248 @@
+package lexicon
+
+import (
+	"bufio"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+//go:embed data/*.txt
+var data embed.FS
+
+// std is the lexicon of the data files, read when the program starts: a
+// mistake in them stops it there, before any message is read.
+var std = mustParse(data)
+
+// Words returns the entries of a section as a set of single words: the
+// offline model looks a word's lower-case form up in it.
+func Words(name string) map[string]bool { return std.words(name) }
+
+// Phrases returns the entries of a section as phrases, each the words of
+// one entry ("get_rid_of" is ["get", "rid", "of"]), in the order written.
+func Phrases(name string) [][]string { return std.phrases(name) }
+
+// Alternatives returns the entries of a section joined by "|", as the
+// grammar's pattern notation writes alternatives: "get_rid_of|drop".
+func Alternatives(name string) string { return std.alternatives(name) }
+
+// Pairs returns a section whose lines are each a word and the word it
+// stands for ("tmrw tomorrow") as a map from the first to the second.
+func Pairs(name string) map[string]string { return std.pairs(name) }
+
+// Numbers returns a section whose lines are each a word and a number
+// ("third 2") as a map from the word to the number.
+func Numbers[N int | int64](name string) map[string]N { return numbers[N](std, name) }
+
+// Unused returns the names of the sections no caller has asked for, in
+// order. Callers ask for their sections as their package starts, so a test
+// of the package that reads the lexicon finds the sections that nothing
+// reads any more.
+func Unused() []string { return std.unused() }
+
+// lexicon is the sections of a set of data files, and which of them were
+// asked for.
+type lexicon struct {
+	sections map[string]*section
+	mu       sync.Mutex
+	asked    map[string]bool
+}
+
+// section is one named list: its entries in the order written, and the
+// same entries line by line for the sections read as pairs.
+type section struct {
+	name    string
+	at      string // file:line of its header, for messages
+	doc     []string
+	entries []string
+	lines   [][]string
+}
+
+// mustParse reads the data files or stops the program.
+func mustParse(fsys fs.FS) *lexicon {
+	l, err := parse(fsys)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// parse reads every data/*.txt file of fsys. A section named twice, even
+// in two files, an entry outside a section, a section with no entries and
+// an entry written twice in one section are errors.
+func parse(fsys fs.FS) (*lexicon, error) {
+	names, err := fs.Glob(fsys, "data/*.txt")
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("lexicon: no data/*.txt files")
+	}
+	l := &lexicon{sections: map[string]*section{}, asked: map[string]bool{}}
+	for _, name := range names {
+		text, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.parseFile(path.Base(name), string(text)); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// parseFile adds the sections of one file.
+func (l *lexicon) parseFile(file, text string) error {
+	var cur *section
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for n := 1; sc.Scan(); n++ {
+		at := fmt.Sprintf("%s:%d", file, n)
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "#"):
+			if cur != nil && len(cur.entries) == 0 {
+				cur.doc = append(cur.doc, strings.TrimSpace(strings.TrimPrefix(line, "#")))
+			}
+		case strings.HasPrefix(line, "["):
+			if err := finish(cur); err != nil {
+				return err
+			}
+			name, ok := strings.CutSuffix(strings.TrimPrefix(line, "["), "]")
+			if name = strings.TrimSpace(name); !ok || name == "" {
+				return fmt.Errorf("lexicon: %s: a section header is [name], not %s", at, line)
+			}
+			if prev, dup := l.sections[name]; dup {
+				return fmt.Errorf("lexicon: %s: section [%s] again, first at %s", at, name, prev.at)
+			}
+			cur = &section{name: name, at: at}
+			l.sections[name] = cur
+		case cur == nil:
+			return fmt.Errorf("lexicon: %s: %q comes before any [section]", at, line)
+		default:
+			fields := strings.Fields(line)
+			cur.entries = append(cur.entries, fields...)
+			cur.lines = append(cur.lines, fields)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("lexicon: %s: %w", file, err)
+	}
+	return finish(cur)
+}
+
+// finish checks a section once all its lines are read.
+func finish(s *section) error {
+	if s == nil {
+		return nil
+	}
+	if len(s.entries) == 0 {
+		return fmt.Errorf("lexicon: %s: section [%s] has no entries", s.at, s.name)
+	}
+	return nil
+}
+
+// section returns the named section and notes that it was asked for. A
+// name the files do not hold is a mistake in the program, so it panics.
+func (l *lexicon) section(name string) *section {
+	s, ok := l.sections[name]
+	if !ok {
+		panic(fmt.Sprintf("lexicon: no section [%s] in data/*.txt", name))
+	}
+	l.mu.Lock()
+	l.asked[name] = true
+	l.mu.Unlock()
+	return s
+}
+
+// distinct returns the section's entries, which as a list must not repeat.
+func (s *section) distinct() []string {
+	seen := map[string]bool{}
+	for _, e := range s.entries {
+		if seen[e] {
+			panic(fmt.Sprintf("lexicon: section [%s] (%s) lists %q twice", s.name, s.at, e))
+		}
+		seen[e] = true
+	}
+	return s.entries
+}
+
+func (l *lexicon) words(name string) map[string]bool {
+	s := l.section(name)
+	set := map[string]bool{}
+	for _, e := range s.distinct() {
+		if strings.Contains(e, "_") {
+			panic(fmt.Sprintf("lexicon: section [%s] (%s) holds the phrase %q: read it as phrases", name, s.at, e))
+		}
+		set[e] = true
+	}
+	return set
+}
+
+func (l *lexicon) phrases(name string) [][]string {
+	var out [][]string
+	for _, e := range l.section(name).distinct() {
+		out = append(out, strings.Split(e, "_"))
+	}
+	return out
+}
+
+func (l *lexicon) alternatives(name string) string {
+	return strings.Join(l.section(name).distinct(), "|")
+}
+
+// keyed returns a section's lines as key and value, each key once.
+func (l *lexicon) keyed(name string) [][2]string {
+	s := l.section(name)
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, line := range s.lines {
+		if len(line) != 2 {
+			panic(fmt.Sprintf("lexicon: section [%s] (%s): %q is not a word and what it stands for", name, s.at, strings.Join(line, " ")))
+		}
+		if seen[line[0]] {
+			panic(fmt.Sprintf("lexicon: section [%s] (%s) lists %q twice", name, s.at, line[0]))
+		}
+		seen[line[0]] = true
+		out = append(out, [2]string{line[0], line[1]})
+	}
+	return out
+}
+
+func (l *lexicon) pairs(name string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range l.keyed(name) {
+		m[kv[0]] = kv[1]
+	}
+	return m
+}
+
+func numbers[N int | int64](l *lexicon, name string) map[string]N {
+	m := map[string]N{}
+	for _, kv := range l.keyed(name) {
+		n, err := strconv.ParseInt(kv[1], 10, 32)
+		if err != nil {
+			panic(fmt.Sprintf("lexicon: section [%s]: %q is no number", name, kv[1]))
+		}
+		m[kv[0]] = N(n)
+	}
+	return m
+}
+
+func (l *lexicon) unused() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for name := range l.sections {
+		if !l.asked[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
