@@ -1,6 +1,10 @@
 package offline
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+)
 
 // This file reads answers to what the assistant asked, and yes and no
 // said with more words: "yes do it", "ok? no wait", "no, keep them".
@@ -70,7 +74,7 @@ func widens(ws []word) bool {
 	return false
 }
 
-var widenWords = wordSet("neither none all both any those everything")
+var widenWords = lexicon.Words("widen words")
 
 // namesTaskAlone reports a bare reference that plainly points at a task:
 // numbers ("just 4", "task 5"), or a name said as one ("the garage").
@@ -137,7 +141,7 @@ func doubted(text string) bool {
 }
 
 // hesitations start what someone says when they are not sure yet.
-var hesitations = wordSet("wait hold hang hmm hm um uh erm actually but which what why how really")
+var hesitations = lexicon.Words("hesitations")
 
 // yesExcept reads words that leave tasks out, said alone or after a yes:
 // "except the bike", "yes except the bike", "sure, but not task 3". They
@@ -171,15 +175,12 @@ func stillToDo(ws []word) bool {
 }
 
 // modalTails may follow a modal that names no task: "gotta do it today".
-var modalTails = wordSet("to do it that this so still yet today tonight tomorrow later soon first asap , !")
+var modalTails = lexicon.Words("modal tails")
 
-// yesLeads and noLeads answer a question before saying more: "yes do
-// it", "sure, go ahead", "yes delete them", "no, keep them". A "don't"
-// is none: "don't delete it" is no "delete it".
+// yesLeads and noLeads answer a question before saying more: "yes do it", "no, keep them".
 var (
-	yesLeads = phrases("yes|yeah|yep|yup|yes_please|sure|sure_thing|ok|okay|alright|absolutely|of_course|definitely|" +
-		"correct|right|exactly")
-	noLeads = phrases("no|nope|nah|no_no|no_thanks|no_thank_you")
+	yesLeads = lexicon.Phrases("yes leads")
+	noLeads  = lexicon.Phrases("no leads")
 )
 
 // parseAnswer reads a clause led by a yes or a no: when what follows adds

@@ -1,5 +1,7 @@
 package offline
 
+import "github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+
 // This file reads what is said around a request without being one: a
 // reason ("because I sold it"), a remark ("all sorted"), a topic named
 // before "it" ("nevermind the bike, delete it").
@@ -20,7 +22,7 @@ func stateRemark(ws []word) bool {
 var (
 	stateRemarkPattern = compilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
 		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
-	remarkTails = wordSet("now already too lol haha then thanks thx !")
+	remarkTails = lexicon.Words("remark tails")
 )
 
 // continues reports a clause that adds to what was said before: it
@@ -89,8 +91,8 @@ func saysNews(first string) bool {
 }
 
 var (
-	topicLeads  = phrases("nevermind|never_mind|as_for|regarding|about|re|so|oh|for|on|with|in")
-	topicStarts = wordSet("the my that this those these")
+	topicLeads  = lexicon.Phrases("topic leads")
+	topicStarts = lexicon.Words("topic starts")
 )
 
 // asideAt reports a reason given from ws[i] to the end of the sentence:
@@ -158,7 +160,7 @@ func moreTasks(sentence string, ws []word) bool {
 }
 
 // refLeads start a reference to a task by its name.
-var refLeads = wordSet("the my")
+var refLeads = lexicon.Words("ref leads")
 
 // aboutFocus reports a request, up to its next connector, about "it" or
 // "them": after a reason ("because it's done and I don't need it") it is
@@ -169,9 +171,7 @@ func aboutFocus(sentence string, ws []word) bool {
 }
 
 var (
-	reasonWords = wordSet("because since cause cuz coz bc")
-	// asideStarts begin a remark about the task just named: "its done
-	// anyway", "I don't need it anyway"; "the plumber one anyway" names
-	// the task.
-	asideStarts = wordSet("its it i i'm im we that they don't dont not no already")
+	reasonWords = lexicon.Words("reason words")
+	// asideStarts begin a remark about the task just named: "its done anyway".
+	asideStarts = lexicon.Words("aside starts")
 )

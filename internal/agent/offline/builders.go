@@ -1,6 +1,10 @@
 package offline
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+)
 
 // This file turns a line of the grammar that matched into a step: it reads
 // the line's slots (a reference, a title, a note) and may still refuse the
@@ -62,12 +66,10 @@ func leaving(ws []word) bool {
 }
 
 var (
-	thanksWords  = wordSet("thanks thank thx ty tysm cheers appreciate appreciated ta")
-	byeWords     = wordSet("bye goodbye byebye night goodnight nite gn cya ttyl later")
-	leavingWords = wordSet("i gotta got to have need must ok okay so well anyway")
-	talkFiller   = wordSet("you so much very a lot bunch ton million really again for everything all the help it " +
-		"that's that great awesome perfect good nice lovely ok okay cool have sweet dreams sleep well take care " +
-		"see ya talk to and , ! oh hey many your")
+	thanksWords  = lexicon.Words("thanks words")
+	byeWords     = lexicon.Words("bye words")
+	leavingWords = lexicon.Words("leaving words")
+	talkFiller   = lexicon.Words("talk filler")
 )
 
 func only(a action) func(clause) (step, bool) {
@@ -121,7 +123,7 @@ func meantRequest(value string) (step, bool) {
 }
 
 // correctionLeads are the words a correction starts with.
-var correctionLeads = wordSet("no nope nah wait sorry oops whoops actually oh ah hmm um uh err my bad , hold hang on")
+var correctionLeads = lexicon.Words("correction leads")
 
 // onTask reads a request about the tasks in the {task} slot.
 func onTask(a action) func(clause) (step, bool) {
@@ -188,7 +190,7 @@ func refParts(ws []word) []ref {
 	return parts
 }
 
-var partSeparators = wordSet("and , & plus or ;")
+var partSeparators = lexicon.Words("part separators")
 
 // answer reads a reference alone: the answer to a question ("the second
 // one", "4", "all of them", "the dentist one"), or, when none was asked,
@@ -229,9 +231,8 @@ func otherThan(c clause) (step, bool) {
 	return step{act: actAnswer, ref: r, parts: refParts(rest)}, r.kind != refNone && r.kind != refAll
 }
 
-// notYetWords start what "not" says of something other than a task: "not
-// yet", "not now", "not really", "not sure".
-var notYetWords = wordSet("yet now really quite sure so at anymore today tonight that this it them those")
+// notYetWords start what "not" says of something other than a task: "not yet".
+var notYetWords = lexicon.Words("not yet words")
 
 // otherPattern is "the other one" said of tasks being chosen among.
 var otherPattern = compilePattern("the? other|others one|ones|task|tasks?")
@@ -289,7 +290,7 @@ func stateReached(c clause) (step, bool) {
 }
 
 // stateWords are states a task brings about that are no past tense.
-var stateWords = wordSet("clean tidy ready sorted paid fixed empty full")
+var stateWords = lexicon.Words("state words")
 
 // dropByName reads "I don't need to buy milk anymore".
 func dropByName(c clause) (step, bool) {
@@ -388,14 +389,11 @@ func listShorthand(c clause) (step, bool) {
 }
 
 var (
-	listNouns  = wordSet("tasks task todos todo to-dos to-do list agenda reminders checklist items")
-	listFiller = wordSet("my the all current whole entire full list show me everything")
-	// listTopics make a question one about the list; vagueTopics do so
-	// only in a short one ("what do I have?", not "what is the meaning of
-	// everything").
-	listTopics = wordSet("tasks task todos todo to-dos to-do list agenda reminders items checklist " +
-		"left plate due next finish accomplish accomplished still")
-	vagueTopics = wordSet("everything all anything nothing things stuff do have got")
+	listNouns  = lexicon.Words("list nouns")
+	listFiller = lexicon.Words("list filler")
+	// listTopics make a question one about the list; vagueTopics do so only in a short one.
+	listTopics  = lexicon.Words("list topics")
+	vagueTopics = lexicon.Words("vague topics")
 )
 
 func aboutTheList(ws []word) bool {
@@ -425,11 +423,9 @@ func saysWhatFor(ws []word) bool {
 }
 
 var (
-	whatForWords = wordSet("for on about with in at")
-	// whenWords keep a question about the list: "what do I have on
-	// today?", "anything for me?".
-	whenWords = wordSet("today tomorrow tonight this next me us now later week weekend morning afternoon evening " +
-		"monday tuesday wednesday thursday friday saturday sunday")
+	whatForWords = lexicon.Words("what for words")
+	// whenWords keep a question about the list: "what do I have on today?".
+	whenWords = lexicon.Words("when words")
 )
 
 // owesDoing reports whether ws[i] is the "do" of "have to do", "need to
@@ -440,7 +436,7 @@ func owesDoing(ws []word, i int) bool {
 	return i >= 2 && ws[i].low == "do" && ws[i-1].low == "to" && obligations[ws[i-2].low]
 }
 
-var obligations = wordSet("have has need needs got")
+var obligations = lexicon.Words("obligations")
 
 // statusOf picks the state a listing asks for: "pending", "still to do"
 // and "not done" mean pending; "completed", "done" and "finished" mean

@@ -1,6 +1,10 @@
 package offline
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+)
 
 // This file cuts a message into the steps it asks for, in order: first
 // into sentences, then at "and", "then" and commas where what follows is a
@@ -15,24 +19,12 @@ const maxSteps = 12
 
 // Words around a request that never change what it asks.
 var (
-	leadIns = phrases("please|pls|plz|kindly|can_you|could_you|would_you|will_you|can_u|could_u|would_you_mind|" +
-		"would_you_please|could_you_please|can_you_please|i'd_like_you_to|i_want_you_to|i_need_you_to|go_ahead_and|" +
-		"let's|lets|just|quickly|now|ok|okay|so|oh|um|uh|hmm|well|actually|also|and|then|alright|right|hey|yo|" +
-		"btw|by_the_way|oops|sorry|oh_wait|after_that|afterwards|i_think|,|:|-|hi|hello|but|plus|ah|ooh|" +
-		"finally|lastly|firstly|secondly|anyway|anyways|ps|thanks|thank_you|great|perfect|cool|nice|awesome|good|" +
-		"hey_there|hi_there|assistant|bot|buddy|mate|dude|and_also|and_then|oh_and|oh_also|one_more_thing|also_please|" +
-		"can_i_ask_you_to|i'd_appreciate_it_if_you|i_would_like_you_to")
-	trailers = phrases("please|pls|plz|thanks|thank_you|thanks_a_lot|thank_you_so_much|thx|ty|for_me|for_me_please|" +
-		"if_you_can|if_you_could|if_possible|ok|okay|right_away|asap_please|would_you|could_you|will_you|,|:|-|" +
-		"cheers|mate|buddy|too|as_well|then|then_please|lol|haha|hahaha|hah|hehe|lmao|xd")
-	// modals may introduce a command ("I need to delete task 3") or a task
-	// ("I need to call the bank"); see splitModal.
-	modals = phrases("i_need_to|i_have_to|i_want_to|i'd_like_to|i_would_like_to|i_wanna|i'd_love_to|i_must|" +
-		"i_should|i_gotta|i've_got_to|i_got_to|i'll|i_will|i_am_going_to|i'm_going_to|i'm_gonna|we_need_to|" +
-		"help_me|i_want|i'd_like|i_would_like|let_me|can_i|could_i|may_i|i_need|we_should|we_have_to|" +
-		"need_to|gotta|got_to|have_to")
+	leadIns  = lexicon.Phrases("lead-ins")
+	trailers = lexicon.Phrases("trailers")
+	// modals may introduce a command or a task; see splitModal.
+	modals = lexicon.Phrases("modals")
 	// connectors join requests: "and", "then", ",", "also", "after that".
-	connectors = wordSet(", ; and then also but plus afterwards & next")
+	connectors = lexicon.Words("connectors")
 )
 
 // parseMessage reads a message into its steps.
@@ -95,7 +87,7 @@ func changes(s step) bool {
 	return false
 }
 
-var continuing = wordSet("and also plus")
+var continuing = lexicon.Words("continuing")
 
 // withoutChatter drops "thanks" and "hi" from a message that asks for more.
 func withoutChatter(steps []step) []step {
@@ -352,16 +344,12 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 	return s, ok
 }
 
-// frameTypos are the words a request to add starts with that are long
-// enough to be told apart when mistyped ("remnd me to call the vet"),
-// each with the words that must follow it: a mistyped word is read as
-// the keyword only in its frame, so "crate the dog" stays a title.
-// Words that delete or complete are not among them: a typo never makes
-// a change that cannot be undone.
+// frameTypos are the keywords of a request to add that are read when
+// mistyped, each with the words that must follow it ("remnd me to …").
 var frameTypos = map[string]map[string]bool{
-	"remind":   wordSet("me us"),
-	"remember": wordSet("to that about"),
-	"create":   wordSet("a an task new another reminder"),
+	"remind":   lexicon.Words("frame typos: remind"),
+	"remember": lexicon.Words("frame typos: remember"),
+	"create":   lexicon.Words("frame typos: create"),
 	// "ad buy printer ink": a short keyword only with a letter dropped
 	// or doubled ("and", "odd" are words), and only before a verb a task
 	// starts with.
@@ -410,8 +398,7 @@ func oneEditApart(a, b string) bool {
 }
 
 // exceptionWords leave tasks out of a request about all of them.
-var exceptionWords = phrases("except|except_for|but|but_not|besides|other_than|apart_from|aside_from|excluding|" +
-	"save_for|with_the_exception_of")
+var exceptionWords = lexicon.Phrases("exception words")
 
 // parseException reads a request about all tasks, or all of those just
 // shown, that leaves some out: "mark everything done except the
@@ -442,9 +429,8 @@ func parseException(sentence string, ws []word, whole bool) (step, bool) {
 	return step{}, false
 }
 
-// stateTails are what may end a request to complete all tasks after its
-// exception: "mark all except 3 and 5 as done".
-var stateTails = phrases("as_done|as_complete|as_completed|as_finished|done|complete|completed|finished|off|as_checked_off|as_ticked_off")
+// stateTails may end a request to complete all tasks after its exception.
+var stateTails = lexicon.Phrases("state tails")
 
 // isCommand reports whether a step after "I need to" is a request to the
 // assistant rather than the task itself: "delete task 3" is one, "delete
@@ -472,8 +458,8 @@ func askedIfWork(s step, ws []word) step {
 }
 
 var (
-	markVerbs = wordSet("mark set put move")
-	tickVerbs = wordSet("tick check cross strike")
+	markVerbs = lexicon.Words("mark verbs")
+	tickVerbs = lexicon.Words("tick verbs")
 )
 
 func hasWord(ws []word, low string) bool {

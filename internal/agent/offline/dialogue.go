@@ -3,6 +3,8 @@ package offline
 import (
 	"fmt"
 	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 )
 
 // This file is what the steps that answer or correct do: answers to a
@@ -190,7 +192,7 @@ func (e *executor) readsAsTitle(s step, renamed listedTask) (titled, ok bool) {
 }
 
 // prepositions start words that say where or when, not what.
-var prepositions = wordSet("in on at for to into onto from by with under inside within until till before after about")
+var prepositions = lexicon.Words("prepositions")
 
 // doMeant carries out a request said as a correction ("no, I meant
 // delete task 5") and says what became of the last change, which stays

@@ -2,6 +2,8 @@ package offline
 
 import (
 	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 )
 
 // This file is what the offline model understands: an ordered table of
@@ -115,37 +117,25 @@ func (c clause) raw(slot string) string {
 	return span(c.text, c.ws, s[0], s[1])
 }
 
-// phraseSets are the named sets patterns refer to as @name.
+// phraseSets are the named sets patterns refer to as @name: the lexicon's [@name] sections.
 var phraseSets = map[string]string{
-	"done": "done|complete|completed|finished|checked_off|ticked_off|crossed_off|sorted|sorted_out|handled|" +
-		"taken_care_of|dealt_with|over|through",
-	"finish": "complete|finish|check_off|tick_off|cross_off|check|tick|close|mark_off|knock_out|knock_off",
-	"finished": "finished|completed|did|done|checked_off|ticked_off|crossed_off|took_care_of|handled|sorted|" +
-		"sorted_out|dealt_with|knocked_out|wrapped_up|got_through",
-	"delete": "delete|remove|cancel|erase|drop|trash|scrap|scratch|ditch|bin|nuke|axe|kill|get_rid_of|" +
-		"take_out|cross_out|throw_away|throw_out|toss|forget_about|forget",
-	"clear":  "clear|clear_out|clear_up|clean_up|clean_out|empty|purge|wipe|tidy_up|prune",
-	"update": "change|update|rename|edit|modify|retitle|reword",
-	"show":   "show|list|see|view|display|give|read|print|get_me|tell|pull_up|bring_up|open|recap|review|repeat|check_on|look_at|look_over|go_over",
-	"ask": "what|what's|whats|which|anything|any|how_many|how_much|do_i_have|have_i_got|is_there|are_there|" +
-		"got_anything|whatcha",
-	"add": "add|create|insert|include|log|jot_down|jot|write_down|note_down|put_down|enter|save|record|" +
-		"add_in|pop|stick|throw_in|chuck",
-	"me":   "i|i've|i_have|we|we've|we_have|i'd|ive",
-	"must": "need|have|must|should|gotta|got_to|have_got_to|ought_to|want|wanna|'ll_need|will_need|'ve_got_to|better|mean",
-	"note": "note|notes|comment|comments|description|details|detail",
-	"list": "list|tasks|todo_list|to-do_list|to_do_list|todos|to-dos|todo|to-do|task_list|agenda|reminders|checklist",
-	"yes": "yes|yeah|yep|yup|sure|ok|okay|do_it|go_ahead|please_do|confirm|correct|right|absolutely|" +
-		"of_course|definitely|y|affirmative|sounds_good|go_for_it|yes_please|please|that_right|exactly|sure_thing|go_on|" +
-		"proceed|i'm_sure|im_sure|i_am_sure|do_it_now|yes_do_it",
-	// listkind are the lists people keep their tasks in: "put stamps on my
-	// shopping list" adds stamps; "put Bob on the guest list" is a task.
-	"listkind": "shopping|grocery|groceries|reading|errands|errand|work|chores|chore|home|house|household|" +
-		"personal|weekend|daily|weekly|todo|to-do|to_do|task|tasks",
-	"dated": "priority|priorities|due_date|due_dates|deadline|deadlines|due_time|due_day|urgency",
-	"no": "no|nope|nah|don't|do_not|stop|never_mind|nevermind|forget_it|forget_that|leave_it|not_now|" +
-		"no_thanks|no_thank_you|n|wait|hold_on|cancel|abort|none|none_of_them|none_of_those|neither|neither_of_them|" +
-		"neither_of_those|neither_one|not_those|not_that_one|not_any_of_them|not_yet|not_really|not_sure|not_anymore",
+	"done":     lexicon.Alternatives("@done"),
+	"finish":   lexicon.Alternatives("@finish"),
+	"finished": lexicon.Alternatives("@finished"),
+	"delete":   lexicon.Alternatives("@delete"),
+	"clear":    lexicon.Alternatives("@clear"),
+	"update":   lexicon.Alternatives("@update"),
+	"show":     lexicon.Alternatives("@show"),
+	"ask":      lexicon.Alternatives("@ask"),
+	"add":      lexicon.Alternatives("@add"),
+	"me":       lexicon.Alternatives("@me"),
+	"must":     lexicon.Alternatives("@must"),
+	"note":     lexicon.Alternatives("@note"),
+	"list":     lexicon.Alternatives("@list"),
+	"yes":      lexicon.Alternatives("@yes"),
+	"listkind": lexicon.Alternatives("@listkind"),
+	"dated":    lexicon.Alternatives("@dated"),
+	"no":       lexicon.Alternatives("@no"),
 }
 
 // aboutDates answers a due date or a priority said of a task: tasks have
@@ -359,5 +349,4 @@ func hasNegation(ws []word) bool {
 	return false
 }
 
-var negations = wordSet("not isn't isnt aren't arent wasn't wasnt weren't werent hasn't hasnt haven't havent " +
-	"didn't didnt don't dont never")
+var negations = lexicon.Words("negations")

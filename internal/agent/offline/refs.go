@@ -3,6 +3,8 @@ package offline
 import (
 	"strconv"
 	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 )
 
 // This file reads how a person points at tasks — "task 3", "#2 and #5",
@@ -55,27 +57,15 @@ const maxRefIDs = 20
 
 // Words that carry no meaning in a reference.
 var (
-	refFiller = wordSet("the a an my your our this that these those task tasks todo todos to-do to-dos item items " +
-		"one ones number numbers entry entries thing things reminder reminders please now too already also " +
-		"just and & , : - plus or then as well on from off of in list called named titled about with i i'm im i've we we're you")
-	refTails = phrases("from_my_list|off_my_list|from_the_list|off_the_list|on_my_list|from_my_tasks|from_my_todo_list|" +
-		"off_my_todo_list|from_my_to-do_list|too|as_well|now|already|please|for_me|right_now|for_good|then")
-	pronounsOne  = wordSet("it that this")
-	pronounsMany = wordSet("them those these they")
-	allWords     = wordSet("all everything every each whole entire")
-	bulkFiller   = wordSet("all everything every each whole entire my the of task tasks ones one items item " +
-		"i i've i'm have has had that that's which is are were been already list todo to-do todos on in stuff things else")
-	ordinalWords = map[string]int{
-		"first": 0, "1st": 0, "top": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
-		"fifth": 4, "5th": 4, "sixth": 5, "6th": 5, "seventh": 6, "7th": 6, "eighth": 7, "8th": 7,
-		"ninth": 8, "9th": 8, "tenth": 9, "10th": 9, "last": -1, "bottom": -1, "latter": -1, "former": 0,
-	}
+	refFiller    = lexicon.Words("ref filler")
+	refTails     = lexicon.Phrases("ref tails")
+	pronounsOne  = lexicon.Words("pronouns one")
+	pronounsMany = lexicon.Words("pronouns many")
+	allWords     = lexicon.Words("all words")
+	bulkFiller   = lexicon.Words("bulk filler")
+	ordinalWords = lexicon.Numbers[int]("ordinal words")
 	// numberWords are the task numbers people spell out.
-	numberWords = map[string]int64{
-		"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-		"eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
-		"eighteen": 18, "nineteen": 19, "twenty": 20,
-	}
+	numberWords = lexicon.Numbers[int64]("number words")
 )
 
 // parseRef reads the words of a reference.
@@ -127,11 +117,9 @@ func topicRef(ws []word) ref {
 }
 
 var (
-	topicFiller = wordSet("me us was is what what's whats again details detail info information status state of say says " +
-		"show see")
-	topicWords = phrases("about|regarding|concerning|mentioning|involving|related_to|to_do_with|that_mention|that_mentions|" +
-		"with_the_word|called|named|titled")
-	topicNouns = wordSet("something one ones thing things")
+	topicFiller = lexicon.Words("topic filler")
+	topicWords  = lexicon.Phrases("topic words")
+	topicNouns  = lexicon.Words("topic nouns")
 )
 
 // exceptionRefs reads what follows "except" in "everything except the
@@ -156,7 +144,7 @@ func exceptionRefs(ws []word) []ref {
 	return out
 }
 
-var exceptionJoins = wordSet("and or nor , &")
+var exceptionJoins = lexicon.Words("exception joins")
 
 // idsRef reads a reference made of task numbers and filler only: "task 3",
 // "#2 and #5", "tasks two and three", "#3,#4", "3 through 5", "4-6". A
@@ -215,12 +203,10 @@ func listsNumbers(ws []word, i int) bool {
 
 // isRangeWord reports a word that joins the ends of a range of numbers.
 func isRangeWord(w word) bool {
-	switch w.low {
-	case "through", "thru", "to", "till", "until":
-		return true
-	}
-	return w.text == "-" || w.text == "–"
+	return rangeWords[w.low] || w.text == "-" || w.text == "–"
 }
+
+var rangeWords = lexicon.Words("range words")
 
 // taskNumber returns the task number a word says ("5", "#5", "five"), or
 // 0.
@@ -348,14 +334,19 @@ func bulkRef(ws []word) (ref, bool) {
 
 // statusWord maps a word to the state it names, or "".
 func statusWord(low string) string {
-	switch low {
-	case "completed", "complete", "done", "finished", "checked", "ticked":
+	switch {
+	case completedStates[low]:
 		return "completed"
-	case "pending", "open", "remaining", "left", "unfinished", "incomplete", "outstanding", "undone", "active", "uncompleted":
+	case pendingStates[low]:
 		return "pending"
 	}
 	return ""
 }
+
+var (
+	completedStates = lexicon.Words("completed states")
+	pendingStates   = lexicon.Words("pending states")
+)
 
 // nameRef reads the words that name a task by its title. Words after a
 // "not" name what is not meant: "the call task, not the bank" is named by
@@ -442,7 +433,7 @@ func titleWords(title string) []string {
 }
 
 // titleFiller are short words that never tell two tasks apart.
-var titleFiller = wordSet("at by for to up out")
+var titleFiller = lexicon.Words("title filler")
 
 func containsAll(have, want []string) bool {
 	for _, w := range want {
@@ -513,22 +504,7 @@ func isPastTense(low string) bool {
 }
 
 // notPastTense end in "ed" but say nothing was done, or are not verbs.
-var notPastTense = wordSet("need needed want wanted used tried started forgot red bed shed seed feed speed bled bred " +
-	"planned scheduled supposed hoped meant decided wished")
+var notPastTense = lexicon.Words("not past tense")
 
 // irregularPast maps irregular past forms to the verb.
-var irregularPast = map[string]string{
-	"bought": "buy", "paid": "pay", "went": "go", "gone": "go", "took": "take", "taken": "take",
-	"wrote": "write", "written": "write", "sent": "send", "made": "make", "did": "do", "done": "do",
-	"got": "get", "gotten": "get", "gave": "give", "given": "give", "ate": "eat", "eaten": "eat",
-	"met": "meet", "ran": "run", "brought": "bring", "found": "find", "told": "tell", "sold": "sell",
-	"kept": "keep", "spent": "spend", "built": "build", "fed": "feed", "drove": "drive", "driven": "drive",
-	"rode": "ride", "swept": "sweep", "hung": "hang", "chose": "choose", "began": "begin", "drew": "draw",
-	"flew": "fly", "froze": "freeze", "knew": "know", "grew": "grow", "threw": "throw", "wore": "wear",
-	"woke": "wake", "taught": "teach", "caught": "catch", "sat": "sit", "stood": "stand", "won": "win",
-	"sang": "sing", "swam": "swim", "dug": "dig", "fought": "fight", "held": "hold", "lent": "lend",
-	"lost": "lose", "slept": "sleep", "spoke": "speak", "tore": "tear", "read": "read", "put": "put",
-	"set": "set", "cut": "cut", "shut": "shut", "hit": "hit", "left": "leave", "heard": "hear",
-	"said": "say", "saw": "see", "seen": "see", "came": "come", "became": "become", "felt": "feel",
-	"shook": "shake", "forgave": "forgive", "withdrew": "withdraw", "rang": "ring",
-}
+var irregularPast = lexicon.Pairs("irregular past")

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 )
 
 // This file reads the tasks an add request names. A title is a span of
@@ -11,31 +13,23 @@ import (
 // "a task to" and "me to", tails such as "to my list", politeness, quotes.
 // Words are never taken out of its middle.
 
-// addLeadIns are taken off the start of what follows an add word, at most
-// one phrase from each group, in this order: "a new task called", "three
-// tasks:", "a reminder to", "me to", "that I need to".
+// addLeadIns are taken off what follows an add word, at most one of each group, in order.
 var addLeadIns = [][][]string{
-	phrases("need_to|have_to|got_to|remember_to|make_sure_to|make_sure_i|try_to"),
-	phrases("a_new|a|an|the|another|one_more|some|these|the_following|following|two|three|four|five|six|seven|eight|nine|ten|2|3|4|5|6|7|8|9|10"),
-	phrases("new|more|quick|few|separate|different"),
-	phrases("task|tasks|todo|todos|to-do|to-dos|to_do|to_dos|reminder|reminders|item|items|things|entry|entries|note"),
-	phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my_to-do_list|on_my_list|to_my_task_list|for_me|to_the_todo_list"),
-	phrases("called|named|titled|saying|that_says|reading|about|for|:|-"),
-	phrases("me|us"),
-	phrases("that_i_need_to|that_i_have_to|that_i_must|i_need_to|i_have_to|one_to|another_one_to|to|that|about|of"),
+	lexicon.Phrases("add lead-ins 1: owed"),
+	lexicon.Phrases("add lead-ins 2: articles and counts"),
+	lexicon.Phrases("add lead-ins 3: adjectives"),
+	lexicon.Phrases("add lead-ins 4: task nouns"),
+	lexicon.Phrases("add lead-ins 5: the list"),
+	lexicon.Phrases("add lead-ins 6: naming"),
+	lexicon.Phrases("add lead-ins 7: for whom"),
+	lexicon.Phrases("add lead-ins 8: to"),
 }
 
 // pluralLeadIns say that several tasks follow: "three tasks: a, b and c".
-var pluralLeadIns = wordSet("these following two three four five six seven eight nine ten 2 3 4 5 6 7 8 9 10 " +
-	"tasks todos to-dos reminders items things entries")
+var pluralLeadIns = lexicon.Words("plural lead-ins")
 
 // addTails are taken off the end of a title.
-var addTails = phrases("to_my_list|to_my_tasks|to_the_list|to_my_todo_list|to_my_to-do_list|on_my_list|on_the_list|" +
-	"onto_my_list|in_my_list|to_my_task_list|on_my_todo_list|on_my_to-do_list|to_the_todo_list|to_my_todos|" +
-	"to_my_to_do_list|on_my_to_do_list|to_the_to_do_list|to_my_to_dos|onto_my_to_do_list|" +
-	"as_a_task|as_a_todo|as_a_to-do|as_a_reminder|as_a_new_task|as_well|too|please|for_me|for_me_please|" +
-	"thanks|thank_you|thx|thanks_so_much|thank_you_so_much|thanks_a_lot|thanks_a_bunch|much_appreciated|cheers|ty|" +
-	"if_you_can|if_you_could|if_possible|real_quick|quickly|ok|okay|,")
+var addTails = lexicon.Phrases("add tails")
 
 // add reads the {items} slot of an add request: one task, or several when
 // the lead-in says so ("add three tasks: a, b and c") or the infinitive
@@ -88,7 +82,7 @@ func namesField(ws []word) bool {
 	return false
 }
 
-var fieldWords = wordSet("note notes description details title name comment comments")
+var fieldWords = lexicon.Words("field words")
 
 // stripListTail takes off a tail that names the list a task goes on:
 // "to my shopping list", "on the work list", "onto my reading list". The
@@ -113,13 +107,13 @@ func stripListTail(ws []word) []word {
 }
 
 var (
-	listPrepositions = wordSet("to on onto in into")
-	listOwners       = wordSet("my the our")
-	listKinds        = phrases(phraseSets["listkind"])
+	listPrepositions = lexicon.Words("list prepositions")
+	listOwners       = lexicon.Words("list owners")
+	listKinds        = lexicon.Phrases("@listkind")
 )
 
 // addFrameOnly are words that, alone after an add word, name no task.
-var addFrameOnly = wordSet("task tasks todo to-do item reminder something one it this that")
+var addFrameOnly = lexicon.Words("add frame only")
 
 func stripAddLeadIns(ws []word) ([]word, bool) {
 	plural := false
@@ -153,8 +147,8 @@ func countsThings(ws []word) bool {
 }
 
 var (
-	taskCounts = wordSet("two three four five six seven eight nine ten 2 3 4 5 6 7 8 9 10")
-	taskNouns  = wordSet("task tasks todo todos to-do to-dos reminder reminders item items things entry entries")
+	taskCounts = lexicon.Words("task counts")
+	taskNouns  = lexicon.Words("task nouns")
 )
 
 // splitItems cuts a list of titles at commas, semicolons and "and", when
@@ -216,26 +210,17 @@ func startsTask(before, after string) bool {
 	return taskVerbs[a[0].low] || nounVerbs[a[0].low] && determiners[a[1].low]
 }
 
-// taskVerbs begin tasks ("book a table", "call the bank"). Verbs that also
-// end a pair of verbs on one object ("pick up and drop off") are left out,
-// and so are those that often go on with the same task ("call the plumber and
-// ask about the leak").
-var taskVerbs = wordSet("buy call email e-mail phone pay send schedule fix walk renew wash visit meet prepare " +
-	"cancel collect finish submit bake repair replace write organize organise tidy vacuum mow unpack recycle invite")
+// taskVerbs begin tasks ("book a table", "call the bank").
+var taskVerbs = lexicon.Words("task verbs")
 
-// nounVerbs are verbs that are nouns as often: "buy cat food and water
-// bowl", "buy paper and print cartridges" are one task. They start one
-// only before a determiner: "water the plants", "book a table", "file my
-// taxes".
+// nounVerbs are verbs that are nouns as often; they start a task only before a determiner.
 var (
-	nounVerbs = wordSet("book water print file post cook iron plan text order return review mail sign pack " +
-		"update feed clean check")
-	determiners = wordSet("a an the my our your his her their some this that these those")
+	nounVerbs   = lexicon.Words("noun verbs")
+	determiners = lexicon.Words("determiners")
 )
 
-// objectPronouns after a verb point back into the same task: "buy a
-// book and read it", "call mom and text her".
-var objectPronouns = wordSet("it them her him us me that this those these")
+// objectPronouns after a verb point back into the same task: "buy a book and read it".
+var objectPronouns = lexicon.Words("object pronouns")
 
 // allQuoted reports a text made only of quoted titles and the words that
 // join them: "'Call mom' and 'Pay rent'".

@@ -1,6 +1,10 @@
 package offline
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+)
 
 // This file decides what to do with what the grammar did not read: ask,
 // offer it as a task, or say what the tools cannot do.
@@ -46,17 +50,15 @@ func cannotDo(ws []word) (string, bool) {
 	return "", false
 }
 
-// cannotDoKinds are the words that ask for what the tools cannot do, by
-// kind, the first kind that a clause holds deciding.
+// cannotDoKinds are the words that ask for what the tools cannot do, by kind, the first deciding.
 var cannotDoKinds = []struct {
 	words map[string]bool
 	text  string
 }{
-	{wordSet("priority priorities prioritize prioritise urgent important"), noDatesText},
-	{wordSet("restore recover undelete un-delete retrieve deleted removed undo"), noUndoText},
-	{wordSet("remind reminder reminders alert notify notification alarm ping tomorrow tonight today " +
-		"am pm o'clock morning evening monday tuesday wednesday thursday friday saturday sunday due deadline"), noRemindText},
-	{wordSet("move reorder rearrange sort order bump push drag top bottom position above below"), noOrderText},
+	{lexicon.Words("cannot do: dates"), noDatesText},
+	{lexicon.Words("cannot do: undo"), noUndoText},
+	{lexicon.Words("cannot do: reminders"), noRemindText},
+	{lexicon.Words("cannot do: order"), noOrderText},
 }
 
 // refersToTask reports words that point at a task of the list: "task 3",
@@ -98,14 +100,12 @@ func taskRefAt(ws []word, i int) int {
 }
 
 var (
-	numberNouns  = wordSet("number no nr num")
-	newTaskWords = wordSet("a an another new one more")
+	numberNouns  = lexicon.Words("number nouns")
+	newTaskWords = lexicon.Words("new task words")
 	// relativeSubjects say who did something to "the task" before them.
-	relativeSubjects = wordSet("i i've we you")
-	// refEnds are words that may follow "the ... task" when the task is
-	// one of the list, not the start of a title ("the task force").
-	refEnds = wordSet("i i've we you that which tomorrow tonight today at on by to in for as up down high low " +
-		"first last back , : - top bottom")
+	relativeSubjects = lexicon.Words("relative subjects")
+	// refEnds may follow "the ... task" when it is a task of the list, not a title.
+	refEnds = lexicon.Words("ref ends")
 )
 
 // mayBeTask reports words that could be a task's title: "buy stamps", not
@@ -115,9 +115,7 @@ func mayBeTask(ws []word) bool {
 }
 
 // notATaskStart are first words of things people say that are no task.
-var notATaskStart = wordSet("i i'm im i've i'd you you're we we're it it's that that's this he she they there " +
-	"the my a an is are was were do does did can could would will should shall may might why how when where who " +
-	"whom whose what which yes no lol haha hmm wow ugh meh not never nothing oh uh um")
+var notATaskStart = lexicon.Words("not a task start")
 
 // isQuestion reports a question: a question mark, or a first word that
 // asks.
@@ -125,13 +123,10 @@ func isQuestion(text string, ws []word) bool {
 	if strings.HasSuffix(strings.TrimSpace(text), "?") {
 		return true
 	}
-	switch ws[0].low {
-	case "what", "why", "how", "when", "where", "who", "whom", "whose", "which", "is", "are", "do", "does",
-		"can", "could", "would", "will", "should", "tell":
-		return true
-	}
-	return false
+	return questionStarts[ws[0].low]
 }
+
+var questionStarts = lexicon.Words("question starts")
 
 // asksYesOrNo reports a question that starts with its verb: "are tasks 3
 // and 5 done?", "did I call mom and the bank?". Its "and" joins what it

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 )
 
 // This file cuts a message into sentences and words. Words keep where they
@@ -170,14 +172,9 @@ func newWord(s string, start, end int) word {
 	return word{text: text, low: low, start: start, end: end}
 }
 
-// chatSpellings are words as people type them in a chat, read as the word
-// they stand for: "wat do i have to do", "thank u", "whats the weather
-// like tmrw". Only low changes; a title keeps what was written.
-var chatSpellings = map[string]string{
-	"wat": "what", "wot": "what", "whats": "what", "hows": "how", "wheres": "where", "whos": "who",
-	"whens": "when", "whys": "why", "u": "you", "ur": "your", "tmrw": "tomorrow", "tmr": "tomorrow",
-	"tmrrw": "tomorrow", "2moro": "tomorrow", "thanx": "thanks", "thnx": "thanks", "thnks": "thanks",
-}
+// chatSpellings are words as people type them in a chat ("tmrw"), read
+// as the word they stand for.
+var chatSpellings = lexicon.Pairs("chat spellings")
 
 // splitSentences cuts a message at sentence ends (".", "!", "?" before a
 // space) and line breaks, outside quotes.
@@ -212,12 +209,10 @@ func isQuoted(text string) bool {
 
 // isAbbreviation reports a word whose full stop ends no sentence.
 func isAbbreviation(low string) bool {
-	switch low {
-	case "e.g", "i.e", "dr", "mr", "mrs", "ms", "st", "vs", "etc", "approx", "appt":
-		return true
-	}
-	return false
+	return abbreviations[low]
 }
+
+var abbreviations = lexicon.Words("abbreviations")
 
 // span returns the text the words ws[i:j] cover in s, as it was written.
 func span(s string, ws []word, i, j int) string {
@@ -244,12 +239,4 @@ func capitalizeFirst(s string) string {
 		return s
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
-}
-
-func wordSet(words string) map[string]bool {
-	set := map[string]bool{}
-	for _, w := range strings.Fields(words) {
-		set[w] = true
-	}
-	return set
 }
