@@ -23,6 +23,9 @@ func chatter(text string) func(clause) (step, bool) {
 // go"): it is answered, never offered as a task. It reads the words as
 // written, before the politeness that would be taken off a request.
 func smallTalk(c clause) (step, bool) {
+	if len(c.text) > maxSmallTalk {
+		return step{}, false
+	}
 	ws := splitWords(c.text)
 	thanks, bye := false, leaving(ws)
 	if bye {
@@ -46,6 +49,11 @@ func smallTalk(c clause) (step, bool) {
 	}
 	return step{}, false
 }
+
+// maxSmallTalk is the longest sentence read as small talk, in bytes: thanks
+// and goodbyes are short, and a long sentence is not read again for each
+// of its clauses.
+const maxSmallTalk = 160
 
 // leaving reports "gotta go", "I have to go now": leaving, not a task
 // to go.

@@ -194,7 +194,7 @@ func takesBack(sentence string, ws []word) bool {
 	for end < len(ws) && ws[end].low != "," {
 		end++
 	}
-	s, ok := parseWords(sentence, ws[:end], true)
+	s, ok := peek(sentence, ws[:end], true)
 	return ok && s.act == actNo
 }
 
@@ -237,13 +237,13 @@ func leadsRequest(sentence string, ws []word) bool {
 // reason may follow. After an add, "since it's her birthday" is part of
 // the title.
 func changesTasks(sentence string, ws []word) bool {
-	s, ok := parseWords(sentence, ws, false)
+	s, ok := peek(sentence, ws, false)
 	return ok && (s.act == actComplete || s.act == actDelete) && s.ref.kind != refNone
 }
 
 // requestsChange reports a clause that asks to change the list.
 func requestsChange(sentence string, ws []word) bool {
-	s, ok := parseWords(sentence, ws, false)
+	s, ok := peek(sentence, ws, false)
 	return ok && changes(s)
 }
 
@@ -251,7 +251,7 @@ func requestsChange(sentence string, ws []word) bool {
 // that an exception may follow: after "tick off everything", "but tasks
 // 3 and 4 as done" leaves 3 and 4 out, and is no request of its own.
 func aboutAll(sentence string, ws []word) bool {
-	s, ok := parseWords(sentence, ws, false)
+	s, ok := peek(sentence, ws, false)
 	return ok && (s.act == actComplete || s.act == actDelete) &&
 		(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural)
 }
@@ -283,9 +283,21 @@ func toConnector(ws []word) []word {
 	return ws
 }
 
-// maxClauseWords is the longest rest of a sentence read as one request
+// maxClauseWords is the longest stretch of a sentence read as one request
 // when deciding where to cut it.
 const maxClauseWords = 40
+
+// peek reads words to decide where to cut a sentence: a stretch longer
+// than maxClauseWords is no request that decides a cut ("no wait", "mark
+// everything done", "delete task 5"). Each cut is weighed by reading
+// around it, so without the bound a long sentence would be read again at
+// every connector, its cost the square of its length.
+func peek(sentence string, ws []word, whole bool) (step, bool) {
+	if len(ws) > maxClauseWords {
+		return step{}, false
+	}
+	return parseWords(sentence, ws, whole)
+}
 
 // readClause reads one clause into a step; a clause the grammar does not
 // know becomes a question back.

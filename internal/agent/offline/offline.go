@@ -87,18 +87,19 @@ func respond(msgs []agent.Message) agent.Response {
 	if len(turns) == 0 {
 		return agent.Response{Text: helpText}
 	}
-	cur := turns[len(turns)-1]
-	mem := recall(turns[:len(turns)-1], 1)
+	r := newReading(turns)
+	last := len(turns) - 1
+	mem := r.recall(last, 1)
 	if mem.question == nil && len(mem.focus) == 1 {
-		mem.run = changeRun(turns[:len(turns)-1], mem.lastAct)
+		mem.run = r.changeRun(last, mem.lastAct)
 	}
-	e := newExecutor(mem, cur.rounds, &callIDs{next: countToolCalls(msgs) + 1})
-	e.run(parseMessage(cur.user))
+	e := newExecutor(mem, turns[last].rounds, &callIDs{next: countToolCalls(msgs) + 1})
+	e.run(r.steps(last))
 	switch {
 	case e.sent != nil:
 		return *e.sent
 	case e.broken:
-		return agent.Response{Text: confirmRound(cur.rounds[len(cur.rounds)-1])}
+		return agent.Response{Text: confirmRound(turns[last].rounds[len(turns[last].rounds)-1])}
 	}
 	return agent.Response{Text: e.reply()}
 }
@@ -124,51 +125,86 @@ func splitTurns(msgs []agent.Message) []turn {
 	return turns
 }
 
-// recall reads earlier turns, newest first, for the tasks the conversation
-// is about and the question it left open: the first turn that made calls,
-// asked, pointed at tasks or was told no decides. Only the last reply's
-// question is still open: a "yes" never answers one asked before a reply
-// that said something else. depth bounds how far back each of those turns
-// may look in turn.
-func recall(turns []turn, depth int) memory {
-	for i := len(turns) - 1; i >= 0 && i >= len(turns)-memoryTurns; i-- {
+// reading is one model call's reading of the conversation. Each turn
+// looks back at a few before it, and those at a few more, so every
+// message is read once and kept, as is what each look back found: the
+// call costs about what its messages are long, however far back the
+// turns that follow look.
+type reading struct {
+	turns    []turn
+	read     map[int][]step
+	recalled map[[2]int]memory // by the turns looked back from, and depth
+}
+
+func newReading(turns []turn) *reading {
+	return &reading{turns: turns, read: map[int][]step{}, recalled: map[[2]int]memory{}}
+}
+
+// steps is what the user message of turn i asks for.
+func (r *reading) steps(i int) []step {
+	s, ok := r.read[i]
+	if !ok {
+		s = parseMessage(r.turns[i].user)
+		r.read[i] = s
+	}
+	return s
+}
+
+// recall reads the turns before end, newest first, for the tasks the
+// conversation is about and the question it left open: the first turn
+// that made calls, asked, pointed at tasks or was told no decides. Only
+// the last reply's question is still open: a "yes" never answers one
+// asked before a reply that said something else. depth bounds how far
+// back each of those turns may look in turn.
+func (r *reading) recall(end, depth int) memory {
+	key := [2]int{end, depth}
+	if mem, ok := r.recalled[key]; ok {
+		return mem
+	}
+	mem := r.lookBack(end, depth)
+	r.recalled[key] = mem
+	return mem
+}
+
+func (r *reading) lookBack(end, depth int) memory {
+	for i := end - 1; i >= 0 && i >= end-memoryTurns; i-- {
 		var before memory
 		if depth > 0 {
-			before = recall(turns[:i], depth-1)
+			before = r.recall(i, depth-1)
 		}
-		e := newExecutor(before, turns[i].rounds, nil)
-		e.run(parseMessage(turns[i].user))
+		e := newExecutor(before, r.turns[i].rounds, nil)
+		e.run(r.steps(i))
 		if e.broken {
-			return memory{focus: roundsFocus(turns[i].rounds)}
+			return memory{focus: roundsFocus(r.turns[i].rounds)}
 		}
 		if e.question != nil {
 			mem := memory{focus: e.question.candidates, lastAct: e.lastAct, shown: e.shown}
 			if len(mem.focus) == 0 { // "delete" after a listing: which of those?
 				mem.focus = e.heldFocus()
 			}
-			if i == len(turns)-1 {
+			if i == end-1 {
 				mem.question = e.question
 			}
 			return mem
 		}
-		if len(turns[i].rounds) > 0 || e.sawRefusal || e.focusStep >= 0 {
+		if len(r.turns[i].rounds) > 0 || e.sawRefusal || e.focusStep >= 0 {
 			return memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
 		}
 	}
 	return memory{}
 }
 
-// changeRun is what the newest turns changed, oldest first, while each
-// did nothing but the change act: "add walk the dog", "add feed the cat"
-// are a run of two adds, in which "the first one" is the dog.
-func changeRun(turns []turn, act action) []listedTask {
+// changeRun is what the turns before end changed, oldest first, while
+// each did nothing but the change act: "add walk the dog", "add feed the
+// cat" are a run of two adds, in which "the first one" is the dog.
+func (r *reading) changeRun(end int, act action) []listedTask {
 	var run []listedTask
-	for i := len(turns) - 1; i >= 0 && i >= len(turns)-memoryTurns && act != 0; i-- {
-		steps := parseMessage(turns[i].user)
-		if len(turns[i].rounds) == 0 || !allDo(steps, act) {
+	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {
+		steps := r.steps(i)
+		if len(r.turns[i].rounds) == 0 || !allDo(steps, act) {
 			break
 		}
-		e := newExecutor(recall(turns[:i], 0), turns[i].rounds, nil)
+		e := newExecutor(r.recall(i, 0), r.turns[i].rounds, nil)
 		e.run(steps)
 		if e.broken || e.question != nil || e.lastAct != act || e.focusStep < 0 {
 			break

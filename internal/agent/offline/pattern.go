@@ -31,10 +31,21 @@ type element struct {
 type pattern struct {
 	source string
 	elems  []element
+	// starts are the words a clause it matches can start with; nil when
+	// any word can (a slot comes first). Most lines are ruled out by the
+	// clause's first word alone.
+	starts map[string]bool
 }
 
 // captures are the spans a match gave its slots: words [i, j) of the clause.
 type captures map[string][2]int
+
+func (c *captures) set(slot string, i, j int) {
+	if *c == nil {
+		*c = captures{}
+	}
+	(*c)[slot] = [2]int{i, j}
+}
 
 func compilePattern(src string) pattern {
 	p := pattern{source: src}
@@ -51,7 +62,26 @@ func compilePattern(src string) pattern {
 		}
 		p.elems = append(p.elems, e)
 	}
+	p.starts = startWords(p.elems)
 	return p
+}
+
+// startWords returns the words a match of elems can start with, or nil
+// when it can start with any.
+func startWords(elems []element) map[string]bool {
+	starts := map[string]bool{}
+	for _, e := range elems {
+		if e.slot != "" {
+			return nil
+		}
+		for _, ph := range e.phrases {
+			starts[ph[0]] = true
+		}
+		if !e.optional {
+			return starts
+		}
+	}
+	return starts
 }
 
 // expandPhrases reads alternatives that may name sets: "@delete|clear".
@@ -84,22 +114,29 @@ func phrases(alts string) [][]string {
 
 // match matches all of ws, returning the slots' spans.
 func (p pattern) match(ws []word) (captures, bool) {
-	caps := captures{}
-	if matchFrom(p.elems, ws, 0, caps) {
+	if p.starts != nil && (len(ws) == 0 || !p.starts[ws[0].low]) {
+		return nil, false
+	}
+	var caps captures // made only for a match: most lines match no clause
+	if matchFrom(p.elems, ws, 0, &caps) {
 		return caps, true
 	}
 	return nil, false
 }
 
-func matchFrom(elems []element, ws []word, at int, caps captures) bool {
+func matchFrom(elems []element, ws []word, at int, caps *captures) bool {
 	if len(elems) == 0 {
 		return at == len(ws)
 	}
 	e, rest := elems[0], elems[1:]
 	if e.slot != "" {
-		for end := at + 1; end <= len(ws); end++ {
+		if len(rest) == 0 && at < len(ws) { // a slot that ends the line takes the rest
+			caps.set(e.slot, at, len(ws))
+			return true
+		}
+		for end := at + 1; end <= len(ws) && len(rest) > 0; end++ {
 			if matchFrom(rest, ws, end, caps) {
-				caps[e.slot] = [2]int{at, end}
+				caps.set(e.slot, at, end)
 				return true
 			}
 		}

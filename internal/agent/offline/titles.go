@@ -2,6 +2,7 @@ package offline
 
 import (
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -178,8 +179,9 @@ func enumerated(text string) ([]string, bool) {
 		return nil, false
 	}
 	var out []string
+	quoted := quotedSpans(text)
 	for i, loc := range locs {
-		if n, _ := strconv.Atoi(text[loc[2]:loc[3]]); n != i+1 || inside(quotedSpans(text), loc[0]) {
+		if n, _ := strconv.Atoi(text[loc[2]:loc[3]]); n != i+1 || inside(quoted, loc[0]) {
 			return nil, false
 		}
 		end := len(text)
@@ -202,8 +204,7 @@ var enumerator = regexp.MustCompile(`(?:^|\s)\(?(\d{1,2})[.)]\s+`)
 // is more than a verb ("email Bob"). "Buy salt and pepper", "call mom and
 // dad", "pick up and drop off the kids", "research and write the report"
 // and "buy a book and read it" stay one task.
-func startsTask(before, after string) bool {
-	b, a := splitWords(before), splitWords(after)
+func startsTask(b, a []word) bool {
 	if len(b) < 2 || len(a) < 2 || objectPronouns[a[1].low] {
 		return false
 	}
@@ -245,29 +246,42 @@ var (
 
 // cutAt splits s at every match of sep outside quotes.
 func cutAt(s string, sep *regexp.Regexp) []string {
-	return cutWhere(s, sep, func(string, string) bool { return true })
+	return cutWhere(s, sep, func([]word, []word) bool { return true })
 }
 
 // cutWhere splits s at the matches of sep outside quotes where two says
-// the parts either side of the match are two.
-func cutWhere(s string, sep *regexp.Regexp, two func(before, after string) bool) []string {
+// the words either side of the match, back to the last cut and on to the
+// end, are two parts. The text is cut into words once, however many
+// matches are weighed.
+func cutWhere(s string, sep *regexp.Regexp, two func(before, after []word) bool) []string {
 	var out []string
-	from := 0
-	quoted := quotedSpans(s)
+	ws := splitWords(s)
+	quoted := quotedSpansOf(ws)
+	from, fromWord := 0, 0
 	for _, loc := range sep.FindAllStringIndex(s, -1) {
-		if inside(quoted, loc[0]) || !two(s[from:loc[0]], s[loc[1]:]) {
+		if inside(quoted, loc[0]) {
+			continue
+		}
+		end := sort.Search(len(ws), func(i int) bool { return ws[i].end > loc[0] })
+		next := sort.Search(len(ws), func(i int) bool { return ws[i].start >= loc[1] })
+		if !two(ws[fromWord:max(end, fromWord)], ws[next:]) {
 			continue
 		}
 		out = append(out, s[from:loc[0]])
-		from = loc[1]
+		from, fromWord = loc[1], next
 	}
 	return append(out, s[from:])
 }
 
 // quotedSpans returns where s has quoted spans, as byte ranges.
 func quotedSpans(s string) [][2]int {
+	return quotedSpansOf(splitWords(s))
+}
+
+// quotedSpansOf returns where the words ws, cut from a text, are quoted.
+func quotedSpansOf(ws []word) [][2]int {
 	var out [][2]int
-	for _, w := range splitWords(s) {
+	for _, w := range ws {
 		if isQuoted(w.text) {
 			out = append(out, [2]int{w.start, w.end})
 		}
