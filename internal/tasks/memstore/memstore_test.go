@@ -92,7 +92,7 @@ func (sc *script) next() (string, func(tasks.Store) outcome) {
 		}
 	case n < 19:
 		f := tasks.Filter{Status: pick(sc.r, []tasks.Status{tasks.StatusAll, tasks.StatusPending, tasks.StatusCompleted}),
-			Query: pick(sc.r, []string{"", "", "", "call", "DENTIST", "the bill", "dentist call", "%", "_", `c:\`, "zebra", "bad \xff"})}
+			Query: pick(sc.r, []string{"", "", "", "call", "DENTIST", "the bill", "dentist call", "%", "_", `c:\`, "zebra", "bad \xff", "ÉCOLE", "STRASSE", "ünï"})}
 		limit, cursor := 1+sc.r.IntN(5), pick(sc.r, sc.cursors)
 		if sc.r.IntN(10) == 0 {
 			cursor = pick(sc.r, []string{"not-a-cursor", "dDA", "bTE", "MTcwMDAwMDAwMDAwMDAwMC4x"})
@@ -128,7 +128,7 @@ func (sc *script) text(title bool) string {
 	if !title && sc.r.IntN(2) == 0 {
 		return ""
 	}
-	return pick(sc.r, []string{"Call the DENTIST", "Pay the bill", "call mom", "Check the 50% sale", `rename my_file in C:\temp`, "Ünïcode straße"})
+	return pick(sc.r, []string{"Call the DENTIST", "Pay the bill", "call mom", "Check the 50% sale", `rename my_file in C:\temp`, "Ünïcode straße", "Visit the école"})
 }
 
 // record is the call a change is made for: mostly none; sometimes an
