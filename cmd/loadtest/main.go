@@ -41,8 +41,8 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/gctune"
-	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/store"
 )
 
@@ -375,7 +375,7 @@ func mustToken(user string) string {
 	if t, ok := tokens[user]; ok {
 		return t
 	}
-	t, err := taskhttp.MintToken([]byte(secret), user, time.Hour, "", "", time.Now())
+	t, err := auth.MintToken([]byte(secret), user, time.Hour, "", "", time.Now())
 	if err != nil {
 		panic(err)
 	}

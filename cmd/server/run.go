@@ -16,6 +16,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openai"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/gctune"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
@@ -181,13 +182,11 @@ func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tel
 // wire builds the handler over pool, adding to closers what must be
 // closed after it, in the order it must be closed in reverse.
 func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Telemetry, pool *pgxpool.Pool, closers *[]func()) (http.Handler, *runs.Hub, error) {
-	auth, err := taskhttp.NewAuthenticator(taskhttp.AuthConfig{
-		Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, JWKS: cfg.JWKS, Log: log,
-	})
+	verifier, err := auth.NewVerifier(authConfig(cfg, log))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fromEnv(authVars, err)
 	}
-	*closers = append(*closers, auth.Close) // stops the JWKS refreshes
+	*closers = append(*closers, verifier.Close) // stops the JWKS refreshes
 	prompt := agent.DefaultPrompt()
 	if cfg.SystemPrompt != "" {
 		if prompt, err = agent.LoadPrompt(cfg.SystemPrompt); err != nil {
@@ -213,7 +212,7 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	if err != nil {
 		return nil, nil, err
 	}
-	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, hub, taskhttp.Config{
+	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, taskhttp.Config{
 		TurnsPerMinute: cfg.TurnsPerMinute, TurnBurst: cfg.TurnBurst, MaxStreams: cfg.MaxStreams,
 		Stream:       taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
 		WriteTimeout: cfg.WriteTimeout,
@@ -228,6 +227,11 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	})
 	*closers = append(*closers, startRetention(ctx, pool, cfg, log))
 	return h, hub, nil
+}
+
+// authConfig is which tokens the service trusts, as cfg says.
+func authConfig(cfg config, log *slog.Logger) auth.Config {
+	return auth.Config{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, JWKS: cfg.JWKS, Log: log}
 }
 
 // startRuns starts the replica's share of the turns' runs, and its one
@@ -266,7 +270,7 @@ func mintToken(args []string, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	tok, err := taskhttp.MintToken(secret, fs.Arg(0), *ttl, getenv("JWT_ISSUER"), getenv("JWT_AUDIENCE"), time.Now())
+	tok, err := auth.MintToken(secret, fs.Arg(0), *ttl, getenv("JWT_ISSUER"), getenv("JWT_AUDIENCE"), time.Now())
 	if err != nil {
 		return err
 	}

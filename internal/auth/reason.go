@@ -1,8 +1,7 @@
-package http
+package auth
 
 import (
 	"errors"
-	"net/http"
 	"slices"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -20,7 +19,7 @@ var (
 	errWrongKey        = errors.New("the JWKS key the token's kid names is not one for its algorithm")
 )
 
-// Why a request was answered 401, as its access-log line says it
+// Why a request's token was refused, as its access-log line says it
 // (auth_error): a fixed vocabulary, so that a log never holds a token or a
 // piece of one, and an operator can tell a secret that differs between
 // issuer and server (bad_signature) from a clock or lifetime problem
@@ -29,23 +28,44 @@ var (
 // naming a key the provider does not publish (unknown_key) or one that is
 // not for its algorithm (wrong_key).
 const (
-	reasonMissing        = "missing"
-	reasonEmpty          = "empty"
-	reasonOversized      = "oversized"
-	reasonMalformed      = "malformed"
-	reasonWrongAlgorithm = "wrong_algorithm"
-	reasonBadSignature   = "bad_signature"
-	reasonExpired        = "expired"
-	reasonNotYetValid    = "not_yet_valid"
-	reasonMissingExp     = "missing_exp"
-	reasonWrongIssuer    = "wrong_issuer"
-	reasonWrongAudience  = "wrong_audience"
-	reasonBadSubject     = "bad_subject"
-	reasonUnknownKey     = "unknown_key"
-	reasonNoKeys         = "keys_unavailable"
-	reasonWrongKey       = "wrong_key"
-	reasonInvalid        = "invalid"
+	ReasonMissing        = "missing"
+	ReasonEmpty          = "empty"
+	ReasonOversized      = "oversized"
+	ReasonMalformed      = "malformed"
+	ReasonWrongAlgorithm = "wrong_algorithm"
+	ReasonBadSignature   = "bad_signature"
+	ReasonExpired        = "expired"
+	ReasonNotYetValid    = "not_yet_valid"
+	ReasonMissingExp     = "missing_exp"
+	ReasonWrongIssuer    = "wrong_issuer"
+	ReasonWrongAudience  = "wrong_audience"
+	ReasonBadSubject     = "bad_subject"
+	ReasonUnknownKey     = "unknown_key"
+	ReasonNoKeys         = "keys_unavailable"
+	ReasonWrongKey       = "wrong_key"
+	ReasonInvalid        = "invalid"
 )
+
+// rejection is a refused token's error: the cause, and the reason it is
+// logged as.
+type rejection struct {
+	reason string
+	err    error
+}
+
+func (r *rejection) Error() string { return r.err.Error() }
+func (r *rejection) Unwrap() error { return r.err }
+
+// Reason names why err, an error of Authenticate or Verify, refused a
+// request's token: one of the Reason constants, or "" when err is no
+// refusal of theirs.
+func Reason(err error) string {
+	var r *rejection
+	if errors.As(err, &r) {
+		return r.reason
+	}
+	return ""
+}
 
 // rejectionReasons pairs each cause Verify may report with its reason, the
 // first match winning: a forged token is reported as such before any of
@@ -54,71 +74,60 @@ var rejectionReasons = []struct {
 	cause  error
 	reason string
 }{
-	{errTokenEmpty, reasonEmpty},
-	{errTokenOversized, reasonOversized},
-	{jwt.ErrTokenMalformed, reasonMalformed},
-	{errKeysUnavailable, reasonNoKeys},
-	{errUnknownKey, reasonUnknownKey},
-	{errWrongKey, reasonWrongKey},
-	{jwt.ErrTokenUnverifiable, reasonWrongAlgorithm},
-	{jwt.ErrTokenSignatureInvalid, reasonBadSignature},
-	{jwt.ErrTokenExpired, reasonExpired},
-	{jwt.ErrTokenNotValidYet, reasonNotYetValid},
-	{jwt.ErrTokenUsedBeforeIssued, reasonNotYetValid},
-	{jwt.ErrTokenRequiredClaimMissing, reasonMissingExp},
-	{jwt.ErrTokenInvalidIssuer, reasonWrongIssuer},
-	{jwt.ErrTokenInvalidAudience, reasonWrongAudience},
-	{errBadSubject, reasonBadSubject},
+	{errTokenEmpty, ReasonEmpty},
+	{errTokenOversized, ReasonOversized},
+	{jwt.ErrTokenMalformed, ReasonMalformed},
+	{errKeysUnavailable, ReasonNoKeys},
+	{errUnknownKey, ReasonUnknownKey},
+	{errWrongKey, ReasonWrongKey},
+	{jwt.ErrTokenUnverifiable, ReasonWrongAlgorithm},
+	{jwt.ErrTokenSignatureInvalid, ReasonBadSignature},
+	{jwt.ErrTokenExpired, ReasonExpired},
+	{jwt.ErrTokenNotValidYet, ReasonNotYetValid},
+	{jwt.ErrTokenUsedBeforeIssued, ReasonNotYetValid},
+	{jwt.ErrTokenRequiredClaimMissing, ReasonMissingExp},
+	{jwt.ErrTokenInvalidIssuer, ReasonWrongIssuer},
+	{jwt.ErrTokenInvalidAudience, ReasonWrongAudience},
+	{errBadSubject, ReasonBadSubject},
 }
 
-// rejectionReason names why Verify refused token. A signature refused
-// because the token names an algorithm a refuses is told apart from one
-// made with another key by reading the token's unverified header.
-func (a *Authenticator) rejectionReason(err error, token string) string {
+// rejectionReason names why token was refused with err. A signature
+// refused because the token names an algorithm v refuses is told apart
+// from one made with another key by reading the token's unverified header.
+func (v *Verifier) rejectionReason(err error, token string) string {
 	for _, r := range rejectionReasons {
 		if !errors.Is(err, r.cause) {
 			continue
 		}
 		switch {
-		case r.reason == reasonBadSignature && !a.acceptsAlgorithm(token):
-			return reasonWrongAlgorithm
-		case r.reason == reasonMissingExp:
-			return a.missingClaim(token)
+		case r.reason == ReasonBadSignature && !v.acceptsAlgorithm(token):
+			return ReasonWrongAlgorithm
+		case r.reason == ReasonMissingExp:
+			return v.missingClaim(token)
 		}
 		return r.reason
 	}
-	return reasonInvalid
+	return ReasonInvalid
 }
 
 // missingClaim names the required claim token lacks: golang-jwt reports a
 // missing exp, iss and aud alike, and only exp is the token's lifetime.
-func (a *Authenticator) missingClaim(token string) string {
+func (v *Verifier) missingClaim(token string) string {
 	var c jwt.RegisteredClaims
 	if _, _, err := jwt.NewParser().ParseUnverified(token, &c); err == nil && c.ExpiresAt != nil {
 		switch {
-		case a.issuer != "" && c.Issuer == "":
-			return reasonWrongIssuer
-		case a.audience != "" && len(c.Audience) == 0:
-			return reasonWrongAudience
+		case v.issuer != "" && c.Issuer == "":
+			return ReasonWrongIssuer
+		case v.audience != "" && len(c.Audience) == 0:
+			return ReasonWrongAudience
 		}
 	}
-	return reasonMissingExp
+	return ReasonMissingExp
 }
 
-// acceptsAlgorithm reports whether token's header names an algorithm a
+// acceptsAlgorithm reports whether token's header names an algorithm v
 // accepts.
-func (a *Authenticator) acceptsAlgorithm(token string) bool {
+func (v *Verifier) acceptsAlgorithm(token string) bool {
 	t, _, err := jwt.NewParser().ParseUnverified(token, &jwt.RegisteredClaims{})
-	return err == nil && slices.Contains(a.methods, t.Method.Alg())
-}
-
-// rejectRequest answers 401 for reason and records the reason for the
-// access log.
-func rejectRequest(w http.ResponseWriter, r *http.Request, reason string) {
-	infoFrom(r.Context()).authError = reason
-	if reason == reasonMissing {
-		writeUnauthorized(w, false, "The bearer token is missing.")
-		return
-	}
-	writeUnauthorized(w, true, "The bearer token is invalid or expired.")
+	return err == nil && slices.Contains(v.methods, t.Method.Alg())
 }

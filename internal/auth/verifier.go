@@ -1,7 +1,6 @@
-package http
+package auth
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,41 +11,45 @@ import (
 	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/taskchat/taskchat/internal/setting"
 )
 
 // The limits of the bearer tokens taskchat accepts.
 const (
-	// minSecretBytes is the shortest HS256 secret we accept: RFC 7518
+	// MinSecretBytes is the shortest HS256 secret we accept: RFC 7518
 	// §3.2 asks for a key at least as long as the hash output.
-	minSecretBytes = 32
-	// defaultAuthLeeway absorbs clock skew between the issuer and us.
-	defaultAuthLeeway = 30 * time.Second
-	// maxBearerTokenBytes bounds the work an unauthenticated request can
+	MinSecretBytes = 32
+	// MaxTokenBytes bounds the work an unauthenticated request can
 	// cause; our own tokens are a few hundred bytes.
-	maxBearerTokenBytes = 8 << 10
+	MaxTokenBytes = 8 << 10
+	// defaultLeeway absorbs clock skew between the issuer and us.
+	defaultLeeway = 30 * time.Second
 	// maxUserIDBytes matches the user_id columns of the store.
 	maxUserIDBytes = 255
 )
 
-// bearerChallenge is the WWW-Authenticate value of every 401 (RFC 6750 §3).
-const bearerChallenge = `Bearer realm="taskchat"`
-
-// ErrWeakSecret is returned when the signing secret is too short to be safe
-// for HS256, so the server refuses to start rather than accept forgeable
-// tokens.
-var ErrWeakSecret = fmt.Errorf("JWT_SECRET must be at least %d bytes", minSecretBytes)
+// ErrWeakSecret is what is wrong with a signing secret too short to be
+// safe for HS256, so the server refuses to start rather than accept
+// forgeable tokens. It follows the name of the secret: Config's errors say
+// "Secret must be at least 32 bytes (got 5)".
+var ErrWeakSecret = fmt.Errorf("must be at least %d bytes", MinSecretBytes)
 
 // ErrInvalidToken wraps every reason Verify rejects a token, so callers can
 // test for it with errors.Is while the cause stays available for logs.
 var ErrInvalidToken = errors.New("invalid bearer token")
 
-// AuthConfig says which tokens the API trusts: HS256 tokens signed with
+// ErrNoToken is Authenticate's error for a request with no bearer token at
+// all: no Authorization header, or one of another scheme, such as Basic.
+var ErrNoToken = errors.New("no bearer token")
+
+// Config says which tokens the API trusts: HS256 tokens signed with
 // Secret, the EdDSA, RS256 and ES256 tokens of an identity provider whose
 // keys JWKS names, or both. Issuer and Audience are checked when set, and
 // must be set with a JWKS: a provider signs tokens for many services, and
 // only those two claims say a token is for this one. A zero Leeway means
-// 30 seconds.
-type AuthConfig struct {
+// 30 seconds. Its errors name its fields (see setting.Error).
+type Config struct {
 	Secret   []byte // nil when only the JWKS is trusted
 	Issuer   string
 	Audience string
@@ -56,10 +59,10 @@ type AuthConfig struct {
 	Log *slog.Logger
 }
 
-// Authenticator verifies the bearer tokens that identify a user. It holds
-// no per-request state and is safe for concurrent use. Close stops its
-// JWKS refreshes.
-type Authenticator struct {
+// Verifier turns the bearer token of a request into the user it names. It
+// holds no per-request state and is safe for concurrent use. Close stops
+// its JWKS refreshes.
+type Verifier struct {
 	secret   []byte // nil when HS256 is not accepted
 	issuer   string // for the tokens the development login mints
 	audience string
@@ -68,61 +71,69 @@ type Authenticator struct {
 	parser   *jwt.Parser
 }
 
-// NewAuthenticator checks cfg once, at start-up, so a weak secret or a
+// NewVerifier checks cfg once, at start-up, so a weak secret or a
 // negative leeway stops the server instead of weakening every request.
 // With a JWKS it fetches the key set once, for at most JWKS.Timeout; a
 // provider that does not answer yet is no error (see newJWKSKeys).
-func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
-	if err := checkAuthConfig(cfg); err != nil {
+func NewVerifier(cfg Config) (*Verifier, error) {
+	if err := checkConfig(cfg); err != nil {
 		return nil, err
 	}
-	a := &Authenticator{issuer: cfg.Issuer, audience: cfg.Audience}
+	v := &Verifier{issuer: cfg.Issuer, audience: cfg.Audience}
 	if len(cfg.Secret) > 0 {
-		a.secret = append([]byte(nil), cfg.Secret...)
-		a.methods = append(a.methods, jwt.SigningMethodHS256.Alg())
+		v.secret = append([]byte(nil), cfg.Secret...)
+		v.methods = append(v.methods, jwt.SigningMethodHS256.Alg())
 	}
 	if cfg.JWKS.URL != "" {
 		keys, err := newJWKSKeys(cfg.JWKS, cfg.Log)
 		if err != nil {
 			return nil, err
 		}
-		a.jwks = keys
-		a.methods = append(a.methods, jwksMethods...)
+		v.jwks = keys
+		v.methods = append(v.methods, jwksMethods...)
 	}
-	a.parser = jwt.NewParser(parserOptions(cfg, a.methods)...)
-	return a, nil
+	v.parser = jwt.NewParser(parserOptions(cfg, v.methods)...)
+	return v, nil
 }
 
-// checkAuthConfig refuses a configuration that would accept forgeable
-// tokens, or tokens meant for another service.
-func checkAuthConfig(cfg AuthConfig) error {
-	if (cfg.JWKS.URL == "" || len(cfg.Secret) > 0) && len(cfg.Secret) < minSecretBytes {
-		return fmt.Errorf("%w (got %d)", ErrWeakSecret, len(cfg.Secret))
+// checkConfig refuses a configuration that would accept forgeable
+// tokens, or tokens meant for another service, naming every problem.
+func checkConfig(cfg Config) error {
+	var errs []error
+	if (cfg.JWKS.URL == "" || len(cfg.Secret) > 0) && len(cfg.Secret) < MinSecretBytes {
+		errs = append(errs, setting.Invalid("Secret", "%w (got %d)", ErrWeakSecret, len(cfg.Secret)))
 	}
 	if cfg.Leeway < 0 {
-		return fmt.Errorf("JWT leeway must not be negative (got %s)", cfg.Leeway)
+		errs = append(errs, setting.Invalid("Leeway", "must not be negative (got %s)", cfg.Leeway))
 	}
-	if cfg.JWKS.URL != "" && (cfg.Issuer == "" || cfg.Audience == "") {
-		return errors.New("JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE: an identity provider signs tokens for many services, and only iss and aud say a token is for this one")
+	if cfg.JWKS.URL != "" {
+		errs = append(errs, checkJWKSConfig(cfg.JWKS))
+		const why = "an identity provider signs tokens for many services, and only iss and aud say a token is for this one"
+		if cfg.Issuer == "" {
+			errs = append(errs, setting.Invalid("Issuer", "is required with a JWKS: %s", why))
+		}
+		if cfg.Audience == "" {
+			errs = append(errs, setting.Invalid("Audience", "is required with a JWKS: %s", why))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Close stops the JWKS's refreshes: the keys loaded still verify, and no
 // fetch happens any more. It is safe to call more than once.
-func (a *Authenticator) Close() {
-	if a.jwks != nil {
-		a.jwks.close()
+func (v *Verifier) Close() {
+	if v.jwks != nil {
+		v.jwks.close()
 	}
 }
 
 // parserOptions pins the algorithms and the claims we require. Issuer and
 // audience are added only when set: jwt.WithAudience("") would demand an
 // empty audience rather than none.
-func parserOptions(cfg AuthConfig, methods []string) []jwt.ParserOption {
+func parserOptions(cfg Config, methods []string) []jwt.ParserOption {
 	leeway := cfg.Leeway
 	if leeway == 0 {
-		leeway = defaultAuthLeeway
+		leeway = defaultLeeway
 	}
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(methods),
@@ -139,20 +150,39 @@ func parserOptions(cfg AuthConfig, methods []string) []jwt.ParserOption {
 	return opts
 }
 
+// Authenticate returns the user that r's bearer token names. Its error is
+// ErrNoToken when r presents no bearer token, and otherwise one Verify
+// returns; Reason names either for the access log.
+func (v *Verifier) Authenticate(r *http.Request) (userID string, err error) {
+	token, presented := bearerToken(r.Header)
+	if !presented {
+		return "", &rejection{reason: ReasonMissing, err: ErrNoToken}
+	}
+	return v.Verify(token)
+}
+
 // Verify checks token's signature and claims and returns the user it names.
-// Every failure wraps ErrInvalidToken; no error ever contains the token.
-func (a *Authenticator) Verify(token string) (userID string, err error) {
+// Every failure wraps ErrInvalidToken, and Reason names it; no error ever
+// contains the token.
+func (v *Verifier) Verify(token string) (userID string, err error) {
+	if userID, err = v.verify(token); err != nil {
+		return "", &rejection{reason: v.rejectionReason(err, token), err: err}
+	}
+	return userID, nil
+}
+
+func (v *Verifier) verify(token string) (userID string, err error) {
 	if token == "" {
 		return "", fmt.Errorf("%w: %w", ErrInvalidToken, errTokenEmpty)
 	}
-	if len(token) > maxBearerTokenBytes {
+	if len(token) > MaxTokenBytes {
 		return "", fmt.Errorf("%w: %w", ErrInvalidToken, errTokenOversized)
 	}
 	var claims jwt.RegisteredClaims
-	if _, err := a.parser.ParseWithClaims(token, &claims, a.key); err != nil {
+	if _, err := v.parser.ParseWithClaims(token, &claims, v.key); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
-	if err := checkUserID(claims.Subject); err != nil {
+	if err := CheckUserID(claims.Subject); err != nil {
 		return "", fmt.Errorf("%w: %w %w", ErrInvalidToken, errBadSubject, err)
 	}
 	return claims.Subject, nil
@@ -164,18 +194,19 @@ func (a *Authenticator) Verify(token string) (userID string, err error) {
 // parser pins the algorithms already, but a key function that trusts the
 // header's alg is how "alg confusion" attacks start: a public key must
 // never serve as an HMAC secret.
-func (a *Authenticator) key(t *jwt.Token) (any, error) {
+func (v *Verifier) key(t *jwt.Token) (any, error) {
 	switch {
-	case t.Method == jwt.SigningMethodHS256 && a.secret != nil:
-		return a.secret, nil
-	case a.jwks != nil && isJWKSMethod(t.Method.Alg()):
-		return a.jwks.key(t)
+	case t.Method == jwt.SigningMethodHS256 && v.secret != nil:
+		return v.secret, nil
+	case v.jwks != nil && isJWKSMethod(t.Method.Alg()):
+		return v.jwks.key(t)
 	}
 	return nil, fmt.Errorf("unexpected signing method %q", t.Method.Alg())
 }
 
-// checkUserID enforces what the store and the logs can hold safely.
-func checkUserID(id string) error {
+// CheckUserID enforces what the store and the logs can hold safely, of the
+// user id a token names or the development login is asked for.
+func CheckUserID(id string) error {
 	switch {
 	case id == "":
 		return errors.New("is missing or empty")
@@ -187,25 +218,6 @@ func checkUserID(id string) error {
 		return errors.New("contains control characters")
 	}
 	return nil
-}
-
-// RequireUser answers 401 unless the request carries a valid bearer token,
-// and otherwise passes it on with the token's user in its context, where
-// handlers read it with userFrom.
-func (a *Authenticator) RequireUser(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, presented := bearerToken(r.Header)
-		if !presented {
-			rejectRequest(w, r, reasonMissing)
-			return
-		}
-		userID, err := a.Verify(token)
-		if err != nil {
-			rejectRequest(w, r, a.rejectionReason(err, token))
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(withUser(r.Context(), userID)))
-	})
 }
 
 // bearerToken returns the token of the request's one Authorization header.
@@ -228,57 +240,14 @@ func bearerToken(h http.Header) (token string, presented bool) {
 	return strings.TrimSpace(token), true
 }
 
-// writeUnauthorized answers 401 with the challenge RFC 6750 asks for. The
-// detail stays vague on purpose: telling an expired token from a forged
-// one helps attackers more than clients.
-func writeUnauthorized(w http.ResponseWriter, invalidToken bool, detail string) {
-	challenge := bearerChallenge
-	if invalidToken {
-		challenge += `, error="invalid_token"`
-	}
-	w.Header().Set("WWW-Authenticate", challenge)
-	writeProblem(w, apiErr(codeUnauthorized, detail))
-}
-
-// RequirePathUser answers 403 unless the {user_id} of the route is the
-// verified user, so one user can never address another's resources. It must
-// run after RequireUser, inside a chi route with a {user_id} parameter; it
-// fails closed when either is missing. The comparison is exact, on the
-// decoded parameter (see pathUser), so handlers may rely on userFrom alone.
-func RequirePathUser(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		userID := userFrom(r.Context())
-		if path, ok := pathUser(r); userID == "" || !ok || userID != path {
-			writeProblem(w, apiErr(codeForbidden, "This token does not grant access to this user's resources."))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// userKey is the context key of the verified user id; being unexported,
-// no other package can set or overwrite it.
-type userKey struct{}
-
-// withUser returns ctx carrying the verified user id.
-func withUser(ctx context.Context, userID string) context.Context {
-	return context.WithValue(ctx, userKey{}, userID)
-}
-
-// userFrom returns the user id RequireUser verified, or "" if none.
-func userFrom(ctx context.Context) string {
-	userID, _ := ctx.Value(userKey{}).(string)
-	return userID
-}
-
 // MintToken signs an HS256 token for userID, valid from now for ttl, with
 // iss and aud when they are not empty. It serves the dev "token" command
 // and tests, and holds itself to the rules Verify applies.
 func MintToken(secret []byte, userID string, ttl time.Duration, issuer, audience string, now time.Time) (string, error) {
-	if len(secret) < minSecretBytes {
-		return "", fmt.Errorf("%w (got %d)", ErrWeakSecret, len(secret))
+	if len(secret) < MinSecretBytes {
+		return "", fmt.Errorf("the secret %w (got %d)", ErrWeakSecret, len(secret))
 	}
-	if err := checkUserID(userID); err != nil {
+	if err := CheckUserID(userID); err != nil {
 		return "", fmt.Errorf("user id %w", err)
 	}
 	if ttl <= 0 {

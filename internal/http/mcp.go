@@ -11,9 +11,10 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -75,11 +76,11 @@ func newMCPFront(log *slog.Logger, svc *tasks.Service, cfg MCPConfig) *mcpFront 
 // spends one of the user's request tokens and carries one JSON-RPC message.
 // The user is the token's and nobody else's: nothing in the body can name
 // another.
-func handleMCP(log *slog.Logger, a *Authenticator, f *mcpFront) http.Handler {
-	// The SDK's middleware hands the user to the SDK (auth.TokenInfo),
-	// which binds each request to that user's server. RequireUser has
+func handleMCP(log *slog.Logger, v *auth.Verifier, f *mcpFront) http.Handler {
+	// The SDK's middleware hands the user to the SDK (mcpauth.TokenInfo),
+	// which binds each request to that user's server. requireUser has
 	// verified the token already, exp included.
-	toSDK := auth.RequireBearerToken(verifiedUser, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(f.handler)
+	toSDK := mcpauth.RequireBearerToken(verifiedUser, &mcpauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(f.handler)
 	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := f.limits.allow(userFrom(r.Context()), "MCP requests"); err != nil {
 			writeRateLimited(w, err)
@@ -91,20 +92,20 @@ func handleMCP(log *slog.Logger, a *Authenticator, f *mcpFront) http.Handler {
 		}
 		toSDK.ServeHTTP(w, r.WithContext(mcptools.WithCallID(r.Context(), infoFrom(r.Context()).id)))
 	})
-	authenticated := a.RequireUser(logUser(serve))
+	authenticated := requireUser(v)(logUser(serve))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		authenticated.ServeHTTP(&challengeWriter{ResponseWriter: w, param: `resource_metadata="` + f.resource.metadataURL(r) + `"`}, r)
 	})
 }
 
-// verifiedUser is the auth.TokenVerifier of a request RequireUser let
+// verifiedUser is the mcpauth.TokenVerifier of a request requireUser let
 // through: its user, with no second verification of the token.
-func verifiedUser(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+func verifiedUser(ctx context.Context, _ string, _ *http.Request) (*mcpauth.TokenInfo, error) {
 	userID := userFrom(ctx)
 	if userID == "" {
-		return nil, auth.ErrInvalidToken
+		return nil, mcpauth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{UserID: userID}, nil
+	return &mcpauth.TokenInfo{UserID: userID}, nil
 }
 
 // oneMessage checks the body, and puts it back for the MCP handler: JSON

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskchat/taskchat/internal/auth"
+)
+
+// A value each variable of authVars may take, other than
+// its default.
+var fieldSamples = map[string]string{
+	"JWT_SECRET":       strings.Repeat("s", 40),
+	"JWT_ISSUER":       "https://id.example.com",
+	"JWT_AUDIENCE":     "taskchat-api",
+	"JWT_JWKS_URL":     "https://id.example.com/jwks",
+	"JWT_JWKS_REFRESH": "2h",
+}
+
+// Each variable the tables name fills the field they pair it with: set
+// alone, it changes that field of the package's configuration as
+// cmd/server builds it.
+func TestEachVariableFillsItsField(t *testing.T) {
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
+	build := map[string]func(config) any{
+		"auth": func(c config) any { return authConfig(c, nil) },
+	}
+	for pkg, vars := range map[string]map[string]string{"auth": authVars} {
+		for field, name := range vars {
+			t.Run(name, func(t *testing.T) {
+				sample, ok := fieldSamples[name]
+				if !ok {
+					t.Fatalf("no sample value for %s: add one to fieldSamples", name)
+				}
+				before, _ := loadConfig(env(base))
+				vars := map[string]string{name: sample}
+				for k, v := range base {
+					if k != name {
+						vars[k] = v
+					}
+				}
+				after, _ := loadConfig(env(vars)) // a JWKS alone is incomplete; the field is still read
+				was, is := fieldOf(t, build[pkg](before), field), fieldOf(t, build[pkg](after), field)
+				if reflect.DeepEqual(was, is) {
+					t.Errorf("%s=%s leaves %s.Config's %s at %v", name, sample, pkg, field, was)
+				}
+			})
+		}
+	}
+}
+
+// fieldOf is the field of v, a struct, at path ("JWKS.URL").
+func fieldOf(tb testing.TB, v any, path string) any {
+	tb.Helper()
+	f := reflect.ValueOf(v)
+	for name := range strings.SplitSeq(path, ".") {
+		if f = f.FieldByName(name); !f.IsValid() {
+			tb.Fatalf("%T has no field %s", v, path)
+		}
+	}
+	return f.Interface()
+}
+
+// What a package says of its fields reaches the operator as the
+// variables they set; fields no variable fills keep their Go names.
+func TestPackageErrorsNameTheVariable(t *testing.T) {
+	cfg, err := loadConfig(env(map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	weak := authConfig(cfg, log)
+	weak.Secret, weak.Leeway = []byte("short"), -time.Second
+	_, err = auth.NewVerifier(weak)
+	assertSays(t, fromEnv(authVars, err), "JWT_SECRET must be at least 32 bytes (got 5)", "Leeway must not be negative (got -1s)")
+
+	jwks := authConfig(cfg, log)
+	jwks.JWKS.URL = "http://id.example.com/jwks"
+	_, err = auth.NewVerifier(jwks)
+	assertSays(t, fromEnv(authVars, err), "JWT_JWKS_URL must use https", "JWT_ISSUER is required with a JWKS", "JWT_AUDIENCE is required with a JWKS")
+}
+
+func assertSays(tb testing.TB, err error, want ...string) {
+	tb.Helper()
+	if err == nil {
+		tb.Fatalf("no error; want one saying %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			tb.Errorf("the error does not say %q:\n%v", w, err)
+		}
+	}
+}
