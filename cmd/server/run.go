@@ -212,7 +212,12 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	if err != nil {
 		return nil, nil, err
 	}
-	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, taskhttp.Config{
+	// Outside MCP clients get the same tools from servers of their own:
+	// each acts only for its bearer token's user, and never takes a chat
+	// turn's record from a client (see mcptools.NewRemoteServer).
+	// NewServer puts them behind the API's authentication, at /mcp.
+	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, maxCachedServers), log)
+	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, mcp, taskhttp.Config{
 		TurnsPerMinute: cfg.TurnsPerMinute, TurnBurst: cfg.TurnBurst, MaxStreams: cfg.MaxStreams,
 		Stream:       taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
 		WriteTimeout: cfg.WriteTimeout,
@@ -221,7 +226,7 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 		CORS:         taskhttp.CORSConfig{AllowedOrigins: cfg.CORSOrigins, MaxAge: cfg.CORSMaxAge},
 
 		MCP: taskhttp.MCPConfig{
-			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst, CachedServers: maxCachedServers,
+			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst,
 			PublicURL: cfg.PublicURL, AuthorizationServers: cfg.MCPAuthorizationServers,
 		},
 	})

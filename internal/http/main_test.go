@@ -42,7 +42,7 @@ type testServer struct {
 // testAPIConfig lets a test send as many turns and streams as it likes.
 var testAPIConfig = Config{TurnsPerMinute: 6000, TurnBurst: 1000, MaxStreams: 100,
 	Stream: StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second}, WriteTimeout: 30 * time.Second,
-	MCP: MCPConfig{RequestsPerMinute: 6000, Burst: 1000, CachedServers: 16}}
+	MCP: MCPConfig{RequestsPerMinute: 6000, Burst: 1000}}
 
 // serverConfig is what a test server is built with. wrapTurns, when set,
 // wraps the engine's store, for tests that inject faults into its writes.
@@ -95,7 +95,8 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 		tb.Fatal(err)
 	}
 	hub := mustHub(tb, log, db, cfg)
-	h := NewServer(log, verifier, db, svc, store.NewConversations(db), engine, hub, cfg.api)
+	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 16), log)
+	h := NewServer(log, verifier, db, svc, store.NewConversations(db), engine, hub, mcp, cfg.api)
 	s := &testServer{Server: httptest.NewServer(h), logs: logs, hub: hub}
 	tb.Cleanup(func() { hub.Close(); s.Close() }) // followers end first
 	return s

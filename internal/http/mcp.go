@@ -16,7 +16,6 @@ import (
 
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/mcptools"
-	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // MCPConfig is how /mcp, the task tools over MCP Streamable HTTP, treats
@@ -25,9 +24,6 @@ type MCPConfig struct {
 	// Each user's token bucket of /mcp requests on this replica.
 	RequestsPerMinute float64
 	Burst             int
-	// CachedServers is how many users' MCP servers a replica keeps built
-	// (see mcptools.Servers).
-	CachedServers int
 	// PublicURL is the server's URL as its clients reach it, such as
 	// https://tasks.example.com: the resource /mcp is PublicURL/mcp. ""
 	// makes it from each request's Host, over https when the request came
@@ -39,7 +35,7 @@ type MCPConfig struct {
 }
 
 func (c MCPConfig) validate() error {
-	if c.RequestsPerMinute <= 0 || c.Burst <= 0 || c.CachedServers <= 0 {
+	if c.RequestsPerMinute <= 0 || c.Burst <= 0 {
 		return fmt.Errorf("http: the MCP limits must be positive, got %+v", c)
 	}
 	if c.PublicURL != "" {
@@ -56,14 +52,14 @@ const maxMCPBody = 64 << 10
 
 // mcpFront is what /mcp and its metadata are served with.
 type mcpFront struct {
-	handler  http.Handler // mcptools.NewHTTPHandler
+	handler  http.Handler // mcptools.NewHTTPHandler, as cmd/server builds it
 	limits   *userLimits
 	resource protectedResource
 }
 
-func newMCPFront(log *slog.Logger, svc *tasks.Service, cfg MCPConfig) *mcpFront {
+func newMCPFront(handler http.Handler, cfg MCPConfig) *mcpFront {
 	return &mcpFront{
-		handler: mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, cfg.CachedServers), log),
+		handler: handler,
 		// The bucket is all it uses: an MCP answer is never a stream.
 		limits:   newUserLimits(cfg.RequestsPerMinute, cfg.Burst, 1),
 		resource: protectedResource{publicURL: strings.TrimRight(cfg.PublicURL, "/"), authorizationServers: cfg.AuthorizationServers},

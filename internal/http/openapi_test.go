@@ -34,7 +34,7 @@ func TestOpenAPIRoutesMatch(t *testing.T) {
 	// nil. The development login is on, so that its route is served too.
 	cfg := testAPIConfig
 	cfg.DevLogin = DevLogin{Enabled: true, TTL: time.Hour}
-	routes, ok := NewServer(slog.New(slog.DiscardHandler), verifier, nil, nil, nil, nil, nil, cfg).(chi.Routes)
+	routes, ok := NewServer(slog.New(slog.DiscardHandler), verifier, nil, nil, nil, nil, nil, nil, cfg).(chi.Routes)
 	if !ok {
 		t.Fatal("NewServer no longer returns a chi router; list its routes another way")
 	}

@@ -70,9 +70,12 @@ type Pinger interface {
 
 // NewServer returns taskchat's HTTP handler. Every dependency is a
 // parameter; nothing is read from globals or the environment. verifier
-// says which user each request acts for. A Config with a zero setting is
-// a programming error, and panics.
-func NewServer(log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.Service, convs tasks.ConversationStore, engine *chat.Engine, hub *runs.Hub, cfg Config) http.Handler {
+// says which user each request acts for; mcp serves the task tools over
+// MCP (mcptools.NewHTTPHandler), and NewServer puts it behind the same
+// authentication and limits as the API, at /mcp. A Config with a zero
+// setting is a programming error, and panics.
+func NewServer(log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
+	engine *chat.Engine, hub *runs.Hub, mcp http.Handler, cfg Config) http.Handler {
 	if err := cfg.validate(); err != nil {
 		panic(err)
 	}
@@ -85,7 +88,7 @@ func NewServer(log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
 	limits := newUserLimits(cfg.TurnsPerMinute, cfg.TurnBurst, cfg.MaxStreams)
 	cfg.Telemetry.ObserveStreams(limits.openStreams)
-	addRoutes(r, log, verifier, db, svc, convs, engine, hub, limits, cfg.Stream, cfg.DevLogin, newMCPFront(log, svc, cfg.MCP))
+	addRoutes(r, log, verifier, db, svc, convs, engine, hub, limits, cfg.Stream, cfg.DevLogin, newMCPFront(mcp, cfg.MCP))
 	return r
 }
 
