@@ -18,6 +18,18 @@ var (
 		"JWKS.URL":     "JWT_JWKS_URL",
 		"JWKS.Refresh": "JWT_JWKS_REFRESH",
 	}
+	// chatVars are chat.Config's, as chatConfig fills it.
+	chatVars = map[string]string{
+		"Limits.MaxModelCalls": "AGENT_MAX_MODEL_CALLS",
+		"Limits.MaxToolCalls":  "AGENT_MAX_TOOL_CALLS",
+		"Limits.MaxTokens":     "AGENT_MAX_TOKENS",
+		"Limits.TurnTimeout":   "AGENT_TURN_TIMEOUT",
+		"Limits.ToolTimeout":   "AGENT_TOOL_TIMEOUT",
+		"HistoryLimit":         "HISTORY_LIMIT",
+		"HistoryTokens":        "HISTORY_TOKENS",
+		"DailyTokenBudget":     "USER_DAILY_TOKEN_BUDGET",
+		"MaxRunningTurns":      "MAX_RUNNING_TURNS_PER_USER",
+	}
 )
 
 // fromEnv is err, a package's configuration error, with each field that

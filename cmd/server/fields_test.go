@@ -8,17 +8,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/auth"
+	"github.com/taskchat/taskchat/internal/chat"
 )
 
-// A value each variable of authVars may take, other than
+// A value each variable of authVars and chatVars may take, other than
 // its default.
 var fieldSamples = map[string]string{
-	"JWT_SECRET":       strings.Repeat("s", 40),
-	"JWT_ISSUER":       "https://id.example.com",
-	"JWT_AUDIENCE":     "taskchat-api",
-	"JWT_JWKS_URL":     "https://id.example.com/jwks",
-	"JWT_JWKS_REFRESH": "2h",
+	"JWT_SECRET":                 strings.Repeat("s", 40),
+	"JWT_ISSUER":                 "https://id.example.com",
+	"JWT_AUDIENCE":               "taskchat-api",
+	"JWT_JWKS_URL":               "https://id.example.com/jwks",
+	"JWT_JWKS_REFRESH":           "2h",
+	"AGENT_MAX_MODEL_CALLS":      "7",
+	"AGENT_MAX_TOOL_CALLS":       "7",
+	"AGENT_MAX_TOKENS":           "7777",
+	"AGENT_TURN_TIMEOUT":         "7m",
+	"AGENT_TOOL_TIMEOUT":         "7s",
+	"HISTORY_LIMIT":              "7",
+	"HISTORY_TOKENS":             "7777",
+	"USER_DAILY_TOKEN_BUDGET":    "7777",
+	"MAX_RUNNING_TURNS_PER_USER": "7",
 }
 
 // Each variable the tables name fills the field they pair it with: set
@@ -26,10 +38,12 @@ var fieldSamples = map[string]string{
 // cmd/server builds it.
 func TestEachVariableFillsItsField(t *testing.T) {
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
+	model, prompt := offline.New(), agent.DefaultPrompt()
 	build := map[string]func(config) any{
 		"auth": func(c config) any { return authConfig(c, nil) },
+		"chat": func(c config) any { return chatConfig(c, model, prompt, nil) },
 	}
-	for pkg, vars := range map[string]map[string]string{"auth": authVars} {
+	for pkg, vars := range map[string]map[string]string{"auth": authVars, "chat": chatVars} {
 		for field, name := range vars {
 			t.Run(name, func(t *testing.T) {
 				sample, ok := fieldSamples[name]
@@ -83,6 +97,11 @@ func TestPackageErrorsNameTheVariable(t *testing.T) {
 	jwks.JWKS.URL = "http://id.example.com/jwks"
 	_, err = auth.NewVerifier(jwks)
 	assertSays(t, fromEnv(authVars, err), "JWT_JWKS_URL must use https", "JWT_ISSUER is required with a JWKS", "JWT_AUDIENCE is required with a JWKS")
+
+	turns := chatConfig(cfg, offline.New(), agent.DefaultPrompt(), nil)
+	turns.HistoryLimit, turns.Limits.MaxTokens, turns.IdempotencyTTL = 0, 0, 0
+	_, err = chat.New(log, nil, nil, turns)
+	assertSays(t, fromEnv(chatVars, err), "HISTORY_LIMIT must be positive, got 0", "AGENT_MAX_TOKENS must be positive, got 0", "IdempotencyTTL must be positive, got 0s")
 }
 
 func assertSays(tb testing.TB, err error, want ...string) {

@@ -187,26 +187,15 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 		return nil, nil, fromEnv(authVars, err)
 	}
 	*closers = append(*closers, verifier.Close) // stops the JWKS refreshes
-	prompt := agent.DefaultPrompt()
-	if cfg.SystemPrompt != "" {
-		if prompt, err = agent.LoadPrompt(cfg.SystemPrompt); err != nil {
-			return nil, nil, err
-		}
-	}
-	var model agent.Model = offline.NewPaced(cfg.OfflinePace)
-	if cfg.Provider == "openai" {
-		model = openai.New(cfg.OpenAI, openai.NewHTTPClient())
-	}
-	model = tel.Model(model, cfg.Provider)
-	tel.ObservePool(pool)
-	svc := tasks.NewService(store.NewTasks(pool))
-	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, maxCachedServers), chat.Config{
-		Model: model, Prompt: prompt, Limits: cfg.Limits,
-		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
-		DailyTokenBudget: cfg.DailyTokenBudget, MaxRunningTurns: cfg.MaxRunningTurns, Telemetry: tel,
-	})
+	model, prompt, err := newModel(cfg, tel)
 	if err != nil {
 		return nil, nil, err
+	}
+	tel.ObservePool(pool)
+	svc := tasks.NewService(store.NewTasks(pool))
+	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, maxCachedServers), chatConfig(cfg, model, prompt, tel))
+	if err != nil {
+		return nil, nil, fromEnv(chatVars, err)
 	}
 	hub, err := startRuns(cfg, log, pool, closers)
 	if err != nil {
@@ -234,9 +223,35 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	return h, hub, nil
 }
 
+// newModel is the model turns run on, observed by tel, and the system
+// prompt they start with.
+func newModel(cfg config, tel *telemetry.Telemetry) (agent.Model, agent.Prompt, error) {
+	prompt := agent.DefaultPrompt()
+	if cfg.SystemPrompt != "" {
+		var err error
+		if prompt, err = agent.LoadPrompt(cfg.SystemPrompt); err != nil {
+			return nil, agent.Prompt{}, err
+		}
+	}
+	var model agent.Model = offline.NewPaced(cfg.OfflinePace)
+	if cfg.Provider == "openai" {
+		model = openai.New(cfg.OpenAI, openai.NewHTTPClient())
+	}
+	return tel.Model(model, cfg.Provider), prompt, nil
+}
+
 // authConfig is which tokens the service trusts, as cfg says.
 func authConfig(cfg config, log *slog.Logger) auth.Config {
 	return auth.Config{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, JWKS: cfg.JWKS, Log: log}
+}
+
+// chatConfig is how turns run, as cfg says, on model and prompt.
+func chatConfig(cfg config, model agent.Model, prompt agent.Prompt, tel *telemetry.Telemetry) chat.Config {
+	return chat.Config{
+		Model: model, Prompt: prompt, Limits: cfg.Limits,
+		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
+		DailyTokenBudget: cfg.DailyTokenBudget, MaxRunningTurns: cfg.MaxRunningTurns, Telemetry: tel,
+	}
 }
 
 // startRuns starts the replica's share of the turns' runs, and its one
