@@ -1,18 +1,3 @@
-// Command loadtest measures taskchat under load: it starts the real server
-// in a child process against PostgreSQL and an instant OpenAI-compatible
-// fake model, drives many users chatting concurrently (JSON and streamed),
-// then holds many idle streams open, and prints a table of turns/s,
-// latency, the service's own time per turn, database round trips per turn
-// and memory per idle stream.
-//
-//	go run ./cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
-//
-// It creates a scratch database next to the one -db names and drops it.
-//
-// With -floor it measures, instead of taskchat, a turn written by hand
-// that does only the work a turn cannot avoid (floor.go), on the same
-// wire contract, schema and fake model: taskchat's figures are read
-// against it, on the same machine, in alternating runs.
 package main
 
 import (
@@ -41,8 +26,8 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/gctune"
-	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/store"
 )
 
@@ -375,7 +360,7 @@ func mustToken(user string) string {
 	if t, ok := tokens[user]; ok {
 		return t
 	}
-	t, err := taskhttp.MintToken([]byte(secret), user, time.Hour, "", "", time.Now())
+	t, err := auth.MintToken([]byte(secret), user, time.Hour, "", "", time.Now())
 	if err != nil {
 		panic(err)
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openai"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/mcptools"
@@ -252,7 +253,7 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 		return err
 	}
 	defer pool.Close()
-	auth, err := taskhttp.NewAuthenticator(taskhttp.AuthConfig{Secret: []byte(secret)})
+	verifier, err := auth.NewVerifier(auth.Config{Secret: []byte(secret)})
 	if err != nil {
 		return err
 	}
@@ -283,12 +284,13 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	l := store.Listen(databaseURL, log, []string{tasks.StopChannel}, hub.Notify, hub.Reconnected)
 	defer l.Close()
 	hub.SetNotifier(l)
-	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, hub, taskhttp.Config{
+	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 1024), log)
+	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, mcp, taskhttp.Config{
 		TurnsPerMinute: 1e9, TurnBurst: 1 << 30, MaxStreams: 1 << 20,
 		Stream:       taskhttp.StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second},
 		WriteTimeout: 30 * time.Second,
 
-		MCP: taskhttp.MCPConfig{RequestsPerMinute: 1e9, Burst: 1 << 30, CachedServers: 1024},
+		MCP: taskhttp.MCPConfig{RequestsPerMinute: 1e9, Burst: 1 << 30},
 	})
 	return serve(ctx, rec, h, cpuProfile)
 }

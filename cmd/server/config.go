@@ -13,8 +13,8 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openai"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/gctune"
-	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/store"
 )
@@ -66,7 +66,7 @@ type config struct {
 	// JWKS is an identity provider's key set: JWT_JWKS_URL, fetched again
 	// every JWT_JWKS_REFRESH; the rest of it is fixed (see
 	// defaultJWKSRefresh).
-	JWKS taskhttp.JWKSConfig
+	JWKS auth.JWKSConfig
 
 	// MigrateDatabaseURL is where migrations run: PostgreSQL itself, when
 	// DatabaseURL goes through a pooler in transaction mode (see
@@ -316,7 +316,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		JWTSecret:   getenv("JWT_SECRET"),
 		JWTIssuer:   e.str("JWT_ISSUER", ""),
 		JWTAudience: e.str("JWT_AUDIENCE", ""),
-		JWKS: taskhttp.JWKSConfig{
+		JWKS: auth.JWKSConfig{
 			URL:               e.str("JWT_JWKS_URL", ""),
 			Refresh:           e.duration("JWT_JWKS_REFRESH", defaultJWKSRefresh),
 			UnknownKeyRefresh: jwksUnknownKeyRefresh,
@@ -646,8 +646,8 @@ func checkAuth(e *envReader, c config) {
 	if c.JWKS.URL == "" {
 		return
 	}
-	if err := taskhttp.CheckJWKSURL(c.JWKS.URL); err != nil {
-		e.errs = append(e.errs, err)
+	if err := auth.CheckJWKSURL(c.JWKS.URL); err != nil {
+		e.errs = append(e.errs, fromEnv(authVars, err))
 	}
 	if c.JWTIssuer == "" || c.JWTAudience == "" {
 		e.fail("JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE, the iss and aud of the provider's tokens (Better Auth's base URL, such as https://app.example.com, for both by default)")
@@ -660,8 +660,8 @@ func checkAuth(e *envReader, c config) {
 // checkJWTSecret says what is wrong with a signing secret, in the words
 // both the server and the token command use.
 func checkJWTSecret(secret string) error {
-	if len(secret) < 32 {
-		return fmt.Errorf("JWT_SECRET is required and must be at least 32 bytes (got %d); generate one with: openssl rand -hex 32", len(secret))
+	if len(secret) < auth.MinSecretBytes {
+		return fmt.Errorf("JWT_SECRET is required and must be at least %d bytes (got %d); generate one with: openssl rand -hex 32", auth.MinSecretBytes, len(secret))
 	}
 	return nil
 }

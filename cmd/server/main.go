@@ -1,6 +1,3 @@
-// Command server runs taskchat: the HTTP chat service, plus two helper
-// subcommands (token, healthcheck). All configuration comes from the
-// environment; see docs/configuration.md.
 package main
 
 import (

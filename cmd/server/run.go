@@ -16,6 +16,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openai"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/gctune"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
@@ -181,39 +182,31 @@ func build(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tel
 // wire builds the handler over pool, adding to closers what must be
 // closed after it, in the order it must be closed in reverse.
 func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Telemetry, pool *pgxpool.Pool, closers *[]func()) (http.Handler, *runs.Hub, error) {
-	auth, err := taskhttp.NewAuthenticator(taskhttp.AuthConfig{
-		Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, JWKS: cfg.JWKS, Log: log,
-	})
+	verifier, err := auth.NewVerifier(authConfig(cfg, log))
+	if err != nil {
+		return nil, nil, fromEnv(authVars, err)
+	}
+	*closers = append(*closers, verifier.Close) // stops the JWKS refreshes
+	model, prompt, err := newModel(cfg, tel)
 	if err != nil {
 		return nil, nil, err
 	}
-	*closers = append(*closers, auth.Close) // stops the JWKS refreshes
-	prompt := agent.DefaultPrompt()
-	if cfg.SystemPrompt != "" {
-		if prompt, err = agent.LoadPrompt(cfg.SystemPrompt); err != nil {
-			return nil, nil, err
-		}
-	}
-	var model agent.Model = offline.NewPaced(cfg.OfflinePace)
-	if cfg.Provider == "openai" {
-		model = openai.New(cfg.OpenAI, openai.NewHTTPClient())
-	}
-	model = tel.Model(model, cfg.Provider)
 	tel.ObservePool(pool)
 	svc := tasks.NewService(store.NewTasks(pool))
-	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, maxCachedServers), chat.Config{
-		Model: model, Prompt: prompt, Limits: cfg.Limits,
-		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
-		DailyTokenBudget: cfg.DailyTokenBudget, MaxRunningTurns: cfg.MaxRunningTurns, Telemetry: tel,
-	})
+	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, maxCachedServers), chatConfig(cfg, model, prompt, tel))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fromEnv(chatVars, err)
 	}
 	hub, err := startRuns(cfg, log, pool, closers)
 	if err != nil {
 		return nil, nil, err
 	}
-	h := taskhttp.NewServer(log, auth, pool, svc, store.NewConversations(pool), engine, hub, taskhttp.Config{
+	// Outside MCP clients get the same tools from servers of their own:
+	// each acts only for its bearer token's user, and never takes a chat
+	// turn's record from a client (see mcptools.NewRemoteServer).
+	// NewServer puts them behind the API's authentication, at /mcp.
+	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, maxCachedServers), log)
+	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, mcp, taskhttp.Config{
 		TurnsPerMinute: cfg.TurnsPerMinute, TurnBurst: cfg.TurnBurst, MaxStreams: cfg.MaxStreams,
 		Stream:       taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
 		WriteTimeout: cfg.WriteTimeout,
@@ -222,12 +215,43 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 		CORS:         taskhttp.CORSConfig{AllowedOrigins: cfg.CORSOrigins, MaxAge: cfg.CORSMaxAge},
 
 		MCP: taskhttp.MCPConfig{
-			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst, CachedServers: maxCachedServers,
+			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst,
 			PublicURL: cfg.PublicURL, AuthorizationServers: cfg.MCPAuthorizationServers,
 		},
 	})
 	*closers = append(*closers, startRetention(ctx, pool, cfg, log))
 	return h, hub, nil
+}
+
+// newModel is the model turns run on, observed by tel, and the system
+// prompt they start with.
+func newModel(cfg config, tel *telemetry.Telemetry) (agent.Model, agent.Prompt, error) {
+	prompt := agent.DefaultPrompt()
+	if cfg.SystemPrompt != "" {
+		var err error
+		if prompt, err = agent.LoadPrompt(cfg.SystemPrompt); err != nil {
+			return nil, agent.Prompt{}, err
+		}
+	}
+	var model agent.Model = offline.NewPaced(cfg.OfflinePace)
+	if cfg.Provider == "openai" {
+		model = openai.New(cfg.OpenAI, openai.NewHTTPClient())
+	}
+	return tel.Model(model, cfg.Provider), prompt, nil
+}
+
+// authConfig is which tokens the service trusts, as cfg says.
+func authConfig(cfg config, log *slog.Logger) auth.Config {
+	return auth.Config{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, JWKS: cfg.JWKS, Log: log}
+}
+
+// chatConfig is how turns run, as cfg says, on model and prompt.
+func chatConfig(cfg config, model agent.Model, prompt agent.Prompt, tel *telemetry.Telemetry) chat.Config {
+	return chat.Config{
+		Model: model, Prompt: prompt, Limits: cfg.Limits,
+		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
+		DailyTokenBudget: cfg.DailyTokenBudget, MaxRunningTurns: cfg.MaxRunningTurns, Telemetry: tel,
+	}
 }
 
 // startRuns starts the replica's share of the turns' runs, and its one
@@ -266,7 +290,7 @@ func mintToken(args []string, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	tok, err := taskhttp.MintToken(secret, fs.Arg(0), *ttl, getenv("JWT_ISSUER"), getenv("JWT_AUDIENCE"), time.Now())
+	tok, err := auth.MintToken(secret, fs.Arg(0), *ttl, getenv("JWT_ISSUER"), getenv("JWT_AUDIENCE"), time.Now())
 	if err != nil {
 		return err
 	}

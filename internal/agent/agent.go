@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskchat/taskchat/internal/setting"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -29,12 +30,25 @@ type Limits struct {
 	ToolTimeout   time.Duration // deadline for one tool call
 }
 
-// Validate reports a limit that is not positive.
+// Validate names each limit that is not positive (see setting.Error).
 func (l Limits) Validate() error {
-	if l.MaxModelCalls <= 0 || l.MaxToolCalls <= 0 || l.MaxTokens <= 0 || l.TurnTimeout <= 0 || l.ToolTimeout <= 0 {
-		return fmt.Errorf("agent: every limit must be positive, got %+v", l)
+	var errs []error
+	for _, f := range []struct {
+		field    string
+		value    any
+		positive bool
+	}{
+		{"MaxModelCalls", l.MaxModelCalls, l.MaxModelCalls > 0},
+		{"MaxToolCalls", l.MaxToolCalls, l.MaxToolCalls > 0},
+		{"MaxTokens", l.MaxTokens, l.MaxTokens > 0},
+		{"TurnTimeout", l.TurnTimeout, l.TurnTimeout > 0},
+		{"ToolTimeout", l.ToolTimeout, l.ToolTimeout > 0},
+	} {
+		if !f.positive {
+			errs = append(errs, setting.Invalid(f.field, "must be positive, got %v", f.value))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // StopReason says why a turn ended.

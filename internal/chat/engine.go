@@ -1,15 +1,3 @@
-// Package chat is the chat turn, as an engine of its own: it begins a turn
-// (idempotency key, claim on the conversation, user message, history), runs
-// a fresh agent with the user's MCP task tools, and finishes it (reply and
-// audit) or abandons it — and it finishes the turns that a crash or an
-// outage cut short, so that a tool's effect happens exactly once. It knows
-// nothing of HTTP: every front (JSON, SSE, a page, another stream protocol)
-// hands it a Request and an Observer and gets an Outcome or an error.
-//
-// The engine runs the tools through the MCP sessions cmd/server gives it
-// (ToolServers), and sends each call with its record in _meta, encoded by
-// mcptools.CallMeta: that record, the contract between the turn and the
-// tools, is what lets a task change be recorded with the change itself.
 package chat
 
 import (
@@ -19,6 +7,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/setting"
 	"github.com/taskchat/taskchat/internal/tasks"
 	"github.com/taskchat/taskchat/internal/telemetry"
 )
@@ -51,20 +40,31 @@ type Config struct {
 	Telemetry *telemetry.Telemetry
 }
 
+// validate names each field of c that is wrong (see setting.Error).
 func (c Config) validate() error {
 	var errs []error
 	if c.Model == nil {
-		errs = append(errs, errors.New("chat: a model is required"))
+		errs = append(errs, setting.Invalid("Model", "is required"))
 	}
 	if c.Prompt == (agent.Prompt{}) {
-		errs = append(errs, errors.New("chat: a prompt is required (agent.DefaultPrompt, or agent.LoadPrompt)"))
+		errs = append(errs, setting.Invalid("Prompt", "is required (agent.DefaultPrompt, or agent.LoadPrompt)"))
 	}
-	errs = append(errs, c.Limits.Validate())
-	if c.HistoryLimit <= 0 || c.HistoryTokens <= 0 || c.IdempotencyTTL <= 0 {
-		errs = append(errs, errors.New("chat: HistoryLimit, HistoryTokens and IdempotencyTTL must be positive"))
-	}
-	if c.DailyTokenBudget < 0 || c.MaxRunningTurns < 0 {
-		errs = append(errs, errors.New("chat: DailyTokenBudget and MaxRunningTurns must not be negative (0 is none)"))
+	errs = append(errs, setting.Within("Limits", c.Limits.Validate()))
+	for _, f := range []struct {
+		field string
+		value any
+		ok    bool
+		rule  string
+	}{
+		{"HistoryLimit", c.HistoryLimit, c.HistoryLimit > 0, "must be positive"},
+		{"HistoryTokens", c.HistoryTokens, c.HistoryTokens > 0, "must be positive"},
+		{"IdempotencyTTL", c.IdempotencyTTL, c.IdempotencyTTL > 0, "must be positive"},
+		{"DailyTokenBudget", c.DailyTokenBudget, c.DailyTokenBudget >= 0, "must not be negative (0 is none)"},
+		{"MaxRunningTurns", c.MaxRunningTurns, c.MaxRunningTurns >= 0, "must not be negative (0 is none)"},
+	} {
+		if !f.ok {
+			errs = append(errs, setting.Invalid(f.field, "%s, got %v", f.rule, f.value))
+		}
 	}
 	return errors.Join(errs...)
 }

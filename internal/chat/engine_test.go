@@ -82,21 +82,22 @@ func TestTurnTellsWhatHappensAsItHappens(t *testing.T) {
 }
 
 // A configuration missing anything is refused when the engine is built,
-// naming what is missing, rather than failing turn after turn.
+// naming the field that is wrong (cmd/server says which environment
+// variable filled it), rather than failing turn after turn.
 func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 	cases := []struct {
 		name   string
 		adjust func(*chat.Config)
 		want   string
 	}{
-		{"no model", func(c *chat.Config) { c.Model = nil }, "model"},
-		{"zero tool calls", func(c *chat.Config) { c.Limits.MaxToolCalls = 0 }, "MaxToolCalls:0"},
-		{"zero turn timeout", func(c *chat.Config) { c.Limits.TurnTimeout = 0 }, "TurnTimeout:0s"},
-		{"negative tokens", func(c *chat.Config) { c.Limits.MaxTokens = -1 }, "MaxTokens:-1"},
-		{"zero history", func(c *chat.Config) { c.HistoryLimit = 0 }, "HistoryLimit"},
-		{"zero history tokens", func(c *chat.Config) { c.HistoryTokens = 0 }, "HistoryTokens"},
-		{"zero key lifetime", func(c *chat.Config) { c.IdempotencyTTL = 0 }, "IdempotencyTTL"},
-		{"negative token budget", func(c *chat.Config) { c.DailyTokenBudget = -1 }, "DailyTokenBudget"},
+		{"no model", func(c *chat.Config) { c.Model = nil }, "Model is required"},
+		{"zero tool calls", func(c *chat.Config) { c.Limits.MaxToolCalls = 0 }, "Limits.MaxToolCalls must be positive, got 0"},
+		{"zero turn timeout", func(c *chat.Config) { c.Limits.TurnTimeout = 0 }, "Limits.TurnTimeout must be positive, got 0s"},
+		{"negative tokens", func(c *chat.Config) { c.Limits.MaxTokens = -1 }, "Limits.MaxTokens must be positive, got -1"},
+		{"zero history", func(c *chat.Config) { c.HistoryLimit = 0 }, "HistoryLimit must be positive"},
+		{"zero history tokens", func(c *chat.Config) { c.HistoryTokens = 0 }, "HistoryTokens must be positive"},
+		{"zero key lifetime", func(c *chat.Config) { c.IdempotencyTTL = 0 }, "IdempotencyTTL must be positive"},
+		{"negative token budget", func(c *chat.Config) { c.DailyTokenBudget = -1 }, "DailyTokenBudget must not be negative"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,7 +114,7 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 	}
 	t.Run("everything missing", func(t *testing.T) {
 		_, err := chat.New(nil, nil, nil, chat.Config{})
-		for _, want := range []string{"model", "limit", "HistoryLimit"} {
+		for _, want := range []string{"Model", "Limits.", "HistoryLimit"} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("error %v does not name %s: every problem is reported at once", err, want)
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -48,7 +49,7 @@ func (s *testServer) preflight(tb testing.TB, path, origin, method, headers stri
 // a page holds when it must refresh it.
 func mustExpiredToken(tb testing.TB, user string) string {
 	tb.Helper()
-	tok, err := MintToken(testSecret, user, time.Hour, "", "", time.Now().Add(-2*time.Hour))
+	tok, err := auth.MintToken(testSecret, user, time.Hour, "", "", time.Now().Add(-2*time.Hour))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -23,6 +23,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/auth"
+	"github.com/taskchat/taskchat/internal/auth/authtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -248,9 +250,9 @@ func TestPathUserIsComparedDecoded(t *testing.T) {
 // operator can act on, and never holds the token.
 func TestUnauthorizedLogsItsReason(t *testing.T) {
 	now := time.Now()
-	cfg := AuthConfig{Secret: authTestSecret, Issuer: "https://id.taskchat.dev", Audience: "taskchat-api"}
+	cfg := auth.Config{Secret: authtest.Secret, Issuer: "https://id.taskchat.dev", Audience: "taskchat-api"}
 	good := func(sub string, start time.Time, ttl time.Duration) string {
-		return mustMint(t, authTestSecret, sub, start, ttl, cfg.Issuer, cfg.Audience)
+		return mustMint(t, authtest.Secret, sub, start, ttl, cfg.Issuer, cfg.Audience)
 	}
 	claims := func(extra jwt.MapClaims) jwt.MapClaims {
 		c := jwt.MapClaims{"sub": "alice", "iss": cfg.Issuer, "aud": cfg.Audience, "exp": now.Add(time.Hour).Unix()}
@@ -263,26 +265,26 @@ func TestUnauthorizedLogsItsReason(t *testing.T) {
 	cases := []struct {
 		name, authorization, reason string
 	}{
-		{"no header", "", reasonMissing},
-		{"another scheme", "Basic YWxpY2U6c2VjcmV0", reasonMissing},
-		{"an empty token", "Bearer ", reasonEmpty},
-		{"an oversized token", "Bearer " + strings.Repeat("A", maxBearerTokenBytes+1), reasonOversized},
-		{"not a JWT", "Bearer not-a-jwt", reasonMalformed},
-		{"another secret", "Bearer " + mustMint(t, otherSecret, "alice", now, time.Hour, cfg.Issuer, cfg.Audience), reasonBadSignature},
-		{"a tampered signature", "Bearer " + withFlippedSignature(good("alice", now, time.Hour)), reasonBadSignature},
-		{"alg none", "Bearer " + algNoneToken(t, "alice", now.Add(time.Hour)), reasonWrongAlgorithm},
-		{"HS512", "Bearer " + mustSign(t, jwt.SigningMethodHS512, claims(nil), authTestSecret), reasonWrongAlgorithm},
-		{"expired", "Bearer " + good("alice", now.Add(-2*time.Hour), time.Hour), reasonExpired},
-		{"not yet valid", "Bearer " + good("alice", now.Add(time.Hour), time.Hour), reasonNotYetValid},
-		{"no exp", "Bearer " + mustSign(t, jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice", "iss": cfg.Issuer, "aud": cfg.Audience}, authTestSecret), reasonMissingExp},
-		{"another issuer", "Bearer " + mustMint(t, authTestSecret, "alice", now, time.Hour, "https://evil.example", cfg.Audience), reasonWrongIssuer},
-		{"another audience", "Bearer " + mustMint(t, authTestSecret, "alice", now, time.Hour, cfg.Issuer, "billing"), reasonWrongAudience},
-		{"no sub", "Bearer " + mustSign(t, jwt.SigningMethodHS256, claims(jwt.MapClaims{"sub": ""}), authTestSecret), reasonBadSubject},
+		{"no header", "", auth.ReasonMissing},
+		{"another scheme", "Basic YWxpY2U6c2VjcmV0", auth.ReasonMissing},
+		{"an empty token", "Bearer ", auth.ReasonEmpty},
+		{"an oversized token", "Bearer " + strings.Repeat("A", auth.MaxTokenBytes+1), auth.ReasonOversized},
+		{"not a JWT", "Bearer not-a-jwt", auth.ReasonMalformed},
+		{"another secret", "Bearer " + mustMint(t, otherSecret, "alice", now, time.Hour, cfg.Issuer, cfg.Audience), auth.ReasonBadSignature},
+		{"a tampered signature", "Bearer " + authtest.WithFlippedSignature(good("alice", now, time.Hour)), auth.ReasonBadSignature},
+		{"alg none", "Bearer " + authtest.AlgNone(t, "alice", now.Add(time.Hour)), auth.ReasonWrongAlgorithm},
+		{"HS512", "Bearer " + authtest.Sign(t, jwt.SigningMethodHS512, claims(nil), authtest.Secret), auth.ReasonWrongAlgorithm},
+		{"expired", "Bearer " + good("alice", now.Add(-2*time.Hour), time.Hour), auth.ReasonExpired},
+		{"not yet valid", "Bearer " + good("alice", now.Add(time.Hour), time.Hour), auth.ReasonNotYetValid},
+		{"no exp", "Bearer " + authtest.Sign(t, jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice", "iss": cfg.Issuer, "aud": cfg.Audience}, authtest.Secret), auth.ReasonMissingExp},
+		{"another issuer", "Bearer " + mustMint(t, authtest.Secret, "alice", now, time.Hour, "https://evil.example", cfg.Audience), auth.ReasonWrongIssuer},
+		{"another audience", "Bearer " + mustMint(t, authtest.Secret, "alice", now, time.Hour, cfg.Issuer, "billing"), auth.ReasonWrongAudience},
+		{"no sub", "Bearer " + authtest.Sign(t, jwt.SigningMethodHS256, claims(jwt.MapClaims{"sub": ""}), authtest.Secret), auth.ReasonBadSubject},
 	}
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	a := mustAuthenticator(t, cfg)
-	h := requestID(accessLog(log, nil)(a.RequireUser(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))))
+	v := mustVerifier(t, cfg)
+	h := requestID(accessLog(log, nil)(requireUser(v)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	for _, tc := range cases {

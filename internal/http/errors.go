@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -92,6 +93,9 @@ type apiError struct {
 	// retryAfter, when positive, is sent as Retry-After: how long until a
 	// retry can succeed.
 	retryAfter time.Duration
+	// challenge, when not empty, is sent as WWW-Authenticate: how to
+	// authenticate, which every 401 says (RFC 9110 §11.6.1).
+	challenge string
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.detail }
@@ -122,6 +126,9 @@ const llmUnavailableMessage = "The assistant is not available right now. Your me
 // runs as many as they may: most turns end within a few seconds.
 const runningTurnsRetry = 2 * time.Second
 
+// bearerChallenge is the WWW-Authenticate value of every 401 (RFC 6750 §3).
+const bearerChallenge = `Bearer realm="taskchat"`
+
 // internalError is what a client hears of a failure on our side.
 var internalError = apiErr(codeInternal, "Something went wrong on our side.")
 
@@ -142,6 +149,13 @@ func toAPIError(err error) *apiError {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, auth.ErrNoToken):
+		// RFC 6750 §3.1: a request with no credentials gets no error code.
+		return &apiError{code: codeUnauthorized, detail: "The bearer token is missing.", challenge: bearerChallenge}
+	case errors.Is(err, auth.ErrInvalidToken):
+		// Vague on purpose: telling an expired token from a forged one
+		// helps attackers more than clients. The access log says which.
+		return &apiError{code: codeUnauthorized, detail: "The bearer token is invalid or expired.", challenge: bearerChallenge + `, error="invalid_token"`}
 	case errors.As(err, &be):
 		return budgetExceeded(be, time.Now())
 	case errors.As(err, &re):
@@ -248,6 +262,9 @@ func writeProblem(w http.ResponseWriter, ae *apiError) {
 	h.Set("Cache-Control", "no-store")
 	if ae.retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(seconds(ae.retryAfter)))
+	}
+	if ae.challenge != "" {
+		h.Set("WWW-Authenticate", ae.challenge)
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))

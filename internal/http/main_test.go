@@ -19,6 +19,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/runs"
@@ -41,7 +42,7 @@ type testServer struct {
 // testAPIConfig lets a test send as many turns and streams as it likes.
 var testAPIConfig = Config{TurnsPerMinute: 6000, TurnBurst: 1000, MaxStreams: 100,
 	Stream: StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second}, WriteTimeout: 30 * time.Second,
-	MCP: MCPConfig{RequestsPerMinute: 6000, Burst: 1000, CachedServers: 16}}
+	MCP: MCPConfig{RequestsPerMinute: 6000, Burst: 1000}}
 
 // serverConfig is what a test server is built with. wrapTurns, when set,
 // wraps the engine's store, for tests that inject faults into its writes.
@@ -69,7 +70,7 @@ func mustServer(tb testing.TB, model agent.Model, adjust ...func(*serverConfig))
 
 func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...func(*serverConfig)) *testServer {
 	tb.Helper()
-	auth, err := NewAuthenticator(AuthConfig{Secret: testSecret})
+	verifier, err := auth.NewVerifier(auth.Config{Secret: testSecret})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -94,7 +95,8 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 		tb.Fatal(err)
 	}
 	hub := mustHub(tb, log, db, cfg)
-	h := NewServer(log, auth, db, svc, store.NewConversations(db), engine, hub, cfg.api)
+	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 16), log)
+	h := NewServer(log, verifier, db, svc, store.NewConversations(db), engine, hub, mcp, cfg.api)
 	s := &testServer{Server: httptest.NewServer(h), logs: logs, hub: hub}
 	tb.Cleanup(func() { hub.Close(); s.Close() }) // followers end first
 	return s
@@ -119,7 +121,7 @@ func mustHub(tb testing.TB, log *slog.Logger, db *pgxpool.Pool, cfg serverConfig
 
 func mustToken(tb testing.TB, user string) string {
 	tb.Helper()
-	tok, err := MintToken(testSecret, user, time.Hour, "", "", time.Now())
+	tok, err := auth.MintToken(testSecret, user, time.Hour, "", "", time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,11 +11,11 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/mcptools"
-	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // MCPConfig is how /mcp, the task tools over MCP Streamable HTTP, treats
@@ -24,9 +24,6 @@ type MCPConfig struct {
 	// Each user's token bucket of /mcp requests on this replica.
 	RequestsPerMinute float64
 	Burst             int
-	// CachedServers is how many users' MCP servers a replica keeps built
-	// (see mcptools.Servers).
-	CachedServers int
 	// PublicURL is the server's URL as its clients reach it, such as
 	// https://tasks.example.com: the resource /mcp is PublicURL/mcp. ""
 	// makes it from each request's Host, over https when the request came
@@ -38,7 +35,7 @@ type MCPConfig struct {
 }
 
 func (c MCPConfig) validate() error {
-	if c.RequestsPerMinute <= 0 || c.Burst <= 0 || c.CachedServers <= 0 {
+	if c.RequestsPerMinute <= 0 || c.Burst <= 0 {
 		return fmt.Errorf("http: the MCP limits must be positive, got %+v", c)
 	}
 	if c.PublicURL != "" {
@@ -55,14 +52,14 @@ const maxMCPBody = 64 << 10
 
 // mcpFront is what /mcp and its metadata are served with.
 type mcpFront struct {
-	handler  http.Handler // mcptools.NewHTTPHandler
+	handler  http.Handler // mcptools.NewHTTPHandler, as cmd/server builds it
 	limits   *userLimits
 	resource protectedResource
 }
 
-func newMCPFront(log *slog.Logger, svc *tasks.Service, cfg MCPConfig) *mcpFront {
+func newMCPFront(handler http.Handler, cfg MCPConfig) *mcpFront {
 	return &mcpFront{
-		handler: mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, cfg.CachedServers), log),
+		handler: handler,
 		// The bucket is all it uses: an MCP answer is never a stream.
 		limits:   newUserLimits(cfg.RequestsPerMinute, cfg.Burst, 1),
 		resource: protectedResource{publicURL: strings.TrimRight(cfg.PublicURL, "/"), authorizationServers: cfg.AuthorizationServers},
@@ -75,11 +72,11 @@ func newMCPFront(log *slog.Logger, svc *tasks.Service, cfg MCPConfig) *mcpFront 
 // spends one of the user's request tokens and carries one JSON-RPC message.
 // The user is the token's and nobody else's: nothing in the body can name
 // another.
-func handleMCP(log *slog.Logger, a *Authenticator, f *mcpFront) http.Handler {
-	// The SDK's middleware hands the user to the SDK (auth.TokenInfo),
-	// which binds each request to that user's server. RequireUser has
+func handleMCP(log *slog.Logger, v *auth.Verifier, f *mcpFront) http.Handler {
+	// The SDK's middleware hands the user to the SDK (mcpauth.TokenInfo),
+	// which binds each request to that user's server. requireUser has
 	// verified the token already, exp included.
-	toSDK := auth.RequireBearerToken(verifiedUser, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(f.handler)
+	toSDK := mcpauth.RequireBearerToken(verifiedUser, &mcpauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(f.handler)
 	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := f.limits.allow(userFrom(r.Context()), "MCP requests"); err != nil {
 			writeRateLimited(w, err)
@@ -91,20 +88,20 @@ func handleMCP(log *slog.Logger, a *Authenticator, f *mcpFront) http.Handler {
 		}
 		toSDK.ServeHTTP(w, r.WithContext(mcptools.WithCallID(r.Context(), infoFrom(r.Context()).id)))
 	})
-	authenticated := a.RequireUser(logUser(serve))
+	authenticated := requireUser(v)(logUser(serve))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		authenticated.ServeHTTP(&challengeWriter{ResponseWriter: w, param: `resource_metadata="` + f.resource.metadataURL(r) + `"`}, r)
 	})
 }
 
-// verifiedUser is the auth.TokenVerifier of a request RequireUser let
+// verifiedUser is the mcpauth.TokenVerifier of a request requireUser let
 // through: its user, with no second verification of the token.
-func verifiedUser(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+func verifiedUser(ctx context.Context, _ string, _ *http.Request) (*mcpauth.TokenInfo, error) {
 	userID := userFrom(ctx)
 	if userID == "" {
-		return nil, auth.ErrInvalidToken
+		return nil, mcpauth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{UserID: userID}, nil
+	return &mcpauth.TokenInfo{UserID: userID}, nil
 }
 
 // oneMessage checks the body, and puts it back for the MCP handler: JSON

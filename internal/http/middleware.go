@@ -20,7 +20,7 @@ type requestInfo struct {
 	id             string
 	userID         string
 	conversationID int64
-	authError      string // why a 401 was answered; see rejectionReason
+	authError      string // why a 401 was answered; see auth.Reason
 }
 
 type requestInfoKey struct{}
@@ -158,7 +158,7 @@ func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 }
 
 // logUser records the verified user for the access log. It runs after
-// RequireUser.
+// requireUser.
 func logUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		infoFrom(r.Context()).userID = userFrom(r.Context())

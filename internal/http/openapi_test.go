@@ -20,11 +20,13 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/taskchat/taskchat/internal/auth"
 )
 
 func TestOpenAPIRoutesMatch(t *testing.T) {
 	s := mustSpec(t)
-	auth, err := NewAuthenticator(AuthConfig{Secret: bytes.Repeat([]byte("k"), minSecretBytes)})
+	verifier, err := auth.NewVerifier(auth.Config{Secret: bytes.Repeat([]byte("k"), auth.MinSecretBytes)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func TestOpenAPIRoutesMatch(t *testing.T) {
 	// nil. The development login is on, so that its route is served too.
 	cfg := testAPIConfig
 	cfg.DevLogin = DevLogin{Enabled: true, TTL: time.Hour}
-	routes, ok := NewServer(slog.New(slog.DiscardHandler), auth, nil, nil, nil, nil, nil, cfg).(chi.Routes)
+	routes, ok := NewServer(slog.New(slog.DiscardHandler), verifier, nil, nil, nil, nil, nil, nil, cfg).(chi.Routes)
 	if !ok {
 		t.Fatal("NewServer no longer returns a chi router; list its routes another way")
 	}

@@ -1,8 +1,3 @@
-// Package http is taskchat's HTTP API: JWT authentication, the chat turn as
-// JSON and as Server-Sent Events, conversations, tasks, health checks, and
-// the task tools over MCP for outside clients (/mcp).
-// NewServer lists every route in one place; api/openapi.yaml is its
-// contract and a test keeps the two in step.
 package http
 
 import (

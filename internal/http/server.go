@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -68,9 +69,13 @@ type Pinger interface {
 }
 
 // NewServer returns taskchat's HTTP handler. Every dependency is a
-// parameter; nothing is read from globals or the environment. A Config with
-// a zero setting is a programming error, and panics.
-func NewServer(log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Service, convs tasks.ConversationStore, engine *chat.Engine, hub *runs.Hub, cfg Config) http.Handler {
+// parameter; nothing is read from globals or the environment. verifier
+// says which user each request acts for; mcp serves the task tools over
+// MCP (mcptools.NewHTTPHandler), and NewServer puts it behind the same
+// authentication and limits as the API, at /mcp. A Config with a zero
+// setting is a programming error, and panics.
+func NewServer(log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
+	engine *chat.Engine, hub *runs.Hub, mcp http.Handler, cfg Config) http.Handler {
 	if err := cfg.validate(); err != nil {
 		panic(err)
 	}
@@ -83,12 +88,12 @@ func NewServer(log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Serv
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
 	limits := newUserLimits(cfg.TurnsPerMinute, cfg.TurnBurst, cfg.MaxStreams)
 	cfg.Telemetry.ObserveStreams(limits.openStreams)
-	addRoutes(r, log, auth, db, svc, convs, engine, hub, limits, cfg.Stream, cfg.DevLogin, newMCPFront(log, svc, cfg.MCP))
+	addRoutes(r, log, verifier, db, svc, convs, engine, hub, limits, cfg.Stream, cfg.DevLogin, newMCPFront(mcp, cfg.MCP))
 	return r
 }
 
 // addRoutes lists every route of the API; it reads like api/openapi.yaml.
-func addRoutes(r chi.Router, log *slog.Logger, auth *Authenticator, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
+func addRoutes(r chi.Router, log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
 	engine *chat.Engine, hub *runs.Hub, limits *userLimits, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, db))
@@ -96,13 +101,13 @@ func addRoutes(r chi.Router, log *slog.Logger, auth *Authenticator, db Pinger, s
 	r.Method(http.MethodGet, "/", handlePageShow(page))
 	r.Method(http.MethodGet, "/app/{file}", handlePageAsset(page))
 	if dev.Enabled {
-		r.Method(http.MethodPost, "/auth/dev/token", handleDevTokenCreate(auth, dev.TTL))
+		r.Method(http.MethodPost, "/auth/dev/token", handleDevTokenCreate(verifier, dev.TTL))
 	}
-	r.Method(http.MethodPost, "/mcp", handleMCP(log, auth, mcp))
+	r.Method(http.MethodPost, "/mcp", handleMCP(log, verifier, mcp))
 	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource", handleResourceMetadataShow(mcp.resource))
 	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource/mcp", handleResourceMetadataShow(mcp.resource))
 	r.Route("/api/{user_id}", func(r chi.Router) {
-		r.Use(auth.RequireUser, logUser, RequirePathUser)
+		r.Use(requireUser(verifier), logUser, requirePathUser)
 		r.Method(http.MethodPost, "/chat", handleChatCreate(log, engine, hub, limits, stream))
 		r.Method(http.MethodPost, "/chat/ui", handleChatUICreate(log, engine, hub, limits, stream))
 		r.Method(http.MethodGet, "/chat/ui/{chat_id}/stream", handleChatUIStreamShow(log, hub, limits, stream))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -197,8 +198,8 @@ func TestSpecMatchesTheServer(t *testing.T) {
 	})
 	t.Run("a followed turn, stopped", func(t *testing.T) { specFollowAndStop(t) })
 	t.Run("database down", func(t *testing.T) {
-		auth, _ := NewAuthenticator(AuthConfig{Secret: bytes.Repeat([]byte("k"), minSecretBytes)})
-		h := NewServer(slog.New(slog.DiscardHandler), auth, specDeadDB{}, nil, nil, nil, nil, testAPIConfig)
+		verifier, _ := auth.NewVerifier(auth.Config{Secret: bytes.Repeat([]byte("k"), auth.MinSecretBytes)})
+		h := NewServer(slog.New(slog.DiscardHandler), verifier, specDeadDB{}, nil, nil, nil, nil, nil, testAPIConfig)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
 		mustMatchSpec(t, "GET", "/readyz", w.Code, w.Header(), w.Body.Bytes())

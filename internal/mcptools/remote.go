@@ -192,7 +192,7 @@ func text(res *mcp.CallToolResult) string {
 // here. Rebinding lets a web page reach a local server, not send it a
 // bearer token, and no request gets this far without one; nor can the
 // page get one from the development login, which answers only requests
-// addressed to a loopback name (internal/http's addressedToLoopback).
+// addressed to a loopback name (internal/auth's AddressedToLoopback).
 func NewHTTPHandler(servers *Servers, log *slog.Logger) http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.UserID != "" {

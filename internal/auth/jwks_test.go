@@ -1,4 +1,4 @@
-package http
+package auth
 
 import (
 	"bytes"
@@ -23,8 +23,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/taskchat/taskchat/internal/auth/authtest"
 )
 
 // The issuer and audience an identity provider such as Better Auth puts in
@@ -142,7 +143,7 @@ func (s *jwksServer) setStatus(status int) {
 	s.status = status
 }
 
-// logBuffer collects an authenticator's log lines.
+// logBuffer collects a verifier's log lines.
 type logBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -166,24 +167,24 @@ func testJWKS(url string) JWKSConfig {
 	return JWKSConfig{URL: url, Refresh: time.Hour, UnknownKeyRefresh: time.Minute, Timeout: 5 * time.Second}
 }
 
-// mustJWKSAuthenticator trusts the key set at url, with the provider's
+// mustJWKSVerifier trusts the key set at url, with the provider's
 // issuer and audience; change adjusts the configuration first.
-func mustJWKSAuthenticator(tb testing.TB, url string, change func(*AuthConfig)) (*Authenticator, *logBuffer) {
+func mustJWKSVerifier(tb testing.TB, url string, change func(*Config)) (*Verifier, *logBuffer) {
 	tb.Helper()
 	logs := &logBuffer{}
-	cfg := AuthConfig{
+	cfg := Config{
 		Issuer: idpIssuer, Audience: idpAudience, JWKS: testJWKS(url),
 		Log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if change != nil {
 		change(&cfg)
 	}
-	a, err := NewAuthenticator(cfg)
+	v, err := NewVerifier(cfg)
 	if err != nil {
-		tb.Fatalf("NewAuthenticator: %v", err)
+		tb.Fatalf("NewVerifier: %v", err)
 	}
-	tb.Cleanup(a.Close)
-	return a, logs
+	tb.Cleanup(v.Close)
+	return v, logs
 }
 
 // idpClaims are the claims of a token the provider issues for sub.
@@ -196,49 +197,36 @@ func idpClaims(sub string, extra jwt.MapClaims) jwt.MapClaims {
 	return c
 }
 
-// mustSignKID signs claims with method and key, naming kid in the header
-// when it is not empty.
-func mustSignKID(tb testing.TB, method jwt.SigningMethod, kid string, claims jwt.Claims, key any) string {
+// assertRefused checks that v refuses token, for reason, whether it is
+// verified alone or sent as a request's bearer token. (internal/http's
+// tests check that every refusal is answered 401 with the invalid_token
+// challenge.)
+func assertRefused(tb testing.TB, v *Verifier, token, reason string) {
 	tb.Helper()
-	t := jwt.NewWithClaims(method, claims)
-	if kid != "" {
-		t.Header["kid"] = kid
-	}
-	token, err := t.SignedString(key)
-	if err != nil {
-		tb.Fatalf("sign %s token: %v", method.Alg(), err)
-	}
-	return token
-}
-
-// assertRefused checks that a refuses token, for reason, and that the
-// API answers it 401 with the invalid_token challenge.
-func assertRefused(tb testing.TB, a *Authenticator, token, reason string) {
-	tb.Helper()
-	user, err := a.Verify(token)
+	user, err := v.Verify(token)
 	if !errors.Is(err, ErrInvalidToken) {
 		tb.Fatalf("Verify = %q, %v; want ErrInvalidToken", user, err)
 	}
-	if got := a.rejectionReason(err, token); got != reason {
+	if got := Reason(err); got != reason {
 		tb.Errorf("reason = %q, want %q (%v)", got, reason, err)
 	}
-	rec := authGet(whoamiRouter(a), "/api/alice/whoami", "Bearer "+token)
-	assertAuthProblem(tb, rec, http.StatusUnauthorized, codeUnauthorized, authInvalidChallenge, token)
-}
-
-func assertVerified(tb testing.TB, a *Authenticator, token, user string) {
-	tb.Helper()
-	if got, err := a.Verify(token); err != nil || got != user {
-		tb.Fatalf("Verify = %q, %v; want %q (reason %s)", got, err, user, a.rejectionReason(err, token))
+	user, err = v.Authenticate(bearerRequest(token))
+	if !errors.Is(err, ErrInvalidToken) || Reason(err) != reason {
+		tb.Errorf("Authenticate = %q, %v (reason %q); want ErrInvalidToken, %q", user, err, Reason(err), reason)
 	}
 }
 
-// whoamiRouter serves GET /api/{user_id}/whoami behind a's middleware.
-func whoamiRouter(a *Authenticator) http.Handler {
-	r := chi.NewRouter()
-	r.With(a.RequireUser, RequirePathUser).Get("/api/{user_id}/whoami", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte(userFrom(r.Context())))
-	})
+func assertVerified(tb testing.TB, v *Verifier, token, user string) {
+	tb.Helper()
+	if got, err := v.Verify(token); err != nil || got != user {
+		tb.Fatalf("Verify = %q, %v; want %q (reason %s)", got, err, user, Reason(err))
+	}
+}
+
+// bearerRequest is a request that sends token as its bearer token.
+func bearerRequest(token string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "/api/alice/whoami", nil)
+	r.Header.Set("Authorization", "Bearer "+token)
 	return r
 }
 
@@ -251,7 +239,7 @@ func TestJWKSVerifiesEachAlgorithm(t *testing.T) {
 		publicJWK(t, "rsa", &k.rsa.PublicKey, map[string]any{"use": "sig", "alg": "RS256"}),
 		publicJWK(t, "p256", &k.p256.PublicKey, nil), // neither alg nor use: both are optional
 	)
-	a, logs := mustJWKSAuthenticator(t, srv.url(), nil)
+	v, logs := mustJWKSVerifier(t, srv.url(), nil)
 	for _, tc := range []struct {
 		method jwt.SigningMethod
 		kid    string
@@ -263,11 +251,10 @@ func TestJWKSVerifiesEachAlgorithm(t *testing.T) {
 	} {
 		t.Run(tc.method.Alg(), func(t *testing.T) {
 			user := "user-" + tc.kid
-			token := mustSignKID(t, tc.method, tc.kid, idpClaims(user, nil), tc.key)
-			assertVerified(t, a, token, user)
-			rec := authGet(whoamiRouter(a), "/api/"+user+"/whoami", "Bearer "+token)
-			if rec.Code != http.StatusOK || rec.Body.String() != user {
-				t.Fatalf("GET whoami = %d %q, want 200 %q", rec.Code, rec.Body, user)
+			token := authtest.SignKID(t, tc.method, tc.kid, idpClaims(user, nil), tc.key)
+			assertVerified(t, v, token, user)
+			if got, err := v.Authenticate(bearerRequest(token)); err != nil || got != user {
+				t.Fatalf("Authenticate = %q, %v; want %q", got, err, user)
 			}
 		})
 	}
@@ -293,40 +280,40 @@ func TestJWKSRefusals(t *testing.T) {
 		publicJWK(t, "rsa-512", &k.rsa.PublicKey, map[string]any{"alg": "RS512"}),
 		publicJWK(t, "rsa-1024", &k.weakRSA.PublicKey, nil),
 	)
-	a, _ := mustJWKSAuthenticator(t, srv.url(), nil)
+	v, _ := mustJWKSVerifier(t, srv.url(), nil)
 	claims := idpClaims("alice", nil)
 	edPublic := []byte(k.ed.Public().(ed25519.PublicKey))
-	good := mustSignKID(t, jwt.SigningMethodEdDSA, "ed", claims, k.ed)
+	good := authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", claims, k.ed)
 
 	cases := []struct {
 		name, token, reason string
 	}{
-		{"alg none", algNoneToken(t, "alice", time.Now().Add(time.Hour)), reasonWrongAlgorithm},
-		{"HS256 to a JWKS-only server", mustSignKID(t, jwt.SigningMethodHS256, "", claims, authTestSecret), reasonWrongAlgorithm},
-		{"HS256 keyed with the provider's public key", mustSignKID(t, jwt.SigningMethodHS256, "ed", claims, edPublic), reasonWrongAlgorithm},
-		{"PS256, an algorithm not accepted", mustSignKID(t, jwt.SigningMethodPS256, "rsa", claims, k.rsa), reasonWrongAlgorithm},
-		{"RS256 naming the Ed25519 key", mustSignKID(t, jwt.SigningMethodRS256, "ed", claims, k.rsa), reasonWrongKey},
-		{"ES256 naming the RSA key", mustSignKID(t, jwt.SigningMethodES256, "rsa", claims, k.p256), reasonWrongKey},
-		{"EdDSA naming the P-256 key", mustSignKID(t, jwt.SigningMethodEdDSA, "p256", claims, k.ed), reasonWrongKey},
-		{"ES256 naming a P-384 key", mustSignKID(t, jwt.SigningMethodES256, "p384", claims, k.p256), reasonWrongKey},
-		{"a key whose use is enc", mustSignKID(t, jwt.SigningMethodRS256, "rsa-enc", claims, k.rsa), reasonWrongKey},
-		{"a key whose key_ops lack verify", mustSignKID(t, jwt.SigningMethodRS256, "rsa-encrypt-ops", claims, k.rsa), reasonWrongKey},
-		{"a key whose alg disagrees with the header", mustSignKID(t, jwt.SigningMethodRS256, "rsa-512", claims, k.rsa), reasonWrongKey},
-		{"an RSA key under 2048 bits", mustSignKID(t, jwt.SigningMethodRS256, "rsa-1024", claims, k.weakRSA), reasonWrongKey},
-		{"a tampered signature", withFlippedSignature(good), reasonBadSignature},
-		{"a tampered payload", withPayload(t, good, map[string]any{"sub": "bob", "iss": idpIssuer, "aud": idpAudience, "exp": time.Now().Add(time.Hour).Unix()}), reasonBadSignature},
-		{"signed by another key under a known kid", mustSignKID(t, jwt.SigningMethodEdDSA, "ed", claims, k.other), reasonBadSignature},
-		{"another issuer", mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", jwt.MapClaims{"iss": "https://evil.example"}), k.ed), reasonWrongIssuer},
-		{"another audience", mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", jwt.MapClaims{"aud": "https://billing.example.com"}), k.ed), reasonWrongAudience},
-		{"no issuer or audience", mustSignKID(t, jwt.SigningMethodEdDSA, "ed", jwt.MapClaims{"sub": "alice", "exp": time.Now().Add(time.Hour).Unix()}, k.ed), reasonWrongIssuer},
-		{"expired", mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", jwt.MapClaims{"exp": time.Now().Add(-time.Hour).Unix()}), k.ed), reasonExpired},
-		{"no kid", mustSignKID(t, jwt.SigningMethodEdDSA, "", claims, k.ed), reasonUnknownKey},
-		{"a kid that is not a string", withHeader(t, good, map[string]any{"alg": "EdDSA", "kid": 7}), reasonUnknownKey},
+		{"alg none", authtest.AlgNone(t, "alice", time.Now().Add(time.Hour)), ReasonWrongAlgorithm},
+		{"HS256 to a JWKS-only server", authtest.SignKID(t, jwt.SigningMethodHS256, "", claims, authtest.Secret), ReasonWrongAlgorithm},
+		{"HS256 keyed with the provider's public key", authtest.SignKID(t, jwt.SigningMethodHS256, "ed", claims, edPublic), ReasonWrongAlgorithm},
+		{"PS256, an algorithm not accepted", authtest.SignKID(t, jwt.SigningMethodPS256, "rsa", claims, k.rsa), ReasonWrongAlgorithm},
+		{"RS256 naming the Ed25519 key", authtest.SignKID(t, jwt.SigningMethodRS256, "ed", claims, k.rsa), ReasonWrongKey},
+		{"ES256 naming the RSA key", authtest.SignKID(t, jwt.SigningMethodES256, "rsa", claims, k.p256), ReasonWrongKey},
+		{"EdDSA naming the P-256 key", authtest.SignKID(t, jwt.SigningMethodEdDSA, "p256", claims, k.ed), ReasonWrongKey},
+		{"ES256 naming a P-384 key", authtest.SignKID(t, jwt.SigningMethodES256, "p384", claims, k.p256), ReasonWrongKey},
+		{"a key whose use is enc", authtest.SignKID(t, jwt.SigningMethodRS256, "rsa-enc", claims, k.rsa), ReasonWrongKey},
+		{"a key whose key_ops lack verify", authtest.SignKID(t, jwt.SigningMethodRS256, "rsa-encrypt-ops", claims, k.rsa), ReasonWrongKey},
+		{"a key whose alg disagrees with the header", authtest.SignKID(t, jwt.SigningMethodRS256, "rsa-512", claims, k.rsa), ReasonWrongKey},
+		{"an RSA key under 2048 bits", authtest.SignKID(t, jwt.SigningMethodRS256, "rsa-1024", claims, k.weakRSA), ReasonWrongKey},
+		{"a tampered signature", authtest.WithFlippedSignature(good), ReasonBadSignature},
+		{"a tampered payload", authtest.WithPayload(t, good, map[string]any{"sub": "bob", "iss": idpIssuer, "aud": idpAudience, "exp": time.Now().Add(time.Hour).Unix()}), ReasonBadSignature},
+		{"signed by another key under a known kid", authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", claims, k.other), ReasonBadSignature},
+		{"another issuer", authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", jwt.MapClaims{"iss": "https://evil.example"}), k.ed), ReasonWrongIssuer},
+		{"another audience", authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", jwt.MapClaims{"aud": "https://billing.example.com"}), k.ed), ReasonWrongAudience},
+		{"no issuer or audience", authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", jwt.MapClaims{"sub": "alice", "exp": time.Now().Add(time.Hour).Unix()}, k.ed), ReasonWrongIssuer},
+		{"expired", authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", jwt.MapClaims{"exp": time.Now().Add(-time.Hour).Unix()}), k.ed), ReasonExpired},
+		{"no kid", authtest.SignKID(t, jwt.SigningMethodEdDSA, "", claims, k.ed), ReasonUnknownKey},
+		{"a kid that is not a string", authtest.WithHeader(t, good, map[string]any{"alg": "EdDSA", "kid": 7}), ReasonUnknownKey},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { assertRefused(t, a, tc.token, tc.reason) })
+		t.Run(tc.name, func(t *testing.T) { assertRefused(t, v, tc.token, tc.reason) })
 	}
-	assertVerified(t, a, good, "alice")
+	assertVerified(t, v, good, "alice")
 	if n := srv.fetches.Load(); n != 1 {
 		t.Errorf("the key set was fetched %d times; no case names an unknown kid, so want once", n)
 	}
@@ -339,23 +326,15 @@ func TestJWKSRefusesAPublishedPrivateKey(t *testing.T) {
 	k := mustIDPKeys(t)
 	leaked := publicJWK(t, "leaked", k.rotated.Public(), map[string]any{"alg": "EdDSA", "d": b64(k.rotated.Seed())})
 	srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil), leaked)
-	a, logs := mustJWKSAuthenticator(t, srv.url(), nil)
-	assertRefused(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "leaked", idpClaims("alice", nil), k.rotated), reasonWrongKey)
+	v, logs := mustJWKSVerifier(t, srv.url(), nil)
+	assertRefused(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "leaked", idpClaims("alice", nil), k.rotated), ReasonWrongKey)
 	if !strings.Contains(logs.String(), `"msg":"the JWKS publishes a private key`) || !strings.Contains(logs.String(), `"kid":"leaked"`) {
 		t.Errorf("the load did not say the set holds a private key:\n%s", logs)
 	}
 	if strings.Contains(logs.String(), b64(k.rotated.Seed())) {
 		t.Errorf("the log holds the private key:\n%s", logs)
 	}
-	assertVerified(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed), "alice")
-}
-
-// withHeader swaps token's header for header and keeps the rest.
-func withHeader(tb testing.TB, token string, header map[string]any) string {
-	tb.Helper()
-	parts := strings.Split(token, ".")
-	parts[0] = authSegment(tb, header)
-	return strings.Join(parts, ".")
+	assertVerified(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed), "alice")
 }
 
 // A flood of made-up kids costs the provider one fetch a minute, however
@@ -363,27 +342,27 @@ func withHeader(tb testing.TB, token string, header map[string]any) string {
 func TestJWKSFloodOfUnknownKidsFetchesOncePerMinute(t *testing.T) {
 	k := mustIDPKeys(t)
 	srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil))
-	a, _ := mustJWKSAuthenticator(t, srv.url(), nil)
+	v, _ := mustJWKSVerifier(t, srv.url(), nil)
 	forged := func(i int) string {
-		return mustSignKID(t, jwt.SigningMethodEdDSA, fmt.Sprintf("random-%d-%d", i, time.Now().UnixNano()), idpClaims("alice", nil), k.other)
+		return authtest.SignKID(t, jwt.SigningMethodEdDSA, fmt.Sprintf("random-%d-%d", i, time.Now().UnixNano()), idpClaims("alice", nil), k.other)
 	}
 	var wg sync.WaitGroup
 	for i := range 100 {
 		wg.Go(func() {
 			token := forged(i)
-			if _, err := a.Verify(token); !errors.Is(err, errUnknownKey) {
+			if _, err := v.Verify(token); !errors.Is(err, errUnknownKey) {
 				t.Errorf("a made-up kid: %v, want an unknown key", err)
 			}
 		})
 	}
 	wg.Wait()
 	for i := range 100 {
-		assertRefused(t, a, forged(100+i), reasonUnknownKey)
+		assertRefused(t, v, forged(100+i), ReasonUnknownKey)
 	}
 	if n := srv.fetches.Load(); n != 2 {
 		t.Fatalf("the key set was fetched %d times, want 2: at start, and once for the first unknown kid", n)
 	}
-	assertVerified(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed), "alice")
+	assertVerified(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed), "alice")
 	if n := srv.fetches.Load(); n != 2 {
 		t.Errorf("a known kid fetched the set (%d fetches)", n)
 	}
@@ -395,14 +374,14 @@ func TestJWKSRotationAddsAKey(t *testing.T) {
 	k := mustIDPKeys(t)
 	old := publicJWK(t, "2026-01", k.ed.Public(), map[string]any{"alg": "EdDSA"})
 	srv := newJWKSServer(t, old)
-	a, logs := mustJWKSAuthenticator(t, srv.url(), nil)
-	assertVerified(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "2026-01", idpClaims("alice", nil), k.ed), "alice")
+	v, logs := mustJWKSVerifier(t, srv.url(), nil)
+	assertVerified(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "2026-01", idpClaims("alice", nil), k.ed), "alice")
 
 	srv.setKeys(old, publicJWK(t, "2026-02", k.rotated.Public(), map[string]any{"alg": "EdDSA"}))
-	rotated := mustSignKID(t, jwt.SigningMethodEdDSA, "2026-02", idpClaims("alice", nil), k.rotated)
-	assertVerified(t, a, rotated, "alice")
-	assertVerified(t, a, rotated, "alice")
-	assertVerified(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "2026-01", idpClaims("bob", nil), k.ed), "bob")
+	rotated := authtest.SignKID(t, jwt.SigningMethodEdDSA, "2026-02", idpClaims("alice", nil), k.rotated)
+	assertVerified(t, v, rotated, "alice")
+	assertVerified(t, v, rotated, "alice")
+	assertVerified(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "2026-01", idpClaims("bob", nil), k.ed), "bob")
 	if n := srv.fetches.Load(); n != 2 {
 		t.Errorf("the key set was fetched %d times, want 2: at start and for the rotated key", n)
 	}
@@ -419,13 +398,13 @@ func TestJWKSUnknownKidFetchesAgainAfterTheInterval(t *testing.T) {
 	old := publicJWK(t, "old", k.ed.Public(), nil)
 	srv := newJWKSServer(t, old)
 	const interval = 100 * time.Millisecond
-	a, _ := mustJWKSAuthenticator(t, srv.url(), func(c *AuthConfig) { c.JWKS.UnknownKeyRefresh = interval })
-	assertRefused(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "made-up", idpClaims("alice", nil), k.other), reasonUnknownKey)
+	v, _ := mustJWKSVerifier(t, srv.url(), func(c *Config) { c.JWKS.UnknownKeyRefresh = interval })
+	assertRefused(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "made-up", idpClaims("alice", nil), k.other), ReasonUnknownKey)
 	before := srv.fetches.Load()
 
 	srv.setKeys(old, publicJWK(t, "new", k.rotated.Public(), nil))
 	time.Sleep(2 * interval)
-	assertVerified(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "new", idpClaims("alice", nil), k.rotated), "alice")
+	assertVerified(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "new", idpClaims("alice", nil), k.rotated), "alice")
 	if n := srv.fetches.Load(); n != before+1 {
 		t.Errorf("fetches went from %d to %d, want one more", before, n)
 	}
@@ -436,14 +415,14 @@ func TestJWKSRefreshWithdrawsAKey(t *testing.T) {
 	k := mustIDPKeys(t)
 	keep := publicJWK(t, "keep", k.ed.Public(), nil)
 	srv := newJWKSServer(t, keep, publicJWK(t, "leak", &k.p256.PublicKey, nil))
-	a, _ := mustJWKSAuthenticator(t, srv.url(), func(c *AuthConfig) { c.JWKS.Refresh = 50 * time.Millisecond })
-	leaked := mustSignKID(t, jwt.SigningMethodES256, "leak", idpClaims("alice", nil), k.p256)
-	assertVerified(t, a, leaked, "alice")
+	v, _ := mustJWKSVerifier(t, srv.url(), func(c *Config) { c.JWKS.Refresh = 50 * time.Millisecond })
+	leaked := authtest.SignKID(t, jwt.SigningMethodES256, "leak", idpClaims("alice", nil), k.p256)
+	assertVerified(t, v, leaked, "alice")
 
 	srv.setKeys(keep)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := a.Verify(leaked)
+		_, err := v.Verify(leaked)
 		if errors.Is(err, errUnknownKey) {
 			break
 		}
@@ -452,7 +431,7 @@ func TestJWKSRefreshWithdrawsAKey(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	assertVerified(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "keep", idpClaims("alice", nil), k.ed), "alice")
+	assertVerified(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "keep", idpClaims("alice", nil), k.ed), "alice")
 }
 
 // A provider that does not answer at start does not stop the server: the
@@ -463,14 +442,14 @@ func TestJWKSUnavailableAtStart(t *testing.T) {
 	t.Run("an error status", func(t *testing.T) {
 		srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil))
 		srv.setStatus(http.StatusServiceUnavailable)
-		a, logs := mustJWKSAuthenticator(t, srv.url(), nil)
+		v, logs := mustJWKSVerifier(t, srv.url(), nil)
 		for _, want := range []string{`"msg":"JWKS fetch failed`, `"msg":"no JWKS keys yet`, `"level":"ERROR"`} {
 			if !strings.Contains(logs.String(), want) {
 				t.Errorf("the log lacks %s:\n%s", want, logs)
 			}
 		}
 		srv.setStatus(0)
-		assertVerified(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed), "alice")
+		assertVerified(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed), "alice")
 		if !strings.Contains(logs.String(), `"msg":"JWKS loaded"`) {
 			t.Errorf("the late load was not logged:\n%s", logs)
 		}
@@ -482,8 +461,8 @@ func TestJWKSUnavailableAtStart(t *testing.T) {
 		}
 		url := "http://" + ln.Addr().String() + "/jwks"
 		ln.Close()
-		a, logs := mustJWKSAuthenticator(t, url, nil)
-		assertRefused(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed), reasonNoKeys)
+		v, logs := mustJWKSVerifier(t, url, nil)
+		assertRefused(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed), ReasonNoKeys)
 		if !strings.Contains(logs.String(), "connection refused") {
 			t.Errorf("the log does not say why:\n%s", logs)
 		}
@@ -493,7 +472,7 @@ func TestJWKSUnavailableAtStart(t *testing.T) {
 // A fetch is bounded in time, in size and in where it may be redirected.
 func TestJWKSFetchIsBounded(t *testing.T) {
 	k := mustIDPKeys(t)
-	token := mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed)
+	token := authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed)
 	keys := map[string]any{"keys": []any{publicJWK(t, "ed", k.ed.Public(), nil)}}
 	serve := func(t *testing.T, h http.HandlerFunc) string {
 		srv := httptest.NewServer(h)
@@ -510,8 +489,8 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 			w.(http.Flusher).Flush() // no Content-Length: the body itself must be cut
 			_, _ = w.Write(padded(maxJWKSBytes))
 		})
-		a, logs := mustJWKSAuthenticator(t, url, nil)
-		assertRefused(t, a, token, reasonNoKeys)
+		v, logs := mustJWKSVerifier(t, url, nil)
+		assertRefused(t, v, token, ReasonNoKeys)
 		if !strings.Contains(logs.String(), "larger than 1048576 bytes") {
 			t.Errorf("the log does not say the set was too large:\n%s", logs)
 		}
@@ -522,8 +501,8 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 			_, _ = w.Write(body)
 		})
-		a, logs := mustJWKSAuthenticator(t, url, nil)
-		assertRefused(t, a, token, reasonNoKeys)
+		v, logs := mustJWKSVerifier(t, url, nil)
+		assertRefused(t, v, token, ReasonNoKeys)
 		if !strings.Contains(logs.String(), "Content-Length") {
 			t.Errorf("the log does not name the length:\n%s", logs)
 		}
@@ -532,17 +511,17 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 		body := padded(0)
 		body = padded(maxJWKSBytes - len(body))
 		url := serve(t, func(w http.ResponseWriter, _ *http.Request) { w.(http.Flusher).Flush(); _, _ = w.Write(body) })
-		a, _ := mustJWKSAuthenticator(t, url, nil)
-		assertVerified(t, a, token, "alice")
+		v, _ := mustJWKSVerifier(t, url, nil)
+		assertVerified(t, v, token, "alice")
 	})
 	t.Run("within the timeout", func(t *testing.T) {
 		url := serve(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 		start := time.Now()
-		a, logs := mustJWKSAuthenticator(t, url, func(c *AuthConfig) { c.JWKS.Timeout = 200 * time.Millisecond })
+		v, logs := mustJWKSVerifier(t, url, func(c *Config) { c.JWKS.Timeout = 200 * time.Millisecond })
 		if took := time.Since(start); took > 3*time.Second {
 			t.Errorf("the start waited %s for a provider that never answers, with a 200ms timeout", took)
 		}
-		assertRefused(t, a, token, reasonNoKeys)
+		assertRefused(t, v, token, ReasonNoKeys)
 		if !strings.Contains(logs.String(), "JWKS fetch failed") {
 			t.Errorf("the timeout was not logged:\n%s", logs)
 		}
@@ -551,8 +530,8 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 		url := serve(t, func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://keys.example.com/jwks", http.StatusFound)
 		})
-		a, logs := mustJWKSAuthenticator(t, url, nil)
-		assertRefused(t, a, token, reasonNoKeys)
+		v, logs := mustJWKSVerifier(t, url, nil)
+		assertRefused(t, v, token, ReasonNoKeys)
 		if !strings.Contains(logs.String(), "must use https") {
 			t.Errorf("the log does not say why the redirect was refused:\n%s", logs)
 		}
@@ -560,8 +539,8 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 	t.Run("a redirect on loopback", func(t *testing.T) {
 		target := serve(t, func(w http.ResponseWriter, _ *http.Request) { _ = json.NewEncoder(w).Encode(keys) })
 		url := serve(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, target, http.StatusFound) })
-		a, _ := mustJWKSAuthenticator(t, url, nil)
-		assertVerified(t, a, token, "alice")
+		v, _ := mustJWKSVerifier(t, url, nil)
+		assertVerified(t, v, token, "alice")
 	})
 }
 
@@ -571,47 +550,47 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 func TestJWKSWithASecretToo(t *testing.T) {
 	k := mustIDPKeys(t)
 	srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil))
-	a, _ := mustJWKSAuthenticator(t, srv.url(), func(c *AuthConfig) { c.Secret = authTestSecret })
+	v, _ := mustJWKSVerifier(t, srv.url(), func(c *Config) { c.Secret = authtest.Secret })
 	edPublic := []byte(k.ed.Public().(ed25519.PublicKey))
 
-	assertVerified(t, a, mustMint(t, authTestSecret, "alice", time.Now(), time.Hour, idpIssuer, idpAudience), "alice")
-	assertVerified(t, a, mustSignKID(t, jwt.SigningMethodHS256, "ed", idpClaims("alice", nil), authTestSecret), "alice")
-	assertVerified(t, a, mustSignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("bob", nil), k.ed), "bob")
+	assertVerified(t, v, mustMint(t, authtest.Secret, "alice", time.Now(), time.Hour, idpIssuer, idpAudience), "alice")
+	assertVerified(t, v, authtest.SignKID(t, jwt.SigningMethodHS256, "ed", idpClaims("alice", nil), authtest.Secret), "alice")
+	assertVerified(t, v, authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("bob", nil), k.ed), "bob")
 
-	assertRefused(t, a, mustSignKID(t, jwt.SigningMethodHS256, "ed", idpClaims("alice", nil), edPublic), reasonBadSignature)
-	assertRefused(t, a, mustMint(t, []byte("ffffffffffffffffffffffffffffffff"), "alice", time.Now(), time.Hour, idpIssuer, idpAudience), reasonBadSignature)
-	assertRefused(t, a, mustMint(t, authTestSecret, "alice", time.Now(), time.Hour, "", ""), reasonWrongIssuer)
-	assertRefused(t, a, rs256HeadedToken(t, "alice", time.Now().Add(time.Hour)), reasonUnknownKey)
-	assertRefused(t, a, algNoneToken(t, "alice", time.Now().Add(time.Hour)), reasonWrongAlgorithm)
+	assertRefused(t, v, authtest.SignKID(t, jwt.SigningMethodHS256, "ed", idpClaims("alice", nil), edPublic), ReasonBadSignature)
+	assertRefused(t, v, mustMint(t, []byte("ffffffffffffffffffffffffffffffff"), "alice", time.Now(), time.Hour, idpIssuer, idpAudience), ReasonBadSignature)
+	assertRefused(t, v, mustMint(t, authtest.Secret, "alice", time.Now(), time.Hour, "", ""), ReasonWrongIssuer)
+	assertRefused(t, v, authtest.RS256Headed(t, authtest.Secret, "alice", time.Now().Add(time.Hour)), ReasonUnknownKey)
+	assertRefused(t, v, authtest.AlgNone(t, "alice", time.Now().Add(time.Hour)), ReasonWrongAlgorithm)
 	if n := srv.fetches.Load(); n != 1 {
 		t.Errorf("the key set was fetched %d times, want once: no token names an unknown kid", n)
 	}
 }
 
-func TestNewAuthenticatorChecksTheJWKSConfiguration(t *testing.T) {
+func TestNewVerifierChecksTheJWKSConfiguration(t *testing.T) {
 	k := mustIDPKeys(t)
 	srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil))
 	for _, tc := range []struct {
 		name   string
-		change func(*AuthConfig)
+		change func(*Config)
 		want   string // in the error; "" for none
 	}{
-		{"JWKS only", func(*AuthConfig) {}, ""},
-		{"JWKS and a secret", func(c *AuthConfig) { c.Secret = authTestSecret }, ""},
-		{"JWKS and a weak secret", func(c *AuthConfig) { c.Secret = authTestSecret[:31] }, "JWT_SECRET must be at least 32 bytes"},
-		{"no issuer", func(c *AuthConfig) { c.Issuer = "" }, "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE"},
-		{"no audience", func(c *AuthConfig) { c.Audience = "" }, "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE"},
-		{"plain http to another host", func(c *AuthConfig) { c.JWKS.URL = "http://auth.example.com/api/auth/jwks" }, "must use https"},
-		{"not a URL", func(c *AuthConfig) { c.JWKS.URL = "auth.example.com/jwks" }, "must be an https URL"},
-		{"no refresh", func(c *AuthConfig) { c.JWKS.Refresh = 0 }, "must be positive"},
-		{"no timeout", func(c *AuthConfig) { c.JWKS.Timeout = 0 }, "must be positive"},
+		{"JWKS only", func(*Config) {}, ""},
+		{"JWKS and a secret", func(c *Config) { c.Secret = authtest.Secret }, ""},
+		{"JWKS and a weak secret", func(c *Config) { c.Secret = authtest.Secret[:31] }, "Secret must be at least 32 bytes"},
+		{"no issuer", func(c *Config) { c.Issuer = "" }, "Issuer is required with a JWKS"},
+		{"no audience", func(c *Config) { c.Audience = "" }, "Audience is required with a JWKS"},
+		{"plain http to another host", func(c *Config) { c.JWKS.URL = "http://auth.example.com/api/auth/jwks" }, "must use https"},
+		{"not a URL", func(c *Config) { c.JWKS.URL = "auth.example.com/jwks" }, "must be an https URL"},
+		{"no refresh", func(c *Config) { c.JWKS.Refresh = 0 }, "must be positive"},
+		{"no timeout", func(c *Config) { c.JWKS.Timeout = 0 }, "must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := AuthConfig{Issuer: idpIssuer, Audience: idpAudience, JWKS: testJWKS(srv.url())}
+			cfg := Config{Issuer: idpIssuer, Audience: idpAudience, JWKS: testJWKS(srv.url())}
 			tc.change(&cfg)
-			a, err := NewAuthenticator(cfg)
+			v, err := NewVerifier(cfg)
 			if err == nil {
-				a.Close()
+				v.Close()
 			}
 			switch {
 			case tc.want == "" && err != nil:
@@ -621,7 +600,7 @@ func TestNewAuthenticatorChecksTheJWKSConfiguration(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewAuthenticator(AuthConfig{}); !errors.Is(err, ErrWeakSecret) {
+	if _, err := NewVerifier(Config{}); !errors.Is(err, ErrWeakSecret) {
 		t.Errorf("neither a secret nor a JWKS: err = %v, want ErrWeakSecret", err)
 	}
 }

@@ -1,4 +1,4 @@
-package http
+package auth
 
 import (
 	"context"
@@ -7,24 +7,25 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
+
+	"github.com/taskchat/taskchat/internal/setting"
 )
 
 // JWKSConfig names an identity provider's JSON Web Key Set (RFC 7517) and
 // how it is kept fresh. Every duration must be positive; cmd/server holds
-// their defaults.
+// their defaults. Its errors name its fields as Config's: JWKS.URL.
 type JWKSConfig struct {
 	// URL is where the set is fetched: https, or http to a loopback host.
 	URL string
@@ -80,13 +81,9 @@ type jwksKeys struct {
 // Refresh. An identity provider is often deployed with or after us (Better
 // Auth lives in the web app), and a server that exits instead would turn
 // one unreachable dependency into a crash loop of the whole API.
+//
+// cfg has passed checkJWKSConfig.
 func newJWKSKeys(cfg JWKSConfig, log *slog.Logger) (*jwksKeys, error) {
-	if err := CheckJWKSURL(cfg.URL); err != nil {
-		return nil, err
-	}
-	if cfg.Refresh <= 0 || cfg.UnknownKeyRefresh <= 0 || cfg.Timeout <= 0 {
-		return nil, fmt.Errorf("the JWKS refresh intervals and timeout must be positive (got %s, %s, %s)", cfg.Refresh, cfg.UnknownKeyRefresh, cfg.Timeout)
-	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -105,7 +102,7 @@ func newJWKSKeys(cfg JWKSConfig, log *slog.Logger) (*jwksKeys, error) {
 	})
 	if err != nil {
 		stop()
-		return nil, fmt.Errorf("JWT_JWKS_URL: %w", err)
+		return nil, setting.Invalid("JWKS.URL", "is not usable: %w", err)
 	}
 	set, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
 		HTTPURLs: map[string]jwkset.Storage{cfg.URL: fetched},
@@ -116,7 +113,7 @@ func newJWKSKeys(cfg JWKSConfig, log *slog.Logger) (*jwksKeys, error) {
 	})
 	if err != nil {
 		stop()
-		return nil, fmt.Errorf("JWT_JWKS_URL: %w", err)
+		return nil, setting.Invalid("JWKS.URL", "is not usable: %w", err)
 	}
 	k := &jwksKeys{ctx: ctx, stop: stop, set: set}
 	if k.empty() {
@@ -127,6 +124,20 @@ func newJWKSKeys(cfg JWKSConfig, log *slog.Logger) (*jwksKeys, error) {
 }
 
 func (k *jwksKeys) close() { k.stop() }
+
+// checkJWKSConfig names each field of cfg, a JWKS's, that is wrong.
+func checkJWKSConfig(cfg JWKSConfig) error {
+	errs := []error{CheckJWKSURL(cfg.URL)}
+	for _, d := range []struct {
+		field string
+		value time.Duration
+	}{{"JWKS.Refresh", cfg.Refresh}, {"JWKS.UnknownKeyRefresh", cfg.UnknownKeyRefresh}, {"JWKS.Timeout", cfg.Timeout}} {
+		if d.value <= 0 {
+			errs = append(errs, setting.Invalid(d.field, "must be positive (got %s)", d.value))
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // key returns the public key that the kid of t names, if it is one for
 // t's algorithm. An unknown kid fetches the set again when the rate limit
@@ -234,25 +245,17 @@ func keyIDs(keys []jwkset.JWK) []string {
 // CheckJWKSURL says whether raw may serve as the JWKS URL: https, or http
 // to a loopback host (a provider on this machine, in development). Keys
 // fetched over plain http across a network can be swapped on the way, and
-// whoever swaps them signs in as anyone.
+// whoever swaps them signs in as anyone. Its error names the field
+// JWKS.URL, for the URL of a redirect too: it is where JWKS.URL led.
 func CheckJWKSURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("JWT_JWKS_URL must be an https URL such as https://app.example.com/api/auth/jwks, got %q", raw)
+		return setting.Invalid("JWKS.URL", "must be an https URL such as https://app.example.com/api/auth/jwks, got %q", raw)
 	}
 	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
-		return fmt.Errorf("JWT_JWKS_URL must use https unless its host is loopback (localhost, 127.0.0.1, ::1): keys fetched over plain http can be replaced on the way; got %q", redactedURL(raw))
+		return setting.Invalid("JWKS.URL", "must use https unless its host is loopback (localhost, 127.0.0.1, ::1): keys fetched over plain http can be replaced on the way; got %q", redactedURL(raw))
 	}
 	return nil
-}
-
-func isLoopbackHost(host string) bool {
-	host = strings.ToLower(host)
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // redactedURL is raw without a password, for logs and errors.
