@@ -201,7 +201,10 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	model = tel.Model(model, cfg.Provider)
 	tel.ObservePool(pool)
 	svc := tasks.NewService(store.NewTasks(pool))
-	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, maxCachedServers), chat.Config{
+	// The engine's tool servers carry each call's turn record from the
+	// engine to the tool that makes its change (mcptools.Servers.CallMeta).
+	tools := mcptools.NewServers(svc, maxCachedServers)
+	engine, err := chat.New(log, store.NewTurns(pool), tools, chat.Config{
 		Model: model, Prompt: prompt, Limits: cfg.Limits,
 		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
 		DailyTokenBudget: cfg.DailyTokenBudget, MaxRunningTurns: cfg.MaxRunningTurns, Telemetry: tel,
