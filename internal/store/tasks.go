@@ -167,8 +167,8 @@ func (s *Tasks) UpdateTask(ctx context.Context, userID string, id int64, u tasks
 // plain, recorded as a tool call of a chat turn, and recorded as a call of
 // an outside MCP client. A recorded form is one statement, so one
 // transaction and one round trip: it inserts the call's audit row (its
-// result built from the changed row, as the tool answers it) in the same
-// breath as the change. A change without its record cannot exist.
+// result the changed row's tasks.ChangeResult, built in SQL as the tool
+// builds it in Go) in the same breath as the change. A change without its record cannot exist.
 //
 // A chat turn's change is made only while the turn holds its conversation.
 // The claim is read FOR SHARE: a claim taken over meanwhile, which takes
