@@ -18,10 +18,7 @@ func (s *Tasks) RecordCall(ctx context.Context, userID string, rec tasks.CallRec
 	if rec.Source != tasks.SourceMCP {
 		return fmt.Errorf("record a %q call: %w", rec.Source, tasks.ErrInvalid)
 	}
-	_, err := s.pool.Exec(ctx, `
-		INSERT INTO tool_calls (source, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-		VALUES ('mcp', $1, $2, $3, $4::jsonb, $5::jsonb, $6, 0, 0, $7)`,
-		userID, auditName(rec.CallID, "call"), auditName(rec.Tool, "unnamed"), jsonOr(rec.Arguments, "{}"),
+	_, err := s.pool.Exec(ctx, stmt.RecordMCPCall, userID, auditName(rec.CallID, "call"), auditName(rec.Tool, "unnamed"), jsonOr(rec.Arguments, "{}"),
 		jsonOr(result, "null"), isError, time.Since(rec.Started).Milliseconds())
 	return translate(err)
 }

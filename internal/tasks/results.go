@@ -12,8 +12,8 @@ import (
 // records read them back with them. One copy lives outside Go, and must:
 // the store records a change's ChangeResult in the very statement that
 // makes the change, built from the changed row (the task number a new task
-// takes is known only there), so that the record is written with the change
-// or not at all. The tests that compare a recorded result with what the
+// takes is known only there; internal/store/sql/tasks.sql), so that the
+// record is written with the change or not at all. The tests that compare a recorded result with what the
 // tool answered (mcptools' TestToolCallsForATurnAreRecorded, the store's
 // TestRecordedChangeCommitsWithItsRecord) hold the two to the same JSON.
 
