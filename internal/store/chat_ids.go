@@ -23,11 +23,7 @@ func (s *Turns) ChatConversation(ctx context.Context, userID, chatID string) (in
 		number = &n
 	}
 	var id *int64
-	err := s.pool.QueryRow(ctx, `
-		SELECT coalesce(
-			(SELECT conversation_id FROM chat_ids WHERE user_id = $1 AND chat_id = $2),
-			(SELECT id FROM conversations WHERE user_id = $1 AND id = $3))`,
-		userID, chatID, number).Scan(&id)
+	err := s.pool.QueryRow(ctx, stmt.ChatConversation, userID, chatID, number).Scan(&id)
 	switch {
 	case err != nil:
 		return 0, translate(err)

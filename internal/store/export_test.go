@@ -10,9 +10,12 @@ import (
 const (
 	HistoryMessages  = historyMessages
 	HistoryToolCalls = historyToolCalls
+)
 
-	ListConversationsFirst = listConversations
-	ListConversationsAfter = listConversationsAfter
+// The pages of a user's conversations.
+var (
+	ListConversationsFirst = stmt.ListConversations
+	ListConversationsAfter = stmt.ListConversationsAfter
 )
 
 // The task list's statements, as listTasksPage picks them: of all the

@@ -38,6 +38,15 @@ type statements struct {
 	TurnHoldsConversation                                                          string
 	// sql/tool_calls.sql
 	RecordMCPCall string
+	// sql/conversations.sql
+	ListConversations, ListConversationsAfter, ConversationExists string
+	MessagesPage, MessagesPageToolCalls, DeleteConversation       string
+	// sql/chat_ids.sql
+	ChatConversation string
+	// sql/idempotency.sql
+	BeginIdempotent, LockCutShortKey, CompleteIdempotent, ForgetIdempotent string
+	// sql/usage.sql
+	CheckTokenBudget, RecordUsage, DailyUsage string
 }
 
 // stmt holds every statement, from sqlFiles. It is written once, as the

@@ -218,7 +218,7 @@ const historyToolCalls = `
 // when a claim failed.
 func (s *Turns) whyNotClaimed(ctx context.Context, userID string, id int64) error {
 	var exists bool
-	err := s.pool.QueryRow(ctx, `SELECT true FROM conversations WHERE id = $1 AND user_id = $2`, id, userID).Scan(&exists)
+	err := s.pool.QueryRow(ctx, stmt.ConversationExists, id, userID).Scan(&exists)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return tasks.NotFound("conversation", id)
