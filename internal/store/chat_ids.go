@@ -33,16 +33,6 @@ func (s *Turns) ChatConversation(ctx context.Context, userID, chatID string) (in
 	return *id, nil
 }
 
-// chatIDInsert is the CTE of queueNewConversation's statement that
-// remembers the conversation it creates (its CTE c) under the client's
-// chat id, $7, unless that is NULL: the conversation and its chat id are
-// written together or not at all.
-const chatIDInsert = `
-		, u AS (
-			INSERT INTO chat_ids (user_id, chat_id, conversation_id)
-			SELECT user_id, $7, id FROM c WHERE $7::text IS NOT NULL
-		)`
-
 // chatIDTaken reports whether err is the refusal of a second conversation
 // under one chat id.
 func chatIDTaken(err error) bool {

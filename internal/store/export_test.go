@@ -6,14 +6,11 @@ import (
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
-// What the tests of package store_test read of the store's insides.
-const (
-	HistoryMessages  = historyMessages
-	HistoryToolCalls = historyToolCalls
-)
-
-// The pages of a user's conversations.
+// The statements whose plans the tests of package store_test read.
 var (
+	HistoryMessages  = stmt.HistoryMessages
+	HistoryToolCalls = stmt.HistoryToolCalls
+
 	ListConversationsFirst = stmt.ListConversations
 	ListConversationsAfter = stmt.ListConversationsAfter
 )

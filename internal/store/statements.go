@@ -47,6 +47,16 @@ type statements struct {
 	BeginIdempotent, LockCutShortKey, CompleteIdempotent, ForgetIdempotent string
 	// sql/usage.sql
 	CheckTokenBudget, RecordUsage, DailyUsage string
+	// sql/turns.sql
+	CommitLazily, PlanFromIndexes                                                    string
+	StartConversation, ClaimConversation, AddUserMessage                             string
+	HistoryMessages, HistoryToolCalls                                                string
+	FinishTurn, AbandonTurn, TurnCalls                                               string
+	LockConversationToRecover, RecoverConversationUnheld, RecoverConversationClaimed string
+	// sql/reopen.sql
+	ReopenClaim, ReopenTurn, EarlierCalls, ConversationHeld string
+	// sql/runs.sql
+	CheckRunningTurns, AppendRunEvents, LatestRun, WatchRun, ReadRun, ReadRunEvents, RequestStop, StopsRequested string
 }
 
 // stmt holds every statement, from sqlFiles. It is written once, as the

@@ -28,7 +28,11 @@ func TestEveryStatementPrepares(t *testing.T) {
 
 // notScopedToAUser are the statements that name no user, each with why.
 var notScopedToAUser = map[string]string{
-	"CheckTokenBudget": "it calls check_token_budget (migration 000009) with the user",
+	"CheckTokenBudget":  "it calls check_token_budget (migration 000009) with the user",
+	"CheckRunningTurns": "it calls check_running_turns (migration 000013) with the user",
+	"CommitLazily":      "a setting of its transaction",
+	"PlanFromIndexes":   "a setting of its transaction",
+	"StopsRequested":    "a replica asks it of the runs it runs itself, whoever's they are",
 }
 
 // Every statement names its user's rows (user_id), so that another user's

@@ -23,9 +23,9 @@ func (s *Tasks) RecordCall(ctx context.Context, userID string, rec tasks.CallRec
 	return translate(err)
 }
 
-// toolCallColumns are the columns of a tasks.ToolCall, as scanToolCall reads them.
-const toolCallColumns = `call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at`
-
+// scanToolCall reads a tasks.ToolCall from the columns call_id, tool,
+// arguments, result, is_error, round, seq, duration_ms and created_at, after
+// extra.
 func scanToolCall(row pgx.Row, c *tasks.ToolCall, extra ...any) error {
 	var ms int32
 	dest := append(extra, &c.CallID, &c.Tool, &c.Arguments, &c.Result, &c.IsError, &c.Round, &c.Seq, &ms, &c.CreatedAt)
@@ -36,7 +36,7 @@ func scanToolCall(row pgx.Row, c *tasks.ToolCall, extra ...any) error {
 	return nil
 }
 
-// attachToolCalls reads rows of message_id and toolCallColumns ordered by
+// attachToolCalls reads rows of message_id and a call (scanToolCall) ordered by
 // message id, and hands each call to its message in msgs, which is ordered
 // by id too.
 func attachToolCalls(rows pgx.Rows, msgs []tasks.Message) error {
