@@ -17,8 +17,8 @@ import (
 // without one (message_id NULL), as a turn cut short leaves them: the new
 // reply takes them when it is stored (FinishTurn attaches a turn's calls
 // by turn and position), and if the new run is cut short in turn, whoever
-// next touches the conversation finishes it (RecoverConversationUnheld). No call
-// record is ever deleted. Its commit does not wait for the disk, as
+// next touches the conversation finishes it (RecoverConversationUnheld).
+// No call record is ever deleted. Its commit does not wait for the disk, as
 // StartTurn's does not: if it were lost, the old reply would be back.
 func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64) (tasks.Turn, error) {
 	token := newToken()

@@ -57,6 +57,8 @@ type statements struct {
 	ReopenClaim, ReopenTurn, EarlierCalls, ConversationHeld string
 	// sql/runs.sql
 	CheckRunningTurns, AppendRunEvents, LatestRun, WatchRun, ReadRun, ReadRunEvents, RequestStop, StopsRequested string
+	// sql/retention.sql
+	DeleteOldConversations, DeleteOldDetachedCalls, DeleteExpiredKeys, DeleteOldRuns, DeleteOldUsage string
 }
 
 // stmt holds every statement, from sqlFiles. It is written once, as the

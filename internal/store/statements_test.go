@@ -33,6 +33,12 @@ var notScopedToAUser = map[string]string{
 	"CommitLazily":      "a setting of its transaction",
 	"PlanFromIndexes":   "a setting of its transaction",
 	"StopsRequested":    "a replica asks it of the runs it runs itself, whoever's they are",
+
+	"DeleteOldConversations": "retention picks rows by age, across users",
+	"DeleteOldDetachedCalls": "retention picks rows by age, across users",
+	"DeleteExpiredKeys":      "retention picks rows by age, across users",
+	"DeleteOldRuns":          "retention picks rows by age, across users",
+	"DeleteOldUsage":         "retention picks rows by age, across users",
 }
 
 // Every statement names its user's rows (user_id), so that another user's

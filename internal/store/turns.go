@@ -251,9 +251,6 @@ func (s *Turns) RecoverTurn(ctx context.Context, userID string, turn tasks.TurnR
 	return calls, nil
 }
 
-// unheld is the condition on a conversation's row that no turn holds it.
-const unheld = `(claimed_until IS NULL OR claimed_until < now())`
-
 // queueRecovery adds to b the statements that finish a turn of the
 // conversation cut short, when no turn holds the conversation: the first
 // locks the conversation's row, only when there is a turn to finish, so
