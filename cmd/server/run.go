@@ -193,7 +193,10 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	}
 	tel.ObservePool(pool)
 	svc := tasks.NewService(store.NewTasks(pool))
-	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, maxCachedServers), chatConfig(cfg, model, prompt, tel))
+	// The engine's tool servers carry each call's turn record from the
+	// engine to the tool that makes its change (mcptools.Servers.CallMeta).
+	tools := mcptools.NewServers(svc, maxCachedServers)
+	engine, err := chat.New(log, store.NewTurns(pool), tools, chatConfig(cfg, model, prompt, tel))
 	if err != nil {
 		return nil, nil, fromEnv(chatVars, err)
 	}

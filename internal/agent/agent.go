@@ -303,8 +303,7 @@ func (r *run) callTool(ctx context.Context, c Call) (json.RawMessage, bool) {
 			return b, false
 		}
 	}
-	b, _ := json.Marshal(map[string]string{"text": textOf(res)})
-	return b, false
+	return tasks.TextJSON(textOf(res)), false
 }
 
 func (r *run) toolNames() []string {
@@ -363,10 +362,10 @@ func withoutNulls(raw json.RawMessage) json.RawMessage {
 	return append(out, '}')
 }
 
-// toolFailure is the result of a failed tool call: {"error": message}.
+// toolFailure is the result of a failed tool call, a tasks.ErrorResult,
+// and its isError.
 func toolFailure(message string) (json.RawMessage, bool) {
-	b, _ := json.Marshal(map[string]string{"error": message})
-	return b, true
+	return tasks.ErrorJSON(message), true
 }
 
 func textOf(res *mcp.CallToolResult) string {

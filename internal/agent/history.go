@@ -9,7 +9,7 @@ import (
 
 // missingResult stands in for a tool call whose result was never stored,
 // so that a history is always one a model accepts.
-var missingResult = json.RawMessage(`{"error":"This tool call has no recorded result."}`)
+var missingResult = tasks.ErrorJSON("This tool call has no recorded result.")
 
 // History turns stored messages, oldest first, into the model's message
 // list: user text; for an assistant message, each round of its tool calls

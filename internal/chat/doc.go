@@ -6,8 +6,9 @@
 // nothing of HTTP: every front (JSON, SSE, a page, another stream protocol)
 // hands it a Request and an Observer and gets an Outcome or an error.
 //
-// The engine runs the tools through the MCP sessions cmd/server gives it
-// (ToolServers), and sends each call with its record in _meta, encoded by
-// mcptools.CallMeta: that record, the contract between the turn and the
-// tools, is what lets a task change be recorded with the change itself.
+// The engine runs the tools through the MCP servers cmd/server gives it
+// (ToolServers), and sends each call with its record, which those servers
+// keep for the tool the call reaches (ToolServers.CallMeta, named in the
+// call's _meta): that record, the contract between the turn and the tools,
+// is what lets a task change be recorded with the change itself.
 package chat

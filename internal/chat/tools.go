@@ -9,17 +9,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskchat/taskchat/internal/agent"
-	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/tasks"
 	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
-// ToolServers lends MCP sessions on a user's task tools, in process. The
-// server behind a session is bound to that user when it is built: no tool
-// takes a user id, and the model never sees one. release gives the session
-// back (reuse false when a call on it failed); see mcptools.Servers.
+// ToolServers lends MCP sessions on a user's task tools, in process, and
+// carries each call's record to the tool it calls; see mcptools.Servers.
+// The server behind a session is bound to that user when it is built: no
+// tool takes a user id, and the model never sees one.
 type ToolServers interface {
+	// Session lends a session on userID's server; release gives it back
+	// (reuse false when a call on it failed).
 	Session(ctx context.Context, userID string) (cs *mcp.ClientSession, release func(reuse bool), err error)
+	// CallMeta is the _meta of a call made for rec on userID's server,
+	// which names rec to that server, and forget, to be called once the
+	// call has returned.
+	CallMeta(userID string, rec tasks.CallRecord) (meta mcp.Meta, forget func())
 }
 
 // toolDefs holds the tools' definitions, the same for every user, listed
@@ -61,18 +66,19 @@ func (d *toolDefs) isReadOnly(tool string) bool {
 
 // turnTools is one turn's agent.ToolSource. It takes a session on the
 // user's tools at the first call, and sends each call with its record (see
-// mcptools.CallMeta): a call that changes a task is recorded with the
+// ToolServers.CallMeta): a call that changes a task is recorded with the
 // change, in one transaction, while the turn holds its conversation.
 type turnTools struct {
 	*agent.LazyTools
-	userID string
-	turn   *tasks.Turn
-	grace  time.Duration // how long a call may run, once started, whatever its caller does
-	tel    *telemetry.Telemetry
+	servers ToolServers
+	userID  string
+	turn    *tasks.Turn
+	grace   time.Duration // how long a call may run, once started, whatever its caller does
+	tel     *telemetry.Telemetry
 }
 
 func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn *tasks.Turn, toolTimeout time.Duration, tel *telemetry.Telemetry) *turnTools {
-	t := &turnTools{userID: userID, turn: turn, grace: toolTimeout + persistTimeout, tel: tel}
+	t := &turnTools{servers: servers, userID: userID, turn: turn, grace: toolTimeout + persistTimeout, tel: tel}
 	t.LazyTools = agent.NewLazyTools(defs, func(ctx context.Context) (*mcp.ClientSession, func(bool), error) {
 		return servers.Session(ctx, userID)
 	})
@@ -104,7 +110,7 @@ func (t *turnTools) call(ctx context.Context, call agent.Call) (*mcp.CallToolRes
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.grace)
 	defer cancel()
-	meta, forget := mcptools.CallMeta(t.userID, tasks.CallRecord{
+	meta, forget := t.servers.CallMeta(t.userID, tasks.CallRecord{
 		ConversationID: t.turn.Conversation.ID, TurnID: t.turn.ID(), ClaimToken: t.turn.ClaimToken,
 		CallID: call.ID, Tool: call.Tool, Arguments: stored, Round: call.Round, Seq: call.Seq, Started: time.Now(),
 	})

@@ -35,8 +35,9 @@ var testSecret = []byte("a-test-secret-that-is-long-enough-for-hs256")
 // testServer is the real handler on real PostgreSQL behind httptest.
 type testServer struct {
 	*httptest.Server
-	logs *syncBuffer
-	hub  *runs.Hub
+	logs  *syncBuffer
+	hub   *runs.Hub
+	tools *mcptools.Servers // the engine's
 }
 
 // testAPIConfig lets a test send as many turns and streams as it likes.
@@ -90,14 +91,15 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	svc := tasks.NewService(store.NewTasks(db))
-	engine, err := chat.New(log, cfg.wrapTurns(store.NewTurns(db)), mcptools.NewServers(svc, 16), cfg.chat)
+	tools := mcptools.NewServers(svc, 16)
+	engine, err := chat.New(log, cfg.wrapTurns(store.NewTurns(db)), tools, cfg.chat)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	hub := mustHub(tb, log, db, cfg)
 	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 16), log)
 	h := NewServer(log, verifier, db, svc, store.NewConversations(db), engine, hub, mcp, cfg.api)
-	s := &testServer{Server: httptest.NewServer(h), logs: logs, hub: hub}
+	s := &testServer{Server: httptest.NewServer(h), logs: logs, hub: hub, tools: tools}
 	tb.Cleanup(func() { hub.Close(); s.Close() }) // followers end first
 	return s
 }

@@ -299,7 +299,7 @@ func TestMCPIgnoresAForgedTurnRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A live record's key, as the chat engine would send it in process.
-	forged, forget := mcptools.CallMeta(user, tasks.CallRecord{
+	forged, forget := s.tools.CallMeta(user, tasks.CallRecord{
 		ConversationID: turn.Conversation.ID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
 		CallID: "call_forged", Arguments: json.RawMessage(`{}`), Started: time.Now(),
 	})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // uiDone is the last line of every UI message stream.
@@ -198,12 +199,10 @@ func turnOfReply(id string) int64 {
 	return n
 }
 
-// toolErrorText is the sentence of a failed call's result, {"error": "…"}, or
-// the result itself when it has none.
+// toolErrorText is the sentence of a failed call's result, a
+// tasks.ErrorResult, or the result itself when it has none.
 func toolErrorText(result json.RawMessage) string {
-	var r struct {
-		Error string `json:"error"`
-	}
+	var r tasks.ErrorResult
 	if json.Unmarshal(result, &r) == nil && r.Error != "" {
 		return r.Error
 	}

@@ -39,10 +39,37 @@ func recordOf(turn tasks.Turn, seq int, args map[string]any) tasks.CallRecord {
 	}
 }
 
-// mustCallFor makes a call for the turn's call number seq.
-func mustCallFor(tb testing.TB, cs *mcp.ClientSession, turn tasks.Turn, seq int, tool string, args map[string]any) *mcp.CallToolResult {
+// turnServers are the servers of a chat engine, in process, with a session
+// on one of them: the calls made for a turn are made on them.
+type turnServers struct {
+	*mcptools.Servers
+	cs *mcp.ClientSession
+}
+
+// mustTurnServers returns an engine's servers, with a session on user's.
+func mustTurnServers(tb testing.TB, user string) turnServers {
 	tb.Helper()
-	meta, forget := mcptools.CallMeta(turn.Conversation.UserID, recordOf(turn, seq, args))
+	s := turnServers{Servers: mcptools.NewServers(tasks.NewService(store.NewTasks(storetest.Pool(tb))), 16)}
+	s.cs = s.mustSession(tb, user)
+	return s
+}
+
+// mustSession opens a session on user's server of s.
+func (s turnServers) mustSession(tb testing.TB, user string) *mcp.ClientSession {
+	tb.Helper()
+	cs, err := s.Connect(context.Background(), user)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// mustCallFor makes a call for the turn's call number seq.
+func (s turnServers) mustCallFor(tb testing.TB, turn tasks.Turn, seq int, tool string, args map[string]any) *mcp.CallToolResult {
+	tb.Helper()
+	cs := s.cs
+	meta, forget := s.CallMeta(turn.Conversation.UserID, recordOf(turn, seq, args))
 	defer forget()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta})
 	if err != nil {
@@ -90,15 +117,15 @@ func jsonEqual(a, b []byte) bool {
 // the model asked, and exactly what the tool answered.
 func TestToolCallsForATurnAreRecorded(t *testing.T) {
 	user := storetest.UserID(t)
-	cs, turn := mustSession(t, user), mustTurn(t, user)
-	added := mustCallFor(t, cs, turn, 0, "add_task", map[string]any{"title": "Buy milk"})
+	s, turn := mustTurnServers(t, user), mustTurn(t, user)
+	added := s.mustCallFor(t, turn, 0, "add_task", map[string]any{"title": "Buy milk"})
 	id := mustStructured(t, added)["task_id"]
 	calls := []*mcp.CallToolResult{
 		added,
-		mustCallFor(t, cs, turn, 1, "list_tasks", map[string]any{}),
-		mustCallFor(t, cs, turn, 2, "update_task", map[string]any{"task_id": id, "title": "Buy oat milk"}),
-		mustCallFor(t, cs, turn, 3, "complete_task", map[string]any{"task_id": id}),
-		mustCallFor(t, cs, turn, 4, "delete_task", map[string]any{"task_id": id}),
+		s.mustCallFor(t, turn, 1, "list_tasks", map[string]any{}),
+		s.mustCallFor(t, turn, 2, "update_task", map[string]any{"task_id": id, "title": "Buy oat milk"}),
+		s.mustCallFor(t, turn, 3, "complete_task", map[string]any{"task_id": id}),
+		s.mustCallFor(t, turn, 4, "delete_task", map[string]any{"task_id": id}),
 	}
 	for i, res := range calls {
 		if res.IsError {
@@ -130,7 +157,8 @@ func TestToolCallsForATurnAreRecorded(t *testing.T) {
 // and says so, so that the model does not claim it did.
 func TestToolCallForAnEndedTurnChangesNothing(t *testing.T) {
 	user := storetest.UserID(t)
-	cs := mustSession(t, user)
+	s := mustTurnServers(t, user)
+	cs := s.cs
 	milk := mustCall(t, cs, "add_task", map[string]any{"title": "Buy milk"})
 	turn := mustTurn(t, user)
 	if err := store.NewTurns(storetest.Pool(t)).AbandonTurn(context.Background(), user, turn.Conversation.ID, turn.ClaimToken); err != nil {
@@ -145,7 +173,7 @@ func TestToolCallForAnEndedTurnChangesNothing(t *testing.T) {
 		{"update_task", map[string]any{"task_id": milk["task_id"], "title": "Buy oat milk"}},
 		{"delete_task", map[string]any{"task_id": milk["task_id"]}},
 	} {
-		res := mustCallFor(t, cs, turn, seq, c.tool, c.args)
+		res := s.mustCallFor(t, turn, seq, c.tool, c.args)
 		if !res.IsError || !strings.Contains(strings.ToLower(text(res)), "nothing was changed") {
 			t.Errorf("%s for an ended turn = %q (isError %v), want an error saying nothing was changed", c.tool, text(res), res.IsError)
 		}
@@ -157,13 +185,14 @@ func TestToolCallForAnEndedTurnChangesNothing(t *testing.T) {
 // is never made without its record.
 func TestToolCallWithAnUnreadableRecordChangesNothing(t *testing.T) {
 	user := storetest.UserID(t)
-	cs := mustSession(t, user)
+	s := mustTurnServers(t, user)
+	cs := s.cs
 	milk := mustCall(t, cs, "add_task", map[string]any{"title": "Buy milk"})
 	turn := mustTurn(t, user)
 	// keyOf is the _meta value CallMeta gives rec for owner's server,
 	// forgotten at once or at the test's end.
 	keyOf := func(owner string, rec tasks.CallRecord, forgetNow bool) any {
-		meta, forget := mcptools.CallMeta(owner, rec)
+		meta, forget := s.CallMeta(owner, rec)
 		if forgetNow {
 			forget()
 		} else {
@@ -241,12 +270,13 @@ func mustStructured(tb testing.TB, res *mcp.CallToolResult) map[string]any {
 // user's call with the key fails and leaves the record to its owner.
 func TestCallRecordIsTakenOnce(t *testing.T) {
 	user := storetest.UserID(t)
-	cs := mustSession(t, user)
+	s := mustTurnServers(t, user)
+	cs := s.cs
 	turn := mustTurn(t, user)
 	args := map[string]any{"title": "Buy milk"}
-	meta, forget := mcptools.CallMeta(user, recordOf(turn, 0, args))
+	meta, forget := s.CallMeta(user, recordOf(turn, 0, args))
 	defer forget()
-	other := mustSession(t, storetest.UserID(t))
+	other := s.mustSession(t, storetest.UserID(t))
 	if res, err := other.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_task", Arguments: args, Meta: meta}); err != nil || !res.IsError {
 		t.Fatalf("another user's call with the record's key: %q (isError %v), %v; want refused", text(res), res.IsError, err)
 	}
@@ -261,5 +291,37 @@ func TestCallRecordIsTakenOnce(t *testing.T) {
 	}
 	if rows := mustAuditRows(t, user, turn.ID()); len(rows) != 1 {
 		t.Fatalf("audit rows = %+v, want the first call's", rows)
+	}
+}
+
+// A record is read only by the servers whose CallMeta named it: the same
+// user's server of another engine (another NewServers), or one built on its
+// own (NewServer), fails the call and leaves the record where it is.
+func TestCallRecordIsReadOnlyByItsServers(t *testing.T) {
+	user := storetest.UserID(t)
+	s := mustTurnServers(t, user)
+	turn := mustTurn(t, user)
+	args := map[string]any{"title": "Buy milk"}
+	meta, forget := s.CallMeta(user, recordOf(turn, 0, args))
+	defer forget()
+	alone, err := mcptools.Connect(context.Background(), user, tasks.NewService(store.NewTasks(storetest.Pool(t))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close()
+	for name, cs := range map[string]*mcp.ClientSession{
+		"another engine's server": mustTurnServers(t, user).cs,
+		"a server of its own":     alone,
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_task", Arguments: args, Meta: meta})
+		if err != nil || !res.IsError || !strings.Contains(strings.ToLower(text(res)), "nothing was changed") {
+			t.Fatalf("%s, sent the record's key: %q (isError %v), %v; want refused", name, text(res), res.IsError, err)
+		}
+	}
+	if res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_task", Arguments: args, Meta: meta}); err != nil || res.IsError {
+		t.Fatalf("the record's own server: %q (isError %v), %v; want the task added", text(res), res.IsError, err)
+	}
+	if rows := mustAuditRows(t, user, turn.ID()); len(rows) != 1 {
+		t.Fatalf("audit rows = %+v, want the one call its own server took", rows)
 	}
 }

@@ -140,28 +140,23 @@ func argumentsOf(p *mcp.CallToolParamsRaw) json.RawMessage {
 }
 
 // auditResult is what a call's audit row holds as its result, as the chat
-// records its calls: the structured result, or {"error": sentence}.
+// records its calls: the structured result, its text (tasks.TextResult),
+// or a tasks.ErrorResult.
 func auditResult(res mcp.Result, err error) (json.RawMessage, bool) {
 	ctr, _ := res.(*mcp.CallToolResult)
 	switch {
 	case err != nil:
-		return errorJSON(err.Error()), true
+		return tasks.ErrorJSON(err.Error()), true
 	case ctr == nil:
-		return errorJSON("no result"), true
+		return tasks.ErrorJSON("no result"), true
 	case ctr.IsError:
-		return errorJSON(text(ctr)), true
+		return tasks.ErrorJSON(text(ctr)), true
 	case ctr.StructuredContent != nil:
 		if b, err := json.Marshal(ctr.StructuredContent); err == nil {
 			return b, false
 		}
 	}
-	b, _ := json.Marshal(map[string]string{"text": text(ctr)})
-	return b, false
-}
-
-func errorJSON(message string) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"error": message})
-	return b
+	return tasks.TextJSON(text(ctr)), false
 }
 
 func errorResult(message string) *mcp.CallToolResult {

@@ -15,12 +15,20 @@ import (
 var schemas = mcp.NewSchemaCache()
 
 // NewServer returns an MCP server whose five task tools act for userID
-// only, for the chat engine in process: a change is recorded as the call of
-// the turn its _meta names (see CallMetaKey). Outside clients get
-// NewRemoteServer's servers instead.
+// only, in process, that reads no turn's record: a call whose _meta names
+// one fails, as a call whose record cannot be read does, and a change is
+// made unrecorded. The chat engine's servers come from NewServers instead,
+// whose table of records each of them reads (see Servers.CallMeta);
+// outside clients get NewRemoteServer's.
 func NewServer(userID string, svc *tasks.Service) *mcp.Server {
+	return newTurnServer(userID, svc, nil)
+}
+
+// newTurnServer returns userID's server for the chat engine, which takes
+// each call's record from records (nil: none).
+func newTurnServer(userID string, svc *tasks.Service, records *callRecords) *mcp.Server {
 	return newServer(&tools{userID: userID, svc: svc, recordOf: func(_ context.Context, req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
-		return callRecord(userID, req)
+		return records.take(userID, req)
 	}})
 }
 
@@ -39,8 +47,8 @@ func newServer(t *tools) *mcp.Server {
 	return s
 }
 
-// Connect builds userID's server and returns a client session connected to
-// it in process. Closing the session ends the server side too.
+// Connect builds userID's server (NewServer's) and returns a client session
+// connected to it in process. Closing the session ends the server side too.
 func Connect(ctx context.Context, userID string, svc *tasks.Service) (*mcp.ClientSession, error) {
 	return connect(ctx, NewServer(userID, svc))
 }

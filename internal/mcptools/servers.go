@@ -26,6 +26,10 @@ import (
 type Servers struct {
 	build func(userID string) *mcp.Server
 	max   int
+	// records are the records of the calls under way, which CallMeta puts
+	// and the servers built here take; nil for NewRemoteServers', which
+	// never read one.
+	records *callRecords
 
 	mu    sync.Mutex
 	order *list.List // of *cachedServer, most recently used first
@@ -38,10 +42,14 @@ type cachedServer struct {
 	idle   *mcp.ClientSession // a session no turn holds, or nil
 }
 
-// NewServers returns a cache of at most max users' servers over svc, as
-// NewServer builds them: for the chat engine, in process.
+// NewServers returns a cache of at most max users' servers over svc, for
+// the chat engine, in process: each takes the record of every call it is
+// sent from the table of records these servers share (see CallMeta).
 func NewServers(svc *tasks.Service, max int) *Servers {
-	return newServers(func(userID string) *mcp.Server { return NewServer(userID, svc) }, max)
+	s := newServers(nil, max)
+	s.records = &callRecords{}
+	s.build = func(userID string) *mcp.Server { return newTurnServer(userID, svc, s.records) }
+	return s
 }
 
 // NewRemoteServers returns a cache of at most max users' servers over svc,
@@ -52,6 +60,21 @@ func NewRemoteServers(svc *tasks.Service, max int) *Servers {
 
 func newServers(build func(string) *mcp.Server, max int) *Servers {
 	return &Servers{build: build, max: max, order: list.New(), byID: map[string]*list.Element{}}
+}
+
+// CallMeta is the _meta of a call made for rec on userID's server, one of
+// these (NewServers'), and forget, to be called once the call has
+// returned. The _meta names rec's entry in the servers' table of records,
+// under a key of 128 random bits; userID's server takes it, once. A call
+// whose entry is gone (forgotten, taken, or never there), or that is
+// another user's, fails as a call with an unreadable record does: nothing
+// is changed. It panics on NewRemoteServers' servers, which read no
+// record: asking it of them is a mistake in the wiring.
+func (s *Servers) CallMeta(userID string, rec tasks.CallRecord) (meta mcp.Meta, forget func()) {
+	if s.records == nil {
+		panic("mcptools: CallMeta on servers for outside clients, which read no call record")
+	}
+	return s.records.put(userID, rec)
 }
 
 // Connect opens a new client session on userID's server, building the

@@ -3,7 +3,6 @@ package mcptools
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,27 +45,8 @@ type UpdateTaskArgs struct {
 	Description *string `json:"description,omitempty" jsonschema:"The new description, at most 1000 characters."`
 }
 
-// TaskResult is what the tools that change one task return.
-type TaskResult struct {
-	TaskID int64  `json:"task_id"`
-	Status string `json:"status" jsonschema:"What happened: created, completed, deleted or updated."`
-	Title  string `json:"title"`
-}
-
-// ListTasksResult is list_tasks' result.
-type ListTasksResult struct {
-	Tasks      []TaskItem `json:"tasks"`
-	NextCursor string     `json:"next_cursor,omitempty" jsonschema:"Present when more tasks match: pass it as cursor, with the same status and query, to read them."`
-}
-
-// TaskItem is one task in a listing.
-type TaskItem struct {
-	ID          int64     `json:"id"`
-	Title       string    `json:"title"`
-	Description string    `json:"description"`
-	Completed   bool      `json:"completed"`
-	CreatedAt   time.Time `json:"created_at"`
-}
+// The tools' results are the domain's: tasks.ChangeResult for the four
+// that change a task, tasks.ListResult for list_tasks.
 
 var (
 	yes, no = true, false
@@ -124,41 +104,41 @@ type tools struct {
 	recordOf func(context.Context, *mcp.CallToolRequest) (*tasks.CallRecord, error)
 }
 
-func (t *tools) addTask(ctx context.Context, req *mcp.CallToolRequest, in AddTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
+func (t *tools) addTask(ctx context.Context, req *mcp.CallToolRequest, in AddTaskArgs) (*mcp.CallToolResult, tasks.ChangeResult, error) {
 	return t.change(ctx, req, tasks.StatusCreated, func(rec *tasks.CallRecord) (tasks.Task, error) {
 		return t.svc.Add(ctx, t.userID, in.Title, in.Description, rec)
 	})
 }
 
-func (t *tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTasksArgs) (*mcp.CallToolResult, ListTasksResult, error) {
+func (t *tools) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTasksArgs) (*mcp.CallToolResult, tasks.ListResult, error) {
 	limit := in.Limit
 	if limit == 0 {
 		limit = DefaultListLimit
 	}
 	page, err := t.svc.ListPage(ctx, t.userID, tasks.Filter{Status: tasks.Status(in.Status), Query: in.Query}, limit, in.Cursor)
 	if err != nil {
-		return nil, ListTasksResult{}, toolError(err)
+		return nil, tasks.ListResult{}, toolError(err)
 	}
-	out := ListTasksResult{Tasks: make([]TaskItem, len(page.Items)), NextCursor: page.Next}
+	out := tasks.ListResult{Tasks: make([]tasks.ListItem, len(page.Items)), NextCursor: page.Next}
 	for i, task := range page.Items {
-		out.Tasks[i] = TaskItem{ID: task.ID, Title: task.Title, Description: task.Description, Completed: task.Completed, CreatedAt: task.CreatedAt}
+		out.Tasks[i] = tasks.ListItemOf(task)
 	}
 	return nil, out, nil
 }
 
-func (t *tools) completeTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
+func (t *tools) completeTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, tasks.ChangeResult, error) {
 	return t.change(ctx, req, tasks.StatusDone, func(rec *tasks.CallRecord) (tasks.Task, error) {
 		return t.svc.Complete(ctx, t.userID, in.TaskID, rec)
 	})
 }
 
-func (t *tools) deleteTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, TaskResult, error) {
+func (t *tools) deleteTask(ctx context.Context, req *mcp.CallToolRequest, in TaskIDArgs) (*mcp.CallToolResult, tasks.ChangeResult, error) {
 	return t.change(ctx, req, tasks.StatusDeleted, func(rec *tasks.CallRecord) (tasks.Task, error) {
 		return t.svc.Delete(ctx, t.userID, in.TaskID, rec)
 	})
 }
 
-func (t *tools) updateTask(ctx context.Context, req *mcp.CallToolRequest, in UpdateTaskArgs) (*mcp.CallToolResult, TaskResult, error) {
+func (t *tools) updateTask(ctx context.Context, req *mcp.CallToolRequest, in UpdateTaskArgs) (*mcp.CallToolResult, tasks.ChangeResult, error) {
 	return t.change(ctx, req, tasks.StatusUpdated, func(rec *tasks.CallRecord) (tasks.Task, error) {
 		return t.svc.Update(ctx, t.userID, in.TaskID, tasks.TaskUpdate{Title: in.Title, Description: in.Description}, rec)
 	})
@@ -166,17 +146,17 @@ func (t *tools) updateTask(ctx context.Context, req *mcp.CallToolRequest, in Upd
 
 // change runs a tool that changes one task, with the call's record when it
 // has one (see recordOf), and shapes its outcome. The store records a
-// call's result from the same row with the same three members (see
+// call's result, a tasks.ChangeResult too, from the same row (see
 // store.Tasks), so the audit says exactly what the model was told.
-func (t *tools) change(ctx context.Context, req *mcp.CallToolRequest, status string, do func(*tasks.CallRecord) (tasks.Task, error)) (*mcp.CallToolResult, TaskResult, error) {
+func (t *tools) change(ctx context.Context, req *mcp.CallToolRequest, status string, do func(*tasks.CallRecord) (tasks.Task, error)) (*mcp.CallToolResult, tasks.ChangeResult, error) {
 	rec, err := t.recordOf(ctx, req)
 	if err != nil {
-		return nil, TaskResult{}, err
+		return nil, tasks.ChangeResult{}, err
 	}
 	task, err := do(rec)
 	if err != nil {
-		return nil, TaskResult{}, toolError(err)
+		return nil, tasks.ChangeResult{}, toolError(err)
 	}
 	markRecorded(ctx)
-	return nil, TaskResult{TaskID: task.ID, Status: status, Title: task.Title}, nil
+	return nil, tasks.ChangeResult{TaskID: task.ID, Status: status, Title: task.Title}, nil
 }

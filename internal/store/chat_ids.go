@@ -23,11 +23,7 @@ func (s *Turns) ChatConversation(ctx context.Context, userID, chatID string) (in
 		number = &n
 	}
 	var id *int64
-	err := s.pool.QueryRow(ctx, `
-		SELECT coalesce(
-			(SELECT conversation_id FROM chat_ids WHERE user_id = $1 AND chat_id = $2),
-			(SELECT id FROM conversations WHERE user_id = $1 AND id = $3))`,
-		userID, chatID, number).Scan(&id)
+	err := s.pool.QueryRow(ctx, stmt.ChatConversation, userID, chatID, number).Scan(&id)
 	switch {
 	case err != nil:
 		return 0, translate(err)
@@ -36,16 +32,6 @@ func (s *Turns) ChatConversation(ctx context.Context, userID, chatID string) (in
 	}
 	return *id, nil
 }
-
-// chatIDInsert is the CTE of queueNewConversation's statement that
-// remembers the conversation it creates (its CTE c) under the client's
-// chat id, $7, unless that is NULL: the conversation and its chat id are
-// written together or not at all.
-const chatIDInsert = `
-		, u AS (
-			INSERT INTO chat_ids (user_id, chat_id, conversation_id)
-			SELECT user_id, $7, id FROM c WHERE $7::text IS NOT NULL
-		)`
 
 // chatIDTaken reports whether err is the refusal of a second conversation
 // under one chat id.

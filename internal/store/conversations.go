@@ -23,28 +23,6 @@ func NewConversations(pool *pgxpool.Pool) *Conversations {
 
 var _ tasks.ConversationStore = (*Conversations)(nil)
 
-// listConversations reads the first page of a user's conversations, and
-// listConversationsAfter a later one, from the index on (user_id,
-// updated_at DESC, id DESC). Two statements, not one with an optional
-// cursor: in a generic plan (see planOnce) a condition such as "$2 IS NULL
-// OR (updated_at, id) < ($2, $3)" cannot bound the index scan, and a page
-// deep in a long list would read every conversation before it
-// (TestConversationPagesReadOnlyThemselves).
-const (
-	listConversations = `
-		SELECT id, user_id, title, created_at, updated_at
-		FROM conversations
-		WHERE user_id = $1
-		ORDER BY updated_at DESC, id DESC
-		LIMIT $2`
-	listConversationsAfter = `
-		SELECT id, user_id, title, created_at, updated_at
-		FROM conversations
-		WHERE user_id = $1 AND (updated_at, id) < ($3, $4)
-		ORDER BY updated_at DESC, id DESC
-		LIMIT $2`
-)
-
 // ListConversations returns a page of userID's conversations, most
 // recently active first. The cursor is opaque to callers.
 func (s *Conversations) ListConversations(ctx context.Context, userID string, limit int, cursor string) (tasks.Page[tasks.Conversation], error) {
@@ -54,9 +32,9 @@ func (s *Conversations) ListConversations(ctx context.Context, userID string, li
 	}
 	var rows pgx.Rows
 	if after == nil {
-		rows, err = s.pool.Query(ctx, listConversations, userID, limit+1)
+		rows, err = s.pool.Query(ctx, stmt.ListConversations, userID, limit+1)
 	} else {
-		rows, err = s.pool.Query(ctx, listConversationsAfter, userID, limit+1, *after, afterID)
+		rows, err = s.pool.Query(ctx, stmt.ListConversationsAfter, userID, limit+1, *after, afterID)
 	}
 	if err != nil {
 		return tasks.Page[tasks.Conversation]{}, translate(err)
@@ -92,7 +70,7 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 	)
 	b := &pgx.Batch{}
 	queueRecovery(b, conversationID, userID)
-	b.Queue(`SELECT true FROM conversations WHERE id = $1 AND user_id = $2`, conversationID, userID).
+	b.Queue(stmt.ConversationExists, conversationID, userID).
 		QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&exists)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -100,10 +78,7 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 			}
 			return err
 		})
-	b.Queue(`
-		SELECT id, conversation_id, role, content, interrupted, created_at
-		FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4`,
-		conversationID, userID, afterID, limit+1).Query(func(rows pgx.Rows) error {
+	b.Queue(stmt.MessagesPage, conversationID, userID, afterID, limit+1).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var m tasks.Message
 			if err := scanMessage(rows, &m); err != nil {
@@ -113,12 +88,7 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 		}
 		return rows.Err()
 	})
-	b.Queue(`
-		SELECT message_id, `+toolCallColumns+`
-		FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IN (
-			SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4)
-		ORDER BY message_id, seq`,
-		conversationID, userID, afterID, limit+1).Query(func(rows pgx.Rows) error { return attachToolCalls(rows, msgs) })
+	b.Queue(stmt.MessagesPageToolCalls, conversationID, userID, afterID, limit+1).Query(func(rows pgx.Rows) error { return attachToolCalls(rows, msgs) })
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return tasks.Page[tasks.Message]{}, translate(err)
 	}
@@ -137,7 +107,7 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 // tool calls stay, detached: they are the record of changes to tasks that
 // outlive the chat (see migration 000005).
 func (s *Conversations) DeleteConversation(ctx context.Context, userID string, conversationID int64) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM conversations WHERE id = $1 AND user_id = $2`, conversationID, userID)
+	tag, err := s.pool.Exec(ctx, stmt.DeleteConversation, conversationID, userID)
 	if err != nil {
 		return translate(err)
 	}

@@ -17,8 +17,8 @@ import (
 // without one (message_id NULL), as a turn cut short leaves them: the new
 // reply takes them when it is stored (FinishTurn attaches a turn's calls
 // by turn and position), and if the new run is cut short in turn, whoever
-// next touches the conversation finishes it (recoverConversation). No call
-// record is ever deleted. Its commit does not wait for the disk, as
+// next touches the conversation finishes it (RecoverConversationUnheld).
+// No call record is ever deleted. Its commit does not wait for the disk, as
 // StartTurn's does not: if it were lost, the old reply would be back.
 func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64) (tasks.Turn, error) {
 	token := newToken()
@@ -44,22 +44,11 @@ func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64
 	return turn, nil
 }
 
-// lastUserMessage is the id of the newest user message of conversation $1
-// of user $2: the message of its last turn.
-const lastUserMessage = `(SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')`
-
 // queueReopenClaim claims the conversation when no turn holds it and its
 // last turn is the one asked for: its message is in.Message, its id
 // turnID (unless 0), and at most its reply follows it.
 func queueReopenClaim(b *pgx.Batch, in tasks.TurnStart, turnID int64, token string, turn *tasks.Turn, claimed *bool) {
-	b.Queue(`
-		UPDATE conversations
-		SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
-		WHERE id = $1 AND user_id = $2 AND `+unheld+` AND EXISTS (
-			SELECT 1 FROM messages u
-			WHERE u.id = `+lastUserMessage+` AND u.content = $5 AND ($6::bigint = 0 OR u.id = $6)
-			  AND (SELECT count(*) FROM messages r WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id) <= 1)
-		RETURNING id, user_id, title, created_at, updated_at`,
+	b.Queue(stmt.ReopenClaim,
 		in.ConversationID, in.UserID, token, in.ClaimFor, in.Message, turnID).QueryRow(func(row pgx.Row) error {
 		err := scanConversation(row, &turn.Conversation)
 		*claimed = err == nil
@@ -73,19 +62,7 @@ func queueReopenClaim(b *pgx.Batch, in tasks.TurnStart, turnID int64, token stri
 // queueReopen deletes the reply of the turn the claim was taken for, and
 // tells the request's idempotency key (if any) its turn, the reopened one.
 func queueReopen(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn) {
-	b.Queue(`
-		WITH u AS (
-			SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at
-			FROM messages m JOIN conversations c ON c.id = m.conversation_id AND c.user_id = m.user_id
-			WHERE m.id = `+lastUserMessage+` AND c.claim_token = $3
-		), d AS (
-			DELETE FROM messages r USING u WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id
-		), k AS (
-			UPDATE idempotency_keys SET conversation_id = $1, turn_id = u.id, locked_until = now() + $5::interval
-			FROM u WHERE idempotency_keys.user_id = $2 AND key = $4
-		), r AS (`+insertRunFrom("u", "$2", "$5")+`
-		)
-		SELECT u.id, u.conversation_id, u.role, u.content, u.interrupted, u.created_at, r.id FROM u, r`,
+	b.Queue(stmt.ReopenTurn,
 		in.ConversationID, in.UserID, token, nullable(in.IdempotencyKey), in.ClaimFor).QueryRow(func(row pgx.Row) error {
 		m := &turn.UserMessage
 		err := row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.Interrupted, &m.CreatedAt, &turn.RunID)
@@ -98,11 +75,7 @@ func queueReopen(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Tur
 
 // queueEarlierCalls loads every call the reopened turn made, in order.
 func queueEarlierCalls(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn) {
-	b.Queue(`
-		SELECT `+toolCallColumns+` FROM tool_calls
-		WHERE user_id = $2 AND turn_id = `+lastUserMessage+`
-		  AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3)
-		ORDER BY seq`, in.ConversationID, in.UserID, token).Query(func(rows pgx.Rows) error {
+	b.Queue(stmt.EarlierCalls, in.ConversationID, in.UserID, token).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var c tasks.ToolCall
 			if err := scanToolCall(rows, &c); err != nil {
@@ -118,7 +91,7 @@ func queueEarlierCalls(b *pgx.Batch, in tasks.TurnStart, token string, turn *tas
 // whose last turn is not the one asked for. It runs only when a claim failed.
 func (s *Turns) whyNotReopened(ctx context.Context, userID string, id int64) error {
 	var held bool
-	err := s.pool.QueryRow(ctx, `SELECT NOT `+unheld+` FROM conversations WHERE id = $1 AND user_id = $2`, id, userID).Scan(&held)
+	err := s.pool.QueryRow(ctx, stmt.ConversationHeld, id, userID).Scan(&held)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return tasks.NotFound("conversation", id)

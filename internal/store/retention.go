@@ -85,7 +85,7 @@ func (r *Retention) Sweep(ctx context.Context) (Swept, error) {
 	if r.cfg.Days < 0 || r.cfg.Batch < 1 || r.cfg.RunsFor <= 0 {
 		return s, fmt.Errorf("retention of %d days and runs for %s in batches of %d: %w", r.cfg.Days, r.cfg.RunsFor, r.cfg.Batch, tasks.ErrInvalid)
 	}
-	if err := r.drain(ctx, r.batchStep(deleteOldRuns, r.cfg.RunsFor), &s.Runs, &s.Batches); err != nil || r.cfg.Days == 0 {
+	if err := r.drain(ctx, r.batchStep(stmt.DeleteOldRuns, r.cfg.RunsFor), &s.Runs, &s.Batches); err != nil || r.cfg.Days == 0 {
 		return s, err // zero days keeps everything else
 	}
 	for _, t := range []struct {
@@ -93,9 +93,9 @@ func (r *Retention) Sweep(ctx context.Context) (Swept, error) {
 		count *int64
 	}{
 		{r.conversationStep(), &s.Conversations},
-		{r.batchStep(deleteOldDetachedCalls, r.cfg.Days), &s.ToolCalls},
-		{r.batchStep(deleteExpiredKeys, r.cfg.KeyTTL), &s.IdempotencyKeys},
-		{r.batchStep(deleteOldUsage, r.cfg.Days), &s.UsageDays},
+		{r.batchStep(stmt.DeleteOldDetachedCalls, r.cfg.Days), &s.ToolCalls},
+		{r.batchStep(stmt.DeleteExpiredKeys, r.cfg.KeyTTL), &s.IdempotencyKeys},
+		{r.batchStep(stmt.DeleteOldUsage, r.cfg.Days), &s.UsageDays},
 	} {
 		if err := r.drain(ctx, t.step, t.count, &s.Batches); err != nil {
 			return s, err
@@ -138,7 +138,7 @@ func (r *Retention) batchStep(sql string, age any) func(context.Context) (int64,
 	}
 }
 
-// conversationStep runs deleteOldConversations. More may be left while a
+// conversationStep runs DeleteOldConversations. More may be left while a
 // statement leaves some of what it picked (for their messages' sake) or
 // picks as many as it may. A statement that leaves some has the next pick
 // one more than it deleted, so long conversations are not counted, and
@@ -152,7 +152,7 @@ func (r *Retention) conversationStep() func(context.Context) (int64, bool, error
 	pick := int64(r.cfg.Batch)
 	return func(ctx context.Context) (int64, bool, error) {
 		var deleted, found, left int64
-		if err := r.pool.QueryRow(ctx, deleteOldConversations, r.cfg.Days, pick, messages).Scan(&deleted, &found, &left); err != nil {
+		if err := r.pool.QueryRow(ctx, stmt.DeleteOldConversations, r.cfg.Days, pick, messages).Scan(&deleted, &found, &left); err != nil {
 			return 0, false, err
 		}
 		more := left > 0 || found == pick
@@ -176,108 +176,3 @@ func pause(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
-
-// The statements below pick a batch in a CTE that locks its rows, then
-// delete them by key: "= ANY(ARRAY(...))" makes that an index (or TID) scan
-// of the batch's keys, whatever the planner thinks of the condition
-// checked again beside it, which on a join it may well scan the whole
-// range of old rows for, in every batch.
-
-// deleteOldConversations deletes a batch of conversations untouched for $1
-// days, oldest first, with their tool calls; their messages and chat ids go
-// by cascade. Its first CTE locks the rows it picks and skips those another
-// pass or a turn has locked; a row a turn claimed or answered meanwhile is
-// checked again against its newest version (READ COMMITTED's recheck of
-// locked rows), and so is it by the DELETE: a conversation with a new turn
-// is never deleted, nor one a turn holds, even with a claim made to look
-// old. Of the $2 it picks, it deletes the oldest whose messages come to at
-// most $3 together, and always the first: a conversation is never split.
-// No conversation's messages are counted past $3 + 1, which is enough to
-// know it does not fit. Deleting the calls here spares the detaching
-// update that deleting the conversation alone would make each of them
-// (see migration 000005): they are as old as it is, so the next statement
-// would delete them anyway.
-// It returns how many it deleted, how many it picked, and how many of
-// those it left for the next statement.
-const deleteOldConversations = `
-	WITH picked AS (
-		SELECT id, updated_at FROM conversations
-		WHERE updated_at < now() - make_interval(days => $1) AND ` + unheld + `
-		ORDER BY updated_at
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED
-	), sized AS (
-		SELECT id,
-		       row_number() OVER w AS pos,
-		       sum((SELECT count(*) FROM (
-		           SELECT FROM messages m WHERE m.conversation_id = p.id LIMIT $3::bigint + 1) n)) OVER w AS upto
-		FROM picked p
-		WINDOW w AS (ORDER BY updated_at, id)
-	), doomed AS (
-		SELECT id FROM sized WHERE pos = 1 OR upto <= $3::bigint
-	), calls AS (
-		DELETE FROM tool_calls WHERE conversation_id = ANY(ARRAY(SELECT id FROM doomed))
-	), gone AS (
-		DELETE FROM conversations
-		WHERE id = ANY(ARRAY(SELECT id FROM doomed))
-		  AND updated_at < now() - make_interval(days => $1) AND ` + unheld + `
-		RETURNING id
-	)
-	SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM picked),
-	       (SELECT count(*) FROM picked) - (SELECT count(*) FROM doomed)`
-
-// deleteOldDetachedCalls deletes a batch of tool calls older than $1 days
-// that belong to no conversation: an MCP client's, or those of a
-// conversation its user deleted. A call of a kept conversation stays with
-// it, however old: its thread shows it.
-const deleteOldDetachedCalls = `
-	WITH old AS (
-		SELECT id FROM tool_calls
-		WHERE conversation_id IS NULL AND created_at < now() - make_interval(days => $1)
-		ORDER BY created_at
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED
-	)
-	DELETE FROM tool_calls WHERE id = ANY(ARRAY(SELECT id FROM old)) AND conversation_id IS NULL`
-
-// deleteExpiredKeys deletes a batch of idempotency keys older than $1, as
-// BeginIdempotent does for the user who sends a new key; a key reused as
-// new meanwhile is checked again, by its new age. Rows are named by ctid,
-// which a row keeps while this statement holds its lock.
-const deleteExpiredKeys = `
-	WITH old AS (
-		SELECT ctid FROM idempotency_keys
-		WHERE created_at < now() - $1::interval
-		ORDER BY created_at
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED
-	)
-	DELETE FROM idempotency_keys
-	WHERE ctid = ANY(ARRAY(SELECT ctid FROM old)) AND created_at < now() - $1::interval`
-
-// deleteOldRuns deletes a batch of runs whose lease ended more than $1
-// ago, with their events by cascade. A run's lease ends with its turn's
-// claim, so a run is kept at least $1 after its turn ended, and at most
-// the turn's longest run more.
-const deleteOldRuns = `
-	WITH old AS (
-		SELECT id FROM turn_runs
-		WHERE lease_until < now() - $1::interval
-		ORDER BY lease_until
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED
-	)
-	DELETE FROM turn_runs WHERE id = ANY(ARRAY(SELECT id FROM old))`
-
-// deleteOldUsage deletes a batch of token usage rows of UTC days more than
-// $1 days before today. The daily budget reads today's row only.
-const deleteOldUsage = `
-	WITH old AS (
-		SELECT ctid FROM token_usage
-		WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int
-		ORDER BY day
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED
-	)
-	DELETE FROM token_usage
-	WHERE ctid = ANY(ARRAY(SELECT ctid FROM old)) AND day < (now() AT TIME ZONE 'UTC')::date - $1::int`

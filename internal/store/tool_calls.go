@@ -18,17 +18,14 @@ func (s *Tasks) RecordCall(ctx context.Context, userID string, rec tasks.CallRec
 	if rec.Source != tasks.SourceMCP {
 		return fmt.Errorf("record a %q call: %w", rec.Source, tasks.ErrInvalid)
 	}
-	_, err := s.pool.Exec(ctx, `
-		INSERT INTO tool_calls (source, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-		VALUES ('mcp', $1, $2, $3, $4::jsonb, $5::jsonb, $6, 0, 0, $7)`,
-		userID, auditName(rec.CallID, "call"), auditName(rec.Tool, "unnamed"), jsonOr(rec.Arguments, "{}"),
+	_, err := s.pool.Exec(ctx, stmt.RecordMCPCall, userID, auditName(rec.CallID, "call"), auditName(rec.Tool, "unnamed"), jsonOr(rec.Arguments, "{}"),
 		jsonOr(result, "null"), isError, time.Since(rec.Started).Milliseconds())
 	return translate(err)
 }
 
-// toolCallColumns are the columns of a tasks.ToolCall, as scanToolCall reads them.
-const toolCallColumns = `call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at`
-
+// scanToolCall reads a tasks.ToolCall from the columns call_id, tool,
+// arguments, result, is_error, round, seq, duration_ms and created_at, after
+// extra.
 func scanToolCall(row pgx.Row, c *tasks.ToolCall, extra ...any) error {
 	var ms int32
 	dest := append(extra, &c.CallID, &c.Tool, &c.Arguments, &c.Result, &c.IsError, &c.Round, &c.Seq, &ms, &c.CreatedAt)
@@ -39,7 +36,7 @@ func scanToolCall(row pgx.Row, c *tasks.ToolCall, extra ...any) error {
 	return nil
 }
 
-// attachToolCalls reads rows of message_id and toolCallColumns ordered by
+// attachToolCalls reads rows of message_id and a call (scanToolCall) ordered by
 // message id, and hands each call to its message in msgs, which is ordered
 // by id too.
 func attachToolCalls(rows pgx.Rows, msgs []tasks.Message) error {

@@ -50,7 +50,7 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 		// Under the claim just taken, a turn cut short before this one (its
 		// calls have no reply) gets its interrupted reply, ahead of the new
 		// message, so the history below shows the model what it did.
-		b.Queue(recoverConversation(`claim_token = $3::uuid`), in.ConversationID, in.UserID, token)
+		b.Queue(stmt.RecoverConversationClaimed, in.ConversationID, in.UserID, token)
 		queueUserMessage(b, in, token, &turn)
 		queueHistory(b, in, &turn)
 	}
@@ -81,7 +81,7 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 // the meantime could lose them, and that turn then fails as a whole. Until
 // then they are committed as usual: visible to every other transaction.
 func commitLazily(b *pgx.Batch) {
-	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+	b.Queue(stmt.CommitLazily)
 }
 
 // planFromIndexes has the statements queued after it in batch b, in its
@@ -97,7 +97,7 @@ func commitLazily(b *pgx.Batch) {
 // before the history statements, which run nowhere else: their cached
 // plans are made under these settings too.
 func planFromIndexes(b *pgx.Batch) {
-	b.Queue(`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`)
+	b.Queue(stmt.PlanFromIndexes)
 }
 
 // queueNewConversation creates a conversation, claimed, with its first
@@ -105,23 +105,7 @@ func planFromIndexes(b *pgx.Batch) {
 // request's idempotency key (if any) its turn.
 func queueNewConversation(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn) {
 	c, m := &turn.Conversation, &turn.UserMessage
-	b.Queue(`
-		WITH c AS (
-			INSERT INTO conversations (user_id, title, claim_token, claimed_until)
-			VALUES ($1, $2, $3, now() + $4::interval)
-			RETURNING id, user_id, title, created_at, updated_at
-		), m AS (
-			INSERT INTO messages (conversation_id, user_id, role, content)
-			SELECT id, user_id, 'user', $5 FROM c
-			RETURNING id, conversation_id, role, content, interrupted, created_at
-		), k AS (
-			UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $4::interval
-			FROM m WHERE idempotency_keys.user_id = $1 AND key = $6
-		), r AS (`+insertRunFrom("m", "$1", "$4")+`
-		)`+chatIDInsert+`
-		SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at,
-		       m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, r.id
-		FROM c, m, r`,
+	b.Queue(stmt.StartConversation,
 		in.UserID, tasks.TitleFrom(in.Message), token, in.ClaimFor, in.Message, nullable(in.IdempotencyKey), nullable(in.ChatID)).
 		QueryRow(func(row pgx.Row) error {
 			return row.Scan(&c.ID, &c.UserID, &c.Title, &c.CreatedAt, &c.UpdatedAt,
@@ -132,11 +116,7 @@ func queueNewConversation(b *pgx.Batch, in tasks.TurnStart, token string, turn *
 // queueClaim claims an existing conversation that no turn holds; claimed
 // reports whether it did.
 func queueClaim(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn, claimed *bool) {
-	b.Queue(`
-		UPDATE conversations
-		SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
-		WHERE id = $1 AND user_id = $2 AND `+unheld+`
-		RETURNING id, user_id, title, created_at, updated_at`,
+	b.Queue(stmt.ClaimConversation,
 		in.ConversationID, in.UserID, token, in.ClaimFor).QueryRow(func(row pgx.Row) error {
 		err := scanConversation(row, &turn.Conversation)
 		*claimed = err == nil
@@ -152,18 +132,7 @@ func queueClaim(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn
 // key's lock is renewed to end with the claim: a retry must not find the
 // key free while the turn may still write.
 func queueUserMessage(b *pgx.Batch, in tasks.TurnStart, token string, turn *tasks.Turn) {
-	b.Queue(`
-		WITH m AS (
-			INSERT INTO messages (conversation_id, user_id, role, content)
-			SELECT id, user_id, 'user', $4 FROM conversations
-			WHERE id = $1 AND user_id = $2 AND claim_token = $3
-			RETURNING id, conversation_id, role, content, interrupted, created_at
-		), k AS (
-			UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $6::interval
-			FROM m WHERE idempotency_keys.user_id = $2 AND key = $5
-		), r AS (`+insertRunFrom("m", "$2", "$6")+`
-		)
-		SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, r.id FROM m, r`,
+	b.Queue(stmt.AddUserMessage,
 		in.ConversationID, in.UserID, token, in.Message, nullable(in.IdempotencyKey), in.ClaimFor).QueryRow(func(row pgx.Row) error {
 		u := &turn.UserMessage
 		err := row.Scan(&u.ID, &u.ConversationID, &u.Role, &u.Content, &u.Interrupted, &u.CreatedAt, &turn.RunID)
@@ -179,7 +148,7 @@ func queueUserMessage(b *pgx.Batch, in tasks.TurnStart, token string, turn *task
 // same batch stores.
 func queueHistory(b *pgx.Batch, in tasks.TurnStart, turn *tasks.Turn) {
 	planFromIndexes(b)
-	b.Queue(historyMessages, in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
+	b.Queue(stmt.HistoryMessages, in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var m tasks.Message
 			if err := scanMessage(rows, &m); err != nil {
@@ -189,36 +158,16 @@ func queueHistory(b *pgx.Batch, in tasks.TurnStart, turn *tasks.Turn) {
 		}
 		return rows.Err()
 	})
-	b.Queue(historyToolCalls, in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
+	b.Queue(stmt.HistoryToolCalls, in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
 		return attachToolCalls(rows, turn.History)
 	})
 }
-
-// historyMessages is a conversation's newest $3 messages but the newest,
-// oldest first.
-const historyMessages = `
-	SELECT id, conversation_id, role, content, interrupted, created_at FROM (
-		SELECT id, conversation_id, role, content, interrupted, created_at
-		FROM messages WHERE conversation_id = $1 AND user_id = $2
-		ORDER BY id DESC LIMIT $3 OFFSET 1
-	) newest ORDER BY id`
-
-// historyToolCalls is the tool calls of historyMessages' replies.
-const historyToolCalls = `
-	SELECT message_id, ` + toolCallColumns + `
-	FROM tool_calls
-	WHERE conversation_id = $1 AND user_id = $2 AND message_id >= (
-		SELECT coalesce(min(id), 0) FROM (
-			SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2
-			ORDER BY id DESC LIMIT $3 + 1
-		) newest)
-	ORDER BY message_id, seq`
 
 // whyNotClaimed tells a missing conversation from a busy one. It runs only
 // when a claim failed.
 func (s *Turns) whyNotClaimed(ctx context.Context, userID string, id int64) error {
 	var exists bool
-	err := s.pool.QueryRow(ctx, `SELECT true FROM conversations WHERE id = $1 AND user_id = $2`, id, userID).Scan(&exists)
+	err := s.pool.QueryRow(ctx, stmt.ConversationExists, id, userID).Scan(&exists)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return tasks.NotFound("conversation", id)
@@ -245,44 +194,11 @@ func (s *Turns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message,
 	e.Reply = tasks.StorableText(e.Reply)
 	run := runEndOf(e.Run)
 	m := tasks.Message{ConversationID: e.ConversationID, Role: tasks.RoleAssistant, Content: e.Reply, Interrupted: e.Interrupted}
-	err := s.pool.QueryRow(ctx, `
-		WITH m AS (
-			INSERT INTO messages (conversation_id, user_id, role, content, interrupted)
-			SELECT id, user_id, 'assistant', $4, $5 FROM conversations WHERE id = $1 AND user_id = $2
-			RETURNING id, created_at
-		), t AS (
-			INSERT INTO tool_calls AS c (conversation_id, message_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-			SELECT $1, m.id, $15, $2, x.call_id, x.tool, x.arguments::jsonb, x.result::jsonb, x.is_error, x.round, x.seq, x.duration_ms
-			FROM m, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::bool[], $11::int[], $12::int[], $16::int[])
-				AS x(call_id, tool, arguments, result, is_error, round, duration_ms, seq)
-			ON CONFLICT (turn_id, seq) DO UPDATE SET message_id = excluded.message_id, duration_ms = excluded.duration_ms
-			WHERE c.user_id = excluded.user_id AND c.message_id IS NULL
-		), c AS (
-			UPDATE conversations SET claim_token = NULL, claimed_until = NULL, updated_at = now()
-			WHERE id = $1 AND user_id = $2 AND claim_token = $3
-		), k AS (
-			UPDATE idempotency_keys SET response = $13::jsonb, conversation_id = $1, turn_id = $15, locked_until = NULL
-			WHERE user_id = $2 AND key = $14 AND EXISTS (SELECT 1 FROM m)
-			  AND response IS NULL AND (turn_id IS NULL OR turn_id = $15)
-		), u AS (
-			INSERT INTO token_usage AS u (user_id, day, input_tokens, output_tokens, turns)
-			VALUES ($2, (now() AT TIME ZONE 'UTC')::date, $17, $18, 1)
-			ON CONFLICT (user_id, day) DO UPDATE SET input_tokens = u.input_tokens + excluded.input_tokens,
-				output_tokens = u.output_tokens + excluded.output_tokens, turns = u.turns + 1
-		), lc AS (
-			-- The conversation's lock before the run's: a delete of the
-			-- conversation takes them in that order (its run goes by
-			-- cascade), so the two never wait on each other in a circle.
-			SELECT id FROM conversations WHERE id = $1 AND user_id = $2 AND $19::bigint IS NOT NULL FOR NO KEY UPDATE
-		), r AS (`+lockRun("$19", "$2", "EXISTS (SELECT 1 FROM lc) AND EXISTS (SELECT 1 FROM m)")+`
-		), ev AS (`+insertEvents("$20", "$21", "$22", "true")+`
-		), nt AS (`+notifyRun+`
-		)
-		SELECT id, created_at, (SELECT count(*) FROM nt) FROM m`,
+	err := s.pool.QueryRow(ctx, stmt.FinishTurn,
 		e.ConversationID, e.UserID, e.ClaimToken, e.Reply, e.Interrupted,
 		calls.callIDs, calls.tools, calls.args, calls.results, calls.isErr, calls.rounds, calls.durations,
 		response, key, e.TurnID, calls.seqs, max(e.Usage.InputTokens, 0), max(e.Usage.OutputTokens, 0),
-		run.id, run.first, run.count, run.events).Scan(&m.ID, &m.CreatedAt, nil)
+		run.id, run.first, run.count, run.events, tasks.RunChannelPrefix).Scan(&m.ID, &m.CreatedAt, nil)
 	var pgErr *pgconn.PgError
 	deletedMidway := errors.As(err, &pgErr) && pgErr.Code == "23503"
 	if errors.Is(err, pgx.ErrNoRows) || deletedMidway {
@@ -309,9 +225,7 @@ func (s *Turns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message,
 // row: then the conversation was deleted, its messages with it, or the
 // claim lapsed, which a turn bounded by its deadline does not outlive.
 func (s *Turns) AbandonTurn(ctx context.Context, userID string, conversationID int64, claimToken string) error {
-	_, err := s.pool.Exec(ctx, `
-		UPDATE conversations SET claim_token = NULL, claimed_until = NULL
-		WHERE id = $1 AND user_id = $2 AND claim_token = $3`, conversationID, userID, claimToken)
+	_, err := s.pool.Exec(ctx, stmt.AbandonTurn, conversationID, userID, claimToken)
 	return translate(err)
 }
 
@@ -321,9 +235,7 @@ func (s *Turns) RecoverTurn(ctx context.Context, userID string, turn tasks.TurnR
 	var calls []tasks.ToolCall
 	b := &pgx.Batch{}
 	queueRecovery(b, turn.ConversationID, userID)
-	b.Queue(`
-		SELECT `+toolCallColumns+` FROM tool_calls
-		WHERE user_id = $1 AND turn_id = $2 ORDER BY seq`, userID, turn.TurnID).Query(func(rows pgx.Rows) error {
+	b.Queue(stmt.TurnCalls, userID, turn.TurnID).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var c tasks.ToolCall
 			if err := scanToolCall(rows, &c); err != nil {
@@ -339,41 +251,14 @@ func (s *Turns) RecoverTurn(ctx context.Context, userID string, turn tasks.TurnR
 	return calls, nil
 }
 
-// unheld is the condition on a conversation's row that no turn holds it.
-const unheld = `(claimed_until IS NULL OR claimed_until < now())`
-
 // queueRecovery adds to b the statements that finish a turn of the
 // conversation cut short, when no turn holds the conversation: the first
 // locks the conversation's row, only when there is a turn to finish, so
 // that two requests finishing it one after the other see each other's work
 // (each statement of a batch reads what committed before it started).
 func queueRecovery(b *pgx.Batch, conversationID int64, userID string) {
-	b.Queue(`
-		SELECT 1 FROM conversations
-		WHERE id = $1 AND user_id = $2 AND `+unheld+` AND EXISTS (
-			SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
-		FOR UPDATE`, conversationID, userID)
-	b.Queue(recoverConversation(unheld), conversationID, userID)
-}
-
-// recoverConversation is the statement that finishes a turn of conversation
-// $1 (user $2) that was cut short — tool calls that changed tasks, recorded
-// with no reply — when the conversation's row matches held: the calls get
-// an interrupted reply with no text. At most one turn of a conversation is
-// ever in that state, since the next turn's StartTurn runs this first,
-// under the claim it just took; other callers lock the row first (see
-// queueRecovery).
-func recoverConversation(held string) string {
-	return `
-		WITH m AS (
-			INSERT INTO messages (conversation_id, user_id, role, content, interrupted)
-			SELECT id, user_id, 'assistant', '', true FROM conversations
-			WHERE id = $1 AND user_id = $2 AND ` + held + ` AND EXISTS (
-				SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
-			RETURNING id
-		)
-		UPDATE tool_calls SET message_id = m.id FROM m
-		WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL`
+	b.Queue(stmt.LockConversationToRecover, conversationID, userID)
+	b.Queue(stmt.RecoverConversationUnheld, conversationID, userID)
 }
 
 // nullable is s, or NULL when s is empty.

@@ -23,7 +23,7 @@ const budgetExceeded = "TCB01"
 // queueBudgetCheck makes batch b fail, writing nothing, when the user's
 // usage today has reached budget; see budgetError.
 func queueBudgetCheck(b *pgx.Batch, userID string, budget int64) {
-	b.Queue(`SELECT check_token_budget($1, $2)`, userID, budget)
+	b.Queue(stmt.CheckTokenBudget, userID, budget)
 }
 
 // budgetError turns the check's refusal into the domain's *BudgetError; it
@@ -40,22 +40,14 @@ func budgetError(err error, budget int64) error {
 // RecordUsage adds the usage of a turn that stored no reply to today's, as
 // FinishTurn does for one that stored its reply.
 func (s *Turns) RecordUsage(ctx context.Context, userID string, u tasks.Usage) error {
-	_, err := s.pool.Exec(ctx, `
-		INSERT INTO token_usage AS u (user_id, day, input_tokens, output_tokens, turns)
-		VALUES ($1, (now() AT TIME ZONE 'UTC')::date, $2, $3, 1)
-		ON CONFLICT (user_id, day) DO UPDATE SET input_tokens = u.input_tokens + excluded.input_tokens,
-			output_tokens = u.output_tokens + excluded.output_tokens, turns = u.turns + 1`,
-		userID, max(u.InputTokens, 0), max(u.OutputTokens, 0))
+	_, err := s.pool.Exec(ctx, stmt.RecordUsage, userID, max(u.InputTokens, 0), max(u.OutputTokens, 0))
 	return translate(err)
 }
 
 // DailyUsage returns the user's days from from to to (UTC dates, inclusive)
 // that have usage, oldest first.
 func (s *Turns) DailyUsage(ctx context.Context, userID string, from, to time.Time) ([]tasks.DailyUsage, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT day, input_tokens, output_tokens, turns FROM token_usage
-		WHERE user_id = $1 AND day BETWEEN $2 AND $3
-		ORDER BY day`, userID, from.UTC(), to.UTC())
+	rows, err := s.pool.Query(ctx, stmt.DailyUsage, userID, from.UTC(), to.UTC())
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -132,14 +132,6 @@ const (
 	SourceMCP CallSource = "mcp"
 )
 
-// Statuses of the tools that change one task, in their results and audit.
-const (
-	StatusCreated = "created"
-	StatusDone    = "completed"
-	StatusDeleted = "deleted"
-	StatusUpdated = "updated"
-)
-
 // IdempotentRequest identifies a keyed request: the key and a hash of what
 // was asked, so a reuse with another body can be told apart from a retry.
 type IdempotentRequest struct {

@@ -1,0 +1,47 @@
+-- The conversations table and its messages, as a user reads them and
+-- deletes them; the turns write them (turns.sql).
+
+-- name: ListConversations
+-- The first page of user $1's conversations, at most $2, most recently
+-- active first, read from the index on (user_id, updated_at DESC, id DESC).
+-- The next pages are ListConversationsAfter's: a statement of their own,
+-- not one with an optional cursor, because in a generic plan (see planOnce)
+-- a condition such as "$3 IS NULL OR (updated_at, id) < ($3, $4)" cannot
+-- bound the index scan, and a page deep in a long list would read every
+-- conversation before it (TestConversationPagesReadOnlyThemselves).
+SELECT id, user_id, title, created_at, updated_at
+FROM conversations
+WHERE user_id = $1
+ORDER BY updated_at DESC, id DESC
+LIMIT $2
+
+-- name: ListConversationsAfter
+-- A later page of ListConversations: after the conversation $4 last active
+-- at $3.
+SELECT id, user_id, title, created_at, updated_at
+FROM conversations
+WHERE user_id = $1 AND (updated_at, id) < ($3, $4)
+ORDER BY updated_at DESC, id DESC
+LIMIT $2
+
+-- name: ConversationExists
+-- Whether user $2 has conversation $1: no row if not.
+SELECT true FROM conversations WHERE id = $1 AND user_id = $2
+
+-- name: MessagesPage
+-- At most $4 messages of user $2's conversation $1 after the message $3,
+-- oldest first.
+SELECT id, conversation_id, role, content, interrupted, created_at
+FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4
+
+-- name: MessagesPageToolCalls
+-- The tool calls of MessagesPage's messages, by message and in order.
+SELECT message_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at
+FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IN (
+    SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4)
+ORDER BY message_id, seq
+
+-- name: DeleteConversation
+-- Deletes user $2's conversation $1; its messages, chat id and run go by
+-- cascade, and its tool calls stay, detached (migration 000005).
+DELETE FROM conversations WHERE id = $1 AND user_id = $2

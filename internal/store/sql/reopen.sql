@@ -1,0 +1,52 @@
+-- A conversation's last turn started again, to write its reply anew (a
+-- regenerated reply; ReopenTurn). The message of a conversation's last turn
+-- is its newest user message:
+--   (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
+
+-- name: ReopenClaim
+-- Claims user $2's conversation $1 for token $3 for $4 when no turn holds
+-- it and its last turn is the one asked for: its message is $5, its id $6
+-- (unless 0), and at most its reply follows it.
+UPDATE conversations
+SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
+WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
+    SELECT 1 FROM messages u
+    WHERE u.id = (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
+      AND u.content = $5 AND ($6::bigint = 0 OR u.id = $6)
+      AND (SELECT count(*) FROM messages r WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id) <= 1)
+RETURNING id, user_id, title, created_at, updated_at
+
+-- name: ReopenTurn
+-- Deletes the reply of the last turn of user $2's conversation $1, which
+-- the token $3 claimed (ReopenClaim), starts the turn's new run, leased for
+-- $5, and tells the request's idempotency key $4 (if any) its turn, the
+-- reopened one. It returns the turn's message and the run.
+WITH u AS (
+    SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at
+    FROM messages m JOIN conversations c ON c.id = m.conversation_id AND c.user_id = m.user_id
+    WHERE m.id = (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
+      AND c.claim_token = $3
+), d AS (
+    DELETE FROM messages r USING u WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id
+), k AS (
+    UPDATE idempotency_keys SET conversation_id = $1, turn_id = u.id, locked_until = now() + $5::interval
+    FROM u WHERE idempotency_keys.user_id = $2 AND key = $4
+), r AS (
+    INSERT INTO turn_runs (conversation_id, user_id, turn_id, lease_until)
+    SELECT u.conversation_id, $2, u.id, now() + $5::interval FROM u
+    RETURNING id
+)
+SELECT u.id, u.conversation_id, u.role, u.content, u.interrupted, u.created_at, r.id FROM u, r
+
+-- name: EarlierCalls
+-- Every call the last turn of user $2's conversation $1 made, in order,
+-- while the token $3 holds the conversation.
+SELECT call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at FROM tool_calls
+WHERE user_id = $2 AND turn_id = (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
+  AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3)
+ORDER BY seq
+
+-- name: ConversationHeld
+-- Whether a turn holds user $2's conversation $1: no row if the user has
+-- no such conversation.
+SELECT NOT (claimed_until IS NULL OR claimed_until < now()) FROM conversations WHERE id = $1 AND user_id = $2

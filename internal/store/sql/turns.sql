@@ -1,0 +1,195 @@
+-- A chat turn's writes: the claim on its conversation, the user message and
+-- its run, the history it reads, its reply with its tool calls, and the
+-- recovery of a turn cut short. StartTurn and FinishTurn each send all
+-- their statements at once.
+
+-- name: CommitLazily
+-- Has the transaction of its batch commit without waiting for its WAL to
+-- reach the disk (see commitLazily).
+SELECT set_config('synchronous_commit', 'off', true)
+
+-- name: PlanFromIndexes
+-- Has the statements after it in its batch, in its transaction only, reach
+-- their rows through an index (see planFromIndexes).
+SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)
+
+-- name: StartConversation
+-- Creates user $1's conversation titled $2, claimed by token $3 for $4, with
+-- its first message $5 and the run of its first turn; tells the request's
+-- idempotency key $6 (if any) its turn; and remembers the conversation
+-- under the client's chat id $7, unless that is NULL: the conversation and
+-- its chat id are written together or not at all.
+WITH c AS (
+    INSERT INTO conversations (user_id, title, claim_token, claimed_until)
+    VALUES ($1, $2, $3, now() + $4::interval)
+    RETURNING id, user_id, title, created_at, updated_at
+), m AS (
+    INSERT INTO messages (conversation_id, user_id, role, content)
+    SELECT id, user_id, 'user', $5 FROM c
+    RETURNING id, conversation_id, role, content, interrupted, created_at
+), k AS (
+    UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $4::interval
+    FROM m WHERE idempotency_keys.user_id = $1 AND key = $6
+), r AS (
+    INSERT INTO turn_runs (conversation_id, user_id, turn_id, lease_until)
+    SELECT m.conversation_id, $1, m.id, now() + $4::interval FROM m
+    RETURNING id
+), u AS (
+    INSERT INTO chat_ids (user_id, chat_id, conversation_id)
+    SELECT user_id, $7, id FROM c WHERE $7::text IS NOT NULL
+)
+SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at,
+       m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, r.id
+FROM c, m, r
+
+-- name: ClaimConversation
+-- Claims user $2's conversation $1 for token $3 for $4, unless a turn
+-- holds it.
+UPDATE conversations
+SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
+WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now())
+RETURNING id, user_id, title, created_at, updated_at
+
+-- name: AddUserMessage
+-- Stores the user message $4 in user $2's conversation $1, which the turn
+-- of token $3 claimed, with the run of its turn, leased for $6; and tells
+-- the request's idempotency key $5 (if any) its turn. The key's lock is
+-- renewed to end with the claim: a retry must not find the key free while
+-- the turn may still write.
+WITH m AS (
+    INSERT INTO messages (conversation_id, user_id, role, content)
+    SELECT id, user_id, 'user', $4 FROM conversations
+    WHERE id = $1 AND user_id = $2 AND claim_token = $3
+    RETURNING id, conversation_id, role, content, interrupted, created_at
+), k AS (
+    UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $6::interval
+    FROM m WHERE idempotency_keys.user_id = $2 AND key = $5
+), r AS (
+    INSERT INTO turn_runs (conversation_id, user_id, turn_id, lease_until)
+    SELECT m.conversation_id, $2, m.id, now() + $6::interval FROM m
+    RETURNING id
+)
+SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, r.id FROM m, r
+
+-- name: HistoryMessages
+-- User $2's conversation $1's newest $3 messages but the newest (the user
+-- message its batch stores), oldest first; after PlanFromIndexes.
+SELECT id, conversation_id, role, content, interrupted, created_at FROM (
+    SELECT id, conversation_id, role, content, interrupted, created_at
+    FROM messages WHERE conversation_id = $1 AND user_id = $2
+    ORDER BY id DESC LIMIT $3 OFFSET 1
+) newest ORDER BY id
+
+-- name: HistoryToolCalls
+-- The tool calls of HistoryMessages' replies, by message and in order.
+SELECT message_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at
+FROM tool_calls
+WHERE conversation_id = $1 AND user_id = $2 AND message_id >= (
+    SELECT coalesce(min(id), 0) FROM (
+        SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2
+        ORDER BY id DESC LIMIT $3 + 1
+    ) newest)
+ORDER BY message_id, seq
+
+-- name: FinishTurn
+-- Stores the reply $4 (interrupted: $5) in user $2's conversation $1,
+-- attaches every tool call of turn $15 to it ($6 to $12 and $16, a column
+-- each, for unnest), releases the claim of token $3, completes the
+-- idempotency key $14 with the response $13, adds the turn's usage ($17
+-- input and $18 output tokens) to its user's day, and, for the run $19,
+-- writes its last $21 events $22 from number $20 and wakes its followers
+-- on the channel $23 || run id: one statement, so one transaction and one
+-- round trip. A call recorded when it ran (it changed a task) gets the
+-- reply; the others are inserted.
+WITH m AS (
+    INSERT INTO messages (conversation_id, user_id, role, content, interrupted)
+    SELECT id, user_id, 'assistant', $4, $5 FROM conversations WHERE id = $1 AND user_id = $2
+    RETURNING id, created_at
+), t AS (
+    INSERT INTO tool_calls AS c (conversation_id, message_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
+    SELECT $1, m.id, $15, $2, x.call_id, x.tool, x.arguments::jsonb, x.result::jsonb, x.is_error, x.round, x.seq, x.duration_ms
+    FROM m, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::bool[], $11::int[], $12::int[], $16::int[])
+        AS x(call_id, tool, arguments, result, is_error, round, duration_ms, seq)
+    ON CONFLICT (turn_id, seq) DO UPDATE SET message_id = excluded.message_id, duration_ms = excluded.duration_ms
+    WHERE c.user_id = excluded.user_id AND c.message_id IS NULL
+), c AS (
+    UPDATE conversations SET claim_token = NULL, claimed_until = NULL, updated_at = now()
+    WHERE id = $1 AND user_id = $2 AND claim_token = $3
+), k AS (
+    UPDATE idempotency_keys SET response = $13::jsonb, conversation_id = $1, turn_id = $15, locked_until = NULL
+    WHERE user_id = $2 AND key = $14 AND EXISTS (SELECT 1 FROM m)
+      AND response IS NULL AND (turn_id IS NULL OR turn_id = $15)
+), u AS (
+    INSERT INTO token_usage AS u (user_id, day, input_tokens, output_tokens, turns)
+    VALUES ($2, (now() AT TIME ZONE 'UTC')::date, $17, $18, 1)
+    ON CONFLICT (user_id, day) DO UPDATE SET input_tokens = u.input_tokens + excluded.input_tokens,
+        output_tokens = u.output_tokens + excluded.output_tokens, turns = u.turns + 1
+), lc AS (
+    -- The conversation's lock before the run's: a delete of the
+    -- conversation takes them in that order (its run goes by cascade), so
+    -- the two never wait on each other in a circle.
+    SELECT id FROM conversations WHERE id = $1 AND user_id = $2 AND $19::bigint IS NOT NULL FOR NO KEY UPDATE
+), r AS (
+    -- The run, locked as AppendRunEvents locks it (runs.sql).
+    SELECT id, watched, stop_requested_at IS NOT NULL AS stop FROM turn_runs
+    WHERE id = $19 AND user_id = $2 AND EXISTS (SELECT 1 FROM lc) AND EXISTS (SELECT 1 FROM m) FOR SHARE
+), ev AS (
+    INSERT INTO turn_events (run_id, first_seq, last_seq, events, last)
+    SELECT id, $20::int, $20::int + $21::int - 1, $22, true
+    FROM r WHERE $22::text IS NOT NULL
+    ON CONFLICT (run_id, last_seq) DO NOTHING
+), nt AS (
+    SELECT pg_notify($23::text || id, '') FROM r WHERE watched
+)
+SELECT id, created_at, (SELECT count(*) FROM nt) FROM m
+
+-- name: AbandonTurn
+-- Releases the claim of token $3 on user $2's conversation $1.
+UPDATE conversations SET claim_token = NULL, claimed_until = NULL
+WHERE id = $1 AND user_id = $2 AND claim_token = $3
+
+-- name: TurnCalls
+-- Every call user $1's turn $2 recorded, in order.
+SELECT call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at FROM tool_calls
+WHERE user_id = $1 AND turn_id = $2 ORDER BY seq
+
+-- name: LockConversationToRecover
+-- Locks user $2's conversation $1 when no turn holds it and a turn of it
+-- was cut short (tool calls with no reply), so that two requests finishing
+-- it one after the other see each other's work (each statement of a batch
+-- reads what committed before it started).
+SELECT 1 FROM conversations
+WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
+    SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
+FOR UPDATE
+
+-- RecoverConversationUnheld and RecoverConversationClaimed finish a turn of
+-- user $2's conversation $1 that was cut short — tool calls that changed
+-- tasks, recorded with no reply — the first when no turn holds the
+-- conversation, the second when the turn of claim token $3 does: the calls
+-- get an interrupted reply with no text. At most one turn of a conversation
+-- is ever in that state, since the next turn's StartTurn runs the second
+-- first, under the claim it just took; other callers lock the row first
+-- (LockConversationToRecover).
+
+-- name: RecoverConversationUnheld
+WITH m AS (
+    INSERT INTO messages (conversation_id, user_id, role, content, interrupted)
+    SELECT id, user_id, 'assistant', '', true FROM conversations
+    WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
+        SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
+    RETURNING id
+)
+UPDATE tool_calls SET message_id = m.id FROM m
+WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL
+
+-- name: RecoverConversationClaimed
+WITH m AS (
+    INSERT INTO messages (conversation_id, user_id, role, content, interrupted)
+    SELECT id, user_id, 'assistant', '', true FROM conversations
+    WHERE id = $1 AND user_id = $2 AND claim_token = $3::uuid AND EXISTS (
+        SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
+    RETURNING id
+)
+UPDATE tool_calls SET message_id = m.id FROM m
+WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL

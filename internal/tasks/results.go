@@ -1,0 +1,78 @@
+package tasks
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The results of the task tools, as a model or an MCP client reads them and
+// as a call's record keeps them (tasks.ToolCall.Result). Each shape is
+// written here once: the MCP tools answer with these types, the agent and
+// the tools' audit write failures as ErrorResult, and the clients of the
+// records read them back with them. One copy lives outside Go, and must:
+// the store records a change's ChangeResult in the very statement that
+// makes the change, built from the changed row (the task number a new task
+// takes is known only there; internal/store/sql/tasks.sql), so that the
+// record is written with the change or not at all. The tests that compare a recorded result with what the
+// tool answered (mcptools' TestToolCallsForATurnAreRecorded, the store's
+// TestRecordedChangeCommitsWithItsRecord) hold the two to the same JSON.
+
+// ChangeResult is what a tool that changes one task answers: add_task,
+// complete_task, delete_task and update_task.
+type ChangeResult struct {
+	TaskID int64  `json:"task_id"`
+	Status string `json:"status" jsonschema:"What happened: created, completed, deleted or updated."`
+	Title  string `json:"title"`
+}
+
+// The statuses of a ChangeResult.
+const (
+	StatusCreated = "created"
+	StatusDone    = "completed"
+	StatusDeleted = "deleted"
+	StatusUpdated = "updated"
+)
+
+// ListResult is list_tasks' result.
+type ListResult struct {
+	Tasks      []ListItem `json:"tasks"`
+	NextCursor string     `json:"next_cursor,omitempty" jsonschema:"Present when more tasks match: pass it as cursor, with the same status and query, to read them."`
+}
+
+// ListItem is one task in a listing.
+type ListItem struct {
+	ID          int64     `json:"id"`
+	Title       string    `json:"title"`
+	Description string    `json:"description"`
+	Completed   bool      `json:"completed"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// ListItemOf is t as a listing shows it.
+func ListItemOf(t Task) ListItem {
+	return ListItem{ID: t.ID, Title: t.Title, Description: t.Description, Completed: t.Completed, CreatedAt: t.CreatedAt}
+}
+
+// ErrorResult is the result of a call that failed, whoever failed it (the
+// tool, the agent, the transport): a sentence a model can act on.
+type ErrorResult struct {
+	Error string `json:"error"`
+}
+
+// ErrorJSON is the ErrorResult of message, encoded.
+func ErrorJSON(message string) json.RawMessage {
+	b, _ := json.Marshal(ErrorResult{Error: message})
+	return b
+}
+
+// TextResult is the result of a call that answered with text only, no
+// structured result.
+type TextResult struct {
+	Text string `json:"text"`
+}
+
+// TextJSON is the TextResult of text, encoded.
+func TextJSON(text string) json.RawMessage {
+	b, _ := json.Marshal(TextResult{Text: text})
+	return b
+}
