@@ -69,4 +69,5 @@ func callRecord(userID string, req *mcp.CallToolRequest) (*tasks.CallRecord, err
 	return &rec, nil
 }
 
+//lint:ignore ST1005 the model reads this as a sentence and may repeat it to the user.
 var errBadRecord = errors.New("The call's turn record could not be read; nothing was changed.")
