@@ -86,6 +86,32 @@ func TestPageServed(t *testing.T) {
 			s.do(t, call{method: "GET", path: "/app/nothing.js"}).body)
 	})
 
+	// http.ServeContent serves ranges and checks If-Match; the contract
+	// documents what that answers, and these are the answers it documents.
+	t.Run("ranges and a stale If-Match are answered as documented", func(t *testing.T) {
+		for _, path := range []string{"/", "/app/app.css"} {
+			for _, c := range []struct {
+				header      http.Header
+				status      int
+				contentType string
+			}{
+				{http.Header{"Range": {"bytes=0-9"}}, 206, ""},
+				{http.Header{"Range": {"bytes=0-1,5-6"}}, 206, "multipart/byteranges"},
+				{http.Header{"Range": {"bytes=99999999-"}}, 416, "text/plain"},
+				{http.Header{"Range": {"lines=1-2"}}, 416, "text/plain"},
+				{http.Header{"If-Match": {`"another"`}}, 412, ""},
+			} {
+				r := get(t, path, c.header)
+				if r.status != c.status || !strings.HasPrefix(r.header.Get("Content-Type"), c.contentType) {
+					t.Errorf("GET %s with %v = %d %q, want %d %s", path, c.header, r.status, r.header.Get("Content-Type"), c.status, c.contentType)
+				}
+			}
+		}
+		if r := get(t, "/", http.Header{"Range": {"bytes=0-9"}}); string(r.body) != "<!doctype " || r.header.Get("Content-Range") == "" {
+			t.Errorf("GET / with bytes 0-9 = %q, Content-Range %q", r.body, r.header.Get("Content-Range"))
+		}
+	})
+
 	t.Run("every module the page imports is served", func(t *testing.T) {
 		for _, name := range []string{"app.js", "api.js", "thread.js", "tools.js"} {
 			body := get(t, "/app/"+name, nil).body

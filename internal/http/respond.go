@@ -2,7 +2,6 @@ package http
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -229,7 +228,3 @@ func capitalize(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
-
-// detach returns a context that keeps ctx's values but not its cancellation,
-// for the writes that must happen after a client went away.
-func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -35,7 +35,13 @@ type specDoc struct {
 		Contact                                              struct{ Name, URL, Email string }
 		License                                              struct{ Name, Identifier, URL string }
 	} `json:"info"`
-	Servers  []struct{ URL, Description string }  `json:"servers"`
+	Servers []struct {
+		URL, Description string
+		Variables        map[string]struct {
+			Default, Description string
+			Enum                 []string
+		}
+	} `json:"servers"`
 	Security []map[string][]string                `json:"security"`
 	Tags     []struct{ Name, Description string } `json:"tags"`
 	Paths    map[string]*specPathItem             `json:"paths"`

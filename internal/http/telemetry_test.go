@@ -186,7 +186,7 @@ func TestTracesOfATurn(t *testing.T) {
 			t.Errorf("span %q is in trace %s, not the caller's", sp.Name(), sp.SpanContext().TraceID())
 		}
 		for _, kv := range sp.Attributes() {
-			if v := strings.ToLower(kv.Value.Emit()); strings.Contains(v, "water") || strings.Contains(v, "plants") || strings.Contains(v, user) {
+			if v := strings.ToLower(kv.Value.String()); strings.Contains(v, "water") || strings.Contains(v, "plants") || strings.Contains(v, user) {
 				t.Errorf("span %q attribute %s = %q holds message text, tool arguments or the user", sp.Name(), kv.Key, v)
 			}
 		}
@@ -218,7 +218,7 @@ func mustAttrs(tb testing.TB, sp sdktrace.ReadOnlySpan, want map[string]string) 
 	tb.Helper()
 	got := map[string]string{}
 	for _, kv := range sp.Attributes() {
-		got[string(kv.Key)] = kv.Value.Emit()
+		got[string(kv.Key)] = kv.Value.String()
 	}
 	for k, v := range want {
 		if got[k] != v {

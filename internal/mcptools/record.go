@@ -73,4 +73,5 @@ func (r *callRecords) take(userID string, req *mcp.CallToolRequest) (*tasks.Call
 	return &rec, nil
 }
 
+//lint:ignore ST1005 the model reads this as a sentence and may repeat it to the user.
 var errBadRecord = errors.New("The call's turn record could not be read; nothing was changed.")

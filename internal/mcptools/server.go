@@ -60,17 +60,24 @@ func toolError(err error) error {
 	var fe *tasks.FieldError
 	switch {
 	case errors.As(err, &nf):
+		//lint:ignore ST1005 the model reads this as a sentence and may repeat it to the user.
 		return fmt.Errorf("Task %d was not found.", nf.ID)
 	case errors.Is(err, tasks.ErrTurnEnded):
+		//lint:ignore ST1005 the model reads this as a sentence and may repeat it to the user.
 		return errors.New("Nothing was changed: this conversation was deleted, or this turn ended, while the call ran.")
 	case errors.As(err, &fe):
+		//lint:ignore ST1005 the model reads this as a sentence and may repeat it to the user.
 		return fmt.Errorf("Invalid %s: %s.", fe.Field, fe.Message)
 	case errors.Is(err, tasks.ErrInvalid):
+		//lint:ignore ST1005 the model reads this as a sentence and may repeat it to the user.
 		return errors.New("The task data was refused as invalid.")
 	case errors.Is(err, tasks.ErrUnavailable):
+		//lint:ignore ST1005 the model reads this as a sentence and may repeat it to the user.
 		return errors.New("The task list is unavailable right now; ask the user to try again shortly.")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		//lint:ignore ST1005 the model reads this as a sentence and may repeat it to the user.
 		return errors.New("The task operation timed out.")
 	}
+	//lint:ignore ST1005 the model reads this as a sentence and may repeat it to the user.
 	return errors.New("The task operation failed unexpectedly.")
 }

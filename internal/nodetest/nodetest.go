@@ -1,7 +1,7 @@
-// Package nodetest finds the third-party Node clients the protocol tests
-// drive (the AI SDK, the MCP TypeScript SDK, Better Auth), pinned by
-// clients/package-lock.json, and fails a test that needs a missing one,
-// saying what to run.
+// Package nodetest finds the third-party Node packages the tests run (the
+// AI SDK, the MCP TypeScript SDK and Better Auth as clients, Redocly's
+// linter on the OpenAPI document), pinned by clients/package-lock.json, and
+// fails a test that needs a missing one, saying what to run.
 package nodetest
 
 import (
@@ -19,7 +19,7 @@ func MustScript(tb testing.TB, pkg, what, script string) (node, path string) {
 	tb.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		tb.Fatalf("node is not installed: these tests run %s on Node 18 or later", what)
+		tb.Fatalf("node is not installed: these tests run %s on Node 20.19 or later", what)
 	}
 	clients := Dir()
 	if _, err := os.Stat(filepath.Join(clients, "node_modules", filepath.FromSlash(pkg), "package.json")); err != nil {

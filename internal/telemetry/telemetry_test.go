@@ -129,8 +129,8 @@ func TestModelCallsAreObserved(t *testing.T) {
 			t.Errorf("span attributes %v lack the GenAI ones", a)
 		}
 		for k, v := range a {
-			if strings.Contains(strings.ToLower(v.Emit()), "secret") {
-				t.Errorf("attribute %s = %q holds text from the prompt, the reply or the arguments", k, v.Emit())
+			if strings.Contains(strings.ToLower(v.String()), "secret") {
+				t.Errorf("attribute %s = %q holds text from the prompt, the reply or the arguments", k, v.String())
 			}
 		}
 	}
