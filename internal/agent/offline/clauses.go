@@ -29,6 +29,12 @@ var (
 
 // parseMessage reads a message into its steps.
 func parseMessage(text string) []step {
+	if list, ok := readPasted(text); ok {
+		if steps, ok := list.steps(); ok {
+			return steps
+		}
+		text = list.text() // each line as said, without its mark
+	}
 	var steps []step
 	for _, sentence := range splitSentences(text) {
 		if n := len(steps); n > 0 && changes(steps[n-1]) && stateRemark(splitWords(sentence)) {

@@ -385,9 +385,32 @@ func (e *executor) doSuggest(s step) {
 	case !mayBeTask(splitWords(text)):
 		e.say("Sorry, I'm not sure what you mean. %s", helpText)
 	default:
-		e.ask(question{act: actAdd, items: []item{{title: text}}, confirm: true},
-			fmt.Sprintf("Should I add %q to your list? Say \"yes\" to add it.", text))
+		e.offerAdd(item{title: text})
 	}
+}
+
+// offerAdd offers to add a task. The offers of one reply are one
+// question, asked once, which a "yes" accepts whole: "bread" and "eggs",
+// each on a line of its own, are two tasks offered together.
+func (e *executor) offerAdd(it item) {
+	if q := e.question; q != nil && q.act == actAdd && q.confirm && e.offerLine >= 0 {
+		q.items = append(q.items, it)
+		e.lines[e.offerLine] = offerAddText(q.items)
+		return
+	}
+	e.ask(question{act: actAdd, items: []item{it}, confirm: true}, offerAddText([]item{it}))
+	e.offerLine = len(e.lines) - 1
+}
+
+func offerAddText(items []item) string {
+	if len(items) == 1 {
+		return fmt.Sprintf("Should I add %q to your list? Say \"yes\" to add it.", items[0].title)
+	}
+	titles := make([]string, len(items))
+	for i, it := range items {
+		titles[i] = fmt.Sprintf("- %s", it.title)
+	}
+	return fmt.Sprintf("Should I add these %d tasks to your list?\n%s\nSay \"yes\" to add them all.", len(items), strings.Join(titles, "\n"))
 }
 
 // askWhich asks which task an action is for, listing the candidates.

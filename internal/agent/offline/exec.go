@@ -65,6 +65,7 @@ type executor struct {
 	focusStep  int          // the step that set focus
 	shown      []listedTask // see memory.shown
 	question   *question
+	offerLine  int // the line of the offer to add that question is, or -1
 	step       int
 	sent       *agent.Response // the round to send: the run stops there
 	broken     bool            // a round did not hold the calls expected
@@ -122,7 +123,7 @@ type plannedCall struct {
 }
 
 func newExecutor(mem memory, rounds []toolRound, ids *callIDs) *executor {
-	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1, shown: mem.shown}
+	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1, offerLine: -1, shown: mem.shown}
 }
 
 // run carries out steps until they are done or a round must be sent.
@@ -165,7 +166,7 @@ func (e *executor) say(format string, args ...any) {
 
 // ask adds a question to the reply and remembers it for the next message.
 func (e *executor) ask(q question, text string) {
-	e.question = &q
+	e.question, e.offerLine = &q, -1
 	e.lines = append(e.lines, text)
 }
 
