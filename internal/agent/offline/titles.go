@@ -163,12 +163,46 @@ func splitItems(text string, plural bool) []string {
 	if plural {
 		return cutAt(text, itemSeparator)
 	}
+	if parts, ok := thingsListed(text); ok {
+		return parts
+	}
 	var out []string
 	for _, part := range cutAt(text, repeatedInfinitive) {
 		out = append(out, cutWhere(part, itemSeparator, startsTask)...)
 	}
 	return out
 }
+
+// thingsListed cuts a list of things, "bread, eggs, jam and tea": three
+// or more short parts, commas between them, and no verb in front that
+// takes them all as its object ("buy bread, eggs and jam" is one task).
+func thingsListed(text string) ([]string, bool) {
+	if !strings.Contains(text, ",") {
+		return nil, false
+	}
+	parts := cutAt(text, itemSeparator)
+	if len(parts) < 3 {
+		return nil, false
+	}
+	for _, part := range parts {
+		ws := splitWords(part)
+		if len(ws) == 0 || len(ws) > maxThingWords {
+			return nil, false
+		}
+	}
+	first := splitWords(parts[0])[0].low
+	if taskVerbs[first] || nounVerbs[first] || listVerbs[first] {
+		return nil, false
+	}
+	return parts, true
+}
+
+// maxThingWords is the longest part of a list of things, in words: a
+// longer one says more than what a thing is called.
+const maxThingWords = 4
+
+// listVerbs: see the lexicon.
+var listVerbs = lexicon.Words("list verbs")
 
 // enumerated cuts a list numbered in its text, "1) call the bank 2) email
 // HR", at its numbers: they must start the text and count 1, 2, 3. A
