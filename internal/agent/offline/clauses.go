@@ -362,35 +362,49 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 	return s, ok
 }
 
-// frameTypos are the keywords of a request to add that are read when
-// mistyped, each with the words that must follow it ("remnd me to …").
-var frameTypos = map[string]map[string]bool{
-	"remind":   lexicon.Words("frame typos: remind"),
-	"remember": lexicon.Words("frame typos: remember"),
-	"create":   lexicon.Words("frame typos: create"),
+// frameTypos are the keywords of a request that are read when mistyped,
+// each with the words that must follow it ("remnd me to …", "delet the
+// passport one"), in the order they are tried.
+var frameTypos = []struct {
+	keyword string
+	next    map[string]bool
+}{
+	{"remind", lexicon.Words("frame typos: remind")},
+	{"remember", lexicon.Words("frame typos: remember")},
+	{"create", lexicon.Words("frame typos: create")},
+	{"delete", lexicon.Words("frame typos: on a task")},
+	{"remove", lexicon.Words("frame typos: on a task")},
+	{"complete", lexicon.Words("frame typos: on a task")},
 	// "ad buy printer ink": a short keyword only with a letter dropped
 	// or doubled ("and", "odd" are words), and only before a verb a task
 	// starts with.
-	"add": taskVerbs,
+	{"add", taskVerbs},
 }
 
 // withFrameSpelled returns ws with a mistyped first frame word read as
 // the keyword it differs from by one letter (one added, dropped, changed
-// or two swapped). Only the word's low changes: a title keeps what was
-// written.
+// or two swapped), but for a form of it ("deleted", "reminds"). Only the
+// word's low changes: a title keeps what was written.
 func withFrameSpelled(ws []word) []word {
 	if len(ws) < 2 {
 		return ws
 	}
-	for keyword, next := range frameTypos {
-		if ws[0].low != keyword && next[ws[1].low] && oneEditApart(ws[0].low, keyword) &&
-			(len(keyword) > 3 || len(ws[0].low) != len(keyword)) {
+	for _, f := range frameTypos {
+		typed := ws[0].low
+		if typed != f.keyword && f.next[ws[1].low] && oneEditApart(typed, f.keyword) && !isFormOf(typed, f.keyword) &&
+			(len(f.keyword) > 3 || len(typed) != len(f.keyword)) {
 			out := append([]word(nil), ws...)
-			out[0].low = keyword
+			out[0].low = f.keyword
 			return out
 		}
 	}
 	return ws
+}
+
+// isFormOf reports a word that is keyword with the letter of an ending:
+// "reminds", "deletes", "deleted" ("addd" is a typo).
+func isFormOf(typed, keyword string) bool {
+	return typed == keyword+"s" || strings.HasSuffix(keyword, "e") && typed == keyword+"d"
 }
 
 // oneEditApart reports whether a and b differ by exactly one letter
