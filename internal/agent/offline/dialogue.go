@@ -418,10 +418,10 @@ func (e *executor) askWhich(q question, candidates []listedTask) {
 	verb := actionVerbs[q.act]
 	q.candidates = candidates
 	if len(candidates) == 0 {
-		e.ask(q, fmt.Sprintf("Which task should I %s? Tell me its number, like \"%s\", or a word from its title.", verb, fmt.Sprintf(actionExamples[q.act], 2)))
+		e.ask(q, fmt.Sprintf("Which task should I %s? Tell me its number, like \"%s\", or a word from its title.", verb, example(q.act, 0)))
 		return
 	}
-	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, taskLines(candidates), fmt.Sprintf(actionExamples[q.act], candidates[0].ID)))
+	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, taskLines(candidates), example(q.act, candidates[0].ID)))
 }
 
 // actionVerbs and actionExamples word the questions about each action.

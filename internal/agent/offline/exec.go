@@ -154,20 +154,20 @@ func (e *executor) reply() string {
 		}
 	}
 	if len(lines) == 0 {
-		return helpText
+		return e.fill(helpText)
 	}
 	return strings.Join(lines, "\n")
 }
 
 // say adds a line to the reply.
 func (e *executor) say(format string, args ...any) {
-	e.lines = append(e.lines, fmt.Sprintf(format, args...))
+	e.lines = append(e.lines, e.fill(fmt.Sprintf(format, args...)))
 }
 
 // ask adds a question to the reply and remembers it for the next message.
 func (e *executor) ask(q question, text string) {
 	e.question, e.offerLine = &q, -1
-	e.lines = append(e.lines, text)
+	e.lines = append(e.lines, e.fill(text))
 }
 
 // queue adds a call to the batch; its outcome will fill a reply line. A

@@ -85,7 +85,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 func respond(msgs []agent.Message) agent.Response {
 	turns := splitTurns(msgs)
 	if len(turns) == 0 {
-		return agent.Response{Text: helpText}
+		return agent.Response{Text: fillExamples(helpText, nil)}
 	}
 	r := newReading(turns)
 	last := len(turns) - 1

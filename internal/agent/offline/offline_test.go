@@ -268,8 +268,35 @@ func TestOfflineSaysWhatItCannotDo(t *testing.T) {
 		"add a deadline to the report":          noDatesText,
 	} {
 		resp, _ := mustStream(t, userSays(say))
-		if len(resp.ToolCalls) != 0 || resp.Text != want {
+		if want = fillExamples(want, nil); len(resp.ToolCalls) != 0 || resp.Text != want {
 			t.Errorf("%q: calls %v, text %q; want %q", say, resp.ToolCalls, resp.Text, want)
+		}
+	}
+}
+
+// An example in a reply names one of the person's own tasks when the
+// conversation has shown one, and no number at all when it has not:
+// "Change task 3 to …" would point at a task that may not exist.
+func TestOfflineExamplesNameRealTasks(t *testing.T) {
+	resp, _ := mustStream(t, userSays("undo that"))
+	if strings.ContainsAny(resp.Text, "0123456789") || !strings.Contains(resp.Text, "task <number>") {
+		t.Errorf("undo, with no task known: %q; want an example with no task number", resp.Text)
+	}
+	listed := []agent.Message{
+		userSays("show my tasks"),
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: toolListTasks, Arguments: `{"status":"all"}`}}},
+		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":7,"title":"Buy milk","completed":false},{"id":9,"title":"Call mom","completed":false}]}`},
+		{Role: agent.RoleAssistant, Content: "- [ ] #7 Buy milk\n- [ ] #9 Call mom"},
+	}
+	for _, say := range []string{"undo that", "what can you do?", "set the due date of task 9 to friday"} {
+		resp, _ := mustStream(t, append(listed, userSays(say))...)
+		for _, n := range []string{"1", "2", "3"} {
+			if strings.Contains(resp.Text, "task "+n) {
+				t.Errorf("%q after a list of tasks 7 and 9 names task %s: %q", say, n, resp.Text)
+			}
+		}
+		if !strings.Contains(resp.Text, "task 7") {
+			t.Errorf("%q after a list of tasks 7 and 9: %q; want an example naming task 7", say, resp.Text)
 		}
 	}
 }
@@ -474,7 +501,7 @@ func TestOfflineHelp(t *testing.T) {
 		if len(resp.ToolCalls) != 0 {
 			t.Errorf("%q called %v", say, resp.ToolCalls)
 		}
-		for _, example := range []string{"Add a task to buy groceries", "What's pending?", "Mark task 3 as complete", "Delete the meeting task"} {
+		for _, example := range []string{"Add a task to buy groceries", "What's pending?", "Mark task <number> as complete", `"delete" and a word from its title`} {
 			if !strings.Contains(resp.Text, example) {
 				t.Errorf("help for %q lacks the example %q:\n%s", say, example, resp.Text)
 			}

@@ -52,9 +52,9 @@ func (r toolRound) outcome(call agent.ToolCall) toolOutcome {
 const helpText = "I can keep your to-do list. Try saying:\n" +
 	"- \"Add a task to buy groceries\"\n" +
 	"- \"Show me all my tasks\" or \"What's pending?\"\n" +
-	"- \"Mark task 3 as complete\"\n" +
-	"- \"Delete task 2\" or \"Delete the meeting task\"\n" +
-	"- \"Change task 1 to 'Call mom tonight'\""
+	"- \"Mark task " + anyTask + " as complete\"\n" +
+	"- \"Delete task " + anyTask + "\", or \"delete\" and a word from its title\n" +
+	"- \"Change task " + anyTask + " to 'Call mom tonight'\""
 
 // outOfScopeText answers a question that is not about the list.
 const outOfScopeText = "I only manage your to-do list, so I can't help with that. " +
@@ -63,7 +63,7 @@ const outOfScopeText = "I only manage your to-do list, so I can't help with that
 // noUndoText answers "undo": the tools cannot reopen a task or bring
 // one back, and saying so beats offering "Undo" as a task.
 const noUndoText = "I can't undo a change: a completed task can't be reopened and a deleted one can't be brought back. " +
-	"I can add a task again, or change one — try \"Change task 3 to 'Call mom tonight'\"."
+	"I can add a task again, or change one — try \"Change task " + anyTask + " to 'Call mom tonight'\"."
 
 // noReopenText answers a request to reopen a task, which the tools
 // cannot do.
@@ -73,12 +73,12 @@ const noReopenText = "I can't reopen a task: once it is complete, it stays compl
 // noDatesText answers a request for a due date, a deadline or a
 // priority, which tasks do not have.
 const noDatesText = "Tasks here have no due dates or priorities. You can put it in the title or the " +
-	"description instead — try \"Change task 2 to 'Pay rent by Friday'\"."
+	"description instead — try \"Change task " + anyTask + " to 'Pay rent by Friday'\"."
 
 // noRemindText answers a request for a reminder or a time: the list
 // sends no reminders.
 const noRemindText = "I can't send reminders or keep times: tasks here have no due dates. You can put the time in the " +
-	"title instead — try \"Change task 3 to 'Call mom at 9 tomorrow'\"."
+	"title instead — try \"Change task " + anyTask + " to 'Call mom at 9 tomorrow'\"."
 
 // noOrderText answers a request to move a task: the list keeps the order
 // tasks were added in.

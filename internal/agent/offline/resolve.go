@@ -247,7 +247,7 @@ func (e *executor) placeInList(s step) ([]listedTask, bool) {
 	targets, ok := pickFromFocus(listed, s.ref)
 	if !ok {
 		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
-			plural(len(listed), "task"), fmt.Sprintf(actionExamples[s.act], 2))
+			plural(len(listed), "task"), example(s.act, 0))
 	}
 	if ok && s.ref.kind == refOrdinal && s.ref.index >= 0 && placesDiffer(listed, targets, s.ref.index) {
 		e.askPlaceOrNumber(s, listed, targets)
@@ -282,7 +282,7 @@ func (e *executor) askPlaceOrNumber(s step, listed, targets []listedTask) {
 	}
 	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: candidates},
 		fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			taskLines(candidates), actionVerbs[s.act], fmt.Sprintf(actionExamples[s.act], candidates[0].ID)))
+			taskLines(candidates), actionVerbs[s.act], example(s.act, candidates[0].ID)))
 }
 
 // pickFromFocus returns the tasks of focus a pronoun or an ordinal points
@@ -332,7 +332,7 @@ func (e *executor) askWhatToDo(r ref) {
 func whatToDoText(targets []listedTask) string {
 	switch {
 	case len(targets) == 0:
-		return `What should I do? For example: "Mark task 3 as complete", "Delete task 3" or "What's pending?"`
+		return `What should I do? For example: "Mark task ` + anyTask + ` as complete", "Delete task ` + anyTask + `" or "What's pending?"`
 	case targets[0].Title == "": // known by number only
 		ids := make([]int64, len(targets))
 		for i, t := range targets {
@@ -401,7 +401,7 @@ func (e *executor) resolveName(s step) ([]listedTask, bool) {
 	case len(matches) > 1 && !r.plural:
 		q := question{act: s.act, title: s.title, desc: s.desc, candidates: matches}
 		e.ask(q, fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			len(matches), strings.Join(r.words, " "), taskLines(matches), actionVerbs[s.act], fmt.Sprintf(actionExamples[s.act], matches[0].ID)))
+			len(matches), strings.Join(r.words, " "), taskLines(matches), actionVerbs[s.act], example(s.act, matches[0].ID)))
 		return nil, false
 	}
 	return matches, true
