@@ -315,7 +315,10 @@ func (e *executor) askWhatToDo(r ref) {
 	var targets []listedTask
 	switch r.kind {
 	case refIDs:
-		targets = idTasks(r.ids)
+		var ok bool
+		if targets, ok = e.existing(idTasks(r.ids)); !ok || len(targets) == 0 {
+			return
+		}
 	case refFocus, refOrdinal:
 		focus, ok := e.currentFocus()
 		if !ok {

@@ -129,6 +129,10 @@ func (e *executor) act(s step, targets []listedTask) {
 // askIfDone asks whether to mark tasks complete that the person said
 // they still have to finish: "yes" marks them, anything else leaves them.
 func (e *executor) askIfDone(targets []listedTask) {
+	targets, ok := e.existing(targets)
+	if !ok || len(targets) == 0 {
+		return
+	}
 	what := "them"
 	if len(targets) == 1 {
 		what = "it"
@@ -136,6 +140,49 @@ func (e *executor) askIfDone(targets []listedTask) {
 	e.ask(question{act: actComplete, candidates: targets, confirm: true, ifDone: true},
 		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.",
 			describeTargets(targets), map[bool]string{true: "it's", false: "they're"}[len(targets) == 1], what))
+}
+
+// existing looks up the tasks known by number only before a question is
+// asked about them: a question never offers a task that is not there. It
+// says which are not, and returns the others with their titles; ok is
+// false when the run must stop to list the tasks.
+func (e *executor) existing(targets []listedTask) ([]listedTask, bool) {
+	listed := withoutDeleted(e.shown) // what the conversation last listed
+	if e.fresh {
+		listed = e.listing
+	}
+	unknown := false
+	for i, t := range targets {
+		if t.Title != "" {
+			continue
+		}
+		if found, ok := findTask(listed, t.ID); ok {
+			targets[i] = found
+			continue
+		}
+		unknown = true
+	}
+	if unknown {
+		if e.ids == nil && e.next >= len(e.rounds) {
+			// A turn recorded before questions looked tasks up, read
+			// again: as it was answered, by number.
+			return targets, true
+		}
+		var ok bool
+		if listed, ok = e.tasks(); !ok {
+			return nil, false
+		}
+	}
+	var out []listedTask
+	for _, t := range targets {
+		found, ok := findTask(listed, t.ID)
+		if !ok {
+			e.say("%s", taskNotFound(t.ID))
+			continue
+		}
+		out = append(out, found)
+	}
+	return out, true
 }
 
 // describeTargets names tasks for a question: "task 3, Call mom", or
