@@ -65,7 +65,8 @@ type executor struct {
 	focusStep  int          // the step that set focus
 	shown      []listedTask // see memory.shown
 	question   *question
-	offerLine  int // the line of the offer to add that question is, or -1
+	offerLine  int             // the line of the offer to add that question is, or -1
+	unkeptSaid map[string]bool // the kinds of unkept words a reply has said of (see unkept.go)
 	step       int
 	sent       *agent.Response // the round to send: the run stops there
 	broken     bool            // a round did not hold the calls expected
@@ -247,6 +248,14 @@ func (e *executor) record(q queued, out toolOutcome, call agent.ToolCall) {
 	e.lines[q.line] = confirmCall(call, out)
 	if out.Error != "" {
 		return
+	}
+	if q.act == actAdd {
+		if e.unkeptSaid == nil {
+			e.unkeptSaid = map[string]bool{}
+		}
+		if note := unkeptNote(out.Title, e.unkeptSaid); note != "" {
+			e.lines[q.line] += " " + note
+		}
 	}
 	switch q.act {
 	case actList:

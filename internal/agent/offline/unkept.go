@@ -1,0 +1,158 @@
+package offline
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+)
+
+// This file finds what a task cannot keep yet in a title being added: a
+// date or a time ("tomorrow at 5"), a priority ("high priority"), a repeat
+// ("every monday"). The words stay in the title as written, and the reply
+// says that nothing more comes of them: they are never folded into a
+// title silently, as if a reminder had been set.
+
+// unkept is what a title says that a task cannot keep.
+type unkept struct {
+	kind string // "date", "priority" or "repeat"
+	said string // the words, as written
+}
+
+var (
+	dateWords      = lexicon.Words("date words")
+	ambiguousMonth = lexicon.Words("months")
+	dateLeads      = lexicon.Words("date leads")
+	dateUnits      = lexicon.Words("date units")
+	priorityWords  = lexicon.Phrases("priority phrases")
+	unitLeads      = lexicon.Words("unit leads")
+	repeatWords    = lexicon.Words("repeat words")
+	repeatLeads    = lexicon.Words("repeat leads")
+)
+
+// clockTime is a time of day or a day of the month as written: "5pm",
+// "17:30", "9am", "12th".
+var clockTime = regexp.MustCompile(`^(?:\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}|\d{1,2}(?:st|nd|rd|th))$`)
+
+// unkeptIn finds what title says that a task cannot keep, at most one of
+// each kind, in the order said.
+func unkeptIn(title string) []unkept {
+	ws := splitWords(title)
+	var out []unkept
+	seen := map[string]bool{}
+	for i := 0; i < len(ws); {
+		kind, end := unkeptAt(ws, i)
+		if kind == "" {
+			i++
+			continue
+		}
+		if !seen[kind] {
+			seen[kind] = true
+			out = append(out, unkept{kind: kind, said: span(title, ws, i, end)})
+		}
+		i = end
+	}
+	return out
+}
+
+// unkeptAt reads what is said from ws[i], returning its kind and where it
+// ends; "" when nothing a task cannot keep starts there.
+func unkeptAt(ws []word, i int) (string, int) {
+	low := ws[i].low
+	if n := longestPhrase(priorityWords, ws, i); n > 0 {
+		return "priority", i + n
+	}
+	switch {
+	case repeatWords[low]:
+		return "repeat", i + 1
+	case repeatLeads[low] && i+1 < len(ws) && (dateUnits[ws[i+1].low] || dateWords[ws[i+1].low] || ws[i+1].low == "other"):
+		end := i + 2
+		if ws[i+1].low == "other" && end < len(ws) {
+			end++
+		}
+		return "repeat", end
+	}
+	if !startsDate(ws, i) {
+		return "", i
+	}
+	end := i
+	for end < len(ws) && (isDateWord(ws, end) || leadsToDate(ws, end)) {
+		end++
+	}
+	if end == i {
+		return "", i
+	}
+	return "date", end
+}
+
+// startsDate reports a date said from ws[i]: a date word, or leads ("by",
+// "next", "in", "end of the") followed by one.
+func startsDate(ws []word, i int) bool {
+	return isDateWord(ws, i) && !dateUnits[ws[i].low] && !isNumber(ws[i].low) || leadsToDate(ws, i)
+}
+
+// leadsToDate reports up to three leads from ws[i] followed by a date
+// word: "by friday", "on the 12th", "by end of the month"; "at" leads only
+// to a time ("at 5", not "at home").
+func leadsToDate(ws []word, i int) bool {
+	for j := i; j < len(ws) && j < i+4 && dateLeads[ws[j].low]; j++ {
+		if j+1 < len(ws) && isDateWord(ws, j+1) && (ws[j].low != "at" || isNumber(ws[j+1].low) || clockTime.MatchString(ws[j+1].low)) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDateWord reports a word that says when: a day, a month, a time, a
+// unit after a lead ("next week"), a number next to one of those.
+func isDateWord(ws []word, i int) bool {
+	low := ws[i].low
+	switch {
+	case dateWords[low], clockTime.MatchString(low):
+		return true
+	case ambiguousMonth[low]:
+		return i+1 < len(ws) && isNumber(ws[i+1].low) || i > 0 && isNumber(ws[i-1].low)
+	case dateUnits[low]: // "next week", "in 3 days", "end of the month"; not "plan the week"
+		return i > 0 && (unitLeads[ws[i-1].low] || isNumber(ws[i-1].low) || i > 1 && ws[i-1].low == "the" && ws[i-2].low == "of")
+	case isNumber(low):
+		return i > 0 && (ws[i-1].low == "at" || ws[i-1].low == "in" || ambiguousMonth[ws[i-1].low] || dateWords[ws[i-1].low]) ||
+			i+1 < len(ws) && (dateUnits[ws[i+1].low] || ambiguousMonth[ws[i+1].low] || dateWords[ws[i+1].low] || ws[i+1].low == "am" || ws[i+1].low == "pm")
+	case low == "am" || low == "pm":
+		return i > 0 && isNumber(ws[i-1].low)
+	}
+	return false
+}
+
+func isNumber(low string) bool {
+	if low == "" || len(low) > 4 {
+		return false
+	}
+	for _, r := range low {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// unkeptNote says what comes of what title holds that a task cannot keep,
+// leaving out the kinds already said in this reply; "" when nothing.
+func unkeptNote(title string, said map[string]bool) string {
+	var notes []string
+	for _, u := range unkeptIn(title) {
+		if said[u.kind] {
+			continue
+		}
+		said[u.kind] = true
+		switch u.kind {
+		case "date":
+			notes = append(notes, fmt.Sprintf("Tasks here have no due dates yet, so %q is only part of the title: nothing will remind you.", u.said))
+		case "priority":
+			notes = append(notes, fmt.Sprintf("Tasks here have no priorities yet, so %q is only part of the title.", u.said))
+		case "repeat":
+			notes = append(notes, fmt.Sprintf("Tasks here don't repeat yet, so %q is only part of the title: it is one task, done once.", u.said))
+		}
+	}
+	return strings.Join(notes, " ")
+}
