@@ -292,10 +292,12 @@ func newFakeOpenAI(tb testing.TB, script ...openaitest.Step) *openaitest.Server 
 	return f
 }
 
-// waitFor polls cond until it holds or a generous deadline passes.
+// waitFor polls cond until it holds, failing tb if it has not come about
+// within a deadline generous enough for a busy machine running the race
+// detector: what is tested is that it comes about, not how fast.
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for !cond() {
 		select {
