@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file reads answers to what the assistant asked, and yes and no
@@ -65,9 +66,9 @@ func takenBack(steps []step) []step {
 
 // widens reports a no that takes back more than the request just before
 // it: "no, neither", "no, not those", "forget all of that", "none of it".
-func widens(ws []word) bool {
+func widens(ws []words.Word) bool {
 	for _, w := range ws {
-		if widenWords[w.low] {
+		if widenWords[w.Low] {
 			return true
 		}
 	}
@@ -83,8 +84,8 @@ func namesTaskAlone(s step) bool {
 	if s.act != actAnswer {
 		return false
 	}
-	ws := splitWords(strings.ToLower(s.text))
-	return s.ref.kind == refIDs || s.ref.kind == refName && len(ws) > 0 && refLeads[ws[0].low]
+	ws := words.Split(strings.ToLower(s.text))
+	return s.ref.kind == refIDs || s.ref.kind == refName && len(ws) > 0 && refLeads[ws[0].Low]
 }
 
 // doubtingYes reads a yes said with a doubt: as a question ("ok?"), or
@@ -120,9 +121,9 @@ func doubtingYes(text string, steps []step) []step {
 // doubted reports a message whose first sentence that reads as a yes is
 // asked, or followed by a question or a hesitation.
 func doubted(text string) bool {
-	sentences := splitSentences(text)
+	sentences := words.Sentences(text)
 	for i, sentence := range sentences {
-		ws := trimClause(trimPunctuation(splitWords(sentence)))
+		ws := trimClause(words.TrimPunctuation(words.Split(sentence)))
 		if s, ok := parseWords(sentence, ws, true); !ok || s.act != actYes {
 			continue
 		}
@@ -130,8 +131,8 @@ func doubted(text string) bool {
 			return true
 		}
 		for _, later := range sentences[i+1:] {
-			lw := trimPunctuation(splitWords(later))
-			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].low]) {
+			lw := words.TrimPunctuation(words.Split(later))
+			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].Low]) {
 				return true
 			}
 		}
@@ -149,10 +150,10 @@ var hesitations = lexicon.Words("hesitations")
 // a change on several tasks with all of them but those (see
 // executor.offerAllBut); the words after the exception never name a
 // task to act on.
-func yesExcept(ws []word) (step, bool) {
-	ws = trimPunctuation(ws)
-	k := longestPhrase(exceptionWords, ws, 0)
-	if k == 0 || k == 1 && ws[0].low == "but" { // "yes but delete task 5"
+func yesExcept(ws []words.Word) (step, bool) {
+	ws = words.TrimPunctuation(ws)
+	k := words.LongestPhrase(exceptionWords, ws, 0)
+	if k == 0 || k == 1 && ws[0].Low == "but" { // "yes but delete task 5"
 		return step{}, false
 	}
 	return step{act: actAnswer, ref: ref{kind: refOther, except: exceptionRefs(ws[k:]), plural: true}}, true
@@ -161,13 +162,13 @@ func yesExcept(ws []word) (step, bool) {
 // stillToDo reports a modal said with no task of its own: "I have to",
 // "gotta do it", "I need to do it today". It says something is still to
 // be done; what, the question before it said.
-func stillToDo(ws []word) bool {
-	n := longestPhrase(modals, ws, 0)
+func stillToDo(ws []words.Word) bool {
+	n := words.LongestPhrase(modals, ws, 0)
 	if n == 0 {
 		return false
 	}
 	for _, w := range ws[n:] {
-		if !modalTails[w.low] {
+		if !modalTails[w.Low] {
 			return false
 		}
 	}
@@ -189,13 +190,13 @@ var (
 // request of its own ("yes delete them"), or, after a pause, an answer
 // ("yes, the second one", "nope, delete task 3"). Without the pause a no
 // starts a phrase: "no need to delete task 3" deletes nothing.
-func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
-	yes, no := longestPhrase(yesLeads, ws, 0), longestPhrase(noLeads, ws, 0)
+func parseAnswer(sentence string, ws []words.Word, whole bool) (step, bool) {
+	yes, no := words.LongestPhrase(yesLeads, ws, 0), words.LongestPhrase(noLeads, ws, 0)
 	n := max(yes, no)
 	if n == 0 || n == len(ws) {
 		return step{}, false
 	}
-	paused := ws[n].low == "," || ws[n].low == "but" // "no but delete task 1"
+	paused := ws[n].Low == "," || ws[n].Low == "but" // "no but delete task 1"
 	if s, ok := yesExcept(ws[n:]); ok && yes > no {
 		return s, true
 	}

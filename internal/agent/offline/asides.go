@@ -1,6 +1,9 @@
 package offline
 
-import "github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+import (
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
+)
 
 // This file reads what is said around a request without being one: a
 // reason ("because I sold it"), a remark ("all sorted"), a topic named
@@ -10,17 +13,17 @@ import "github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 // and no task of their own: "all done", "all sorted now", "that's all
 // good", "done!". After a request they say the request is all there is
 // ("called the plumber, all sorted"), not that every task is done.
-func stateRemark(ws []word) bool {
-	ws = trimPunctuation(ws)
-	for len(ws) > 0 && (ws[len(ws)-1].low == "" || remarkTails[ws[len(ws)-1].low]) {
+func stateRemark(ws []words.Word) bool {
+	ws = words.TrimPunctuation(ws)
+	for len(ws) > 0 && (ws[len(ws)-1].Low == "" || remarkTails[ws[len(ws)-1].Low]) {
 		ws = ws[:len(ws)-1]
 	}
-	_, ok := stateRemarkPattern.match(ws)
+	_, ok := stateRemarkPattern.Match(ws)
 	return ok
 }
 
 var (
-	stateRemarkPattern = compilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
+	stateRemarkPattern = words.CompilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
 		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
 	remarkTails = lexicon.Words("remark tails")
 )
@@ -28,11 +31,11 @@ var (
 // continues reports a clause that adds to what was said before: it
 // starts "and", "also" or "plus", or ends "too", "also" or "as well".
 // ("and the dentist?" asks; it adds nothing.)
-func continues(ws []word) bool {
-	ws = trimPunctuation(ws)
+func continues(ws []words.Word) bool {
+	ws = words.TrimPunctuation(ws)
 	n := len(ws)
-	return n > 0 && (continuing[ws[0].low] || ws[n-1].low == "too" || ws[n-1].low == "also" ||
-		n > 1 && ws[n-2].low == "as" && ws[n-1].low == "well")
+	return n > 0 && (continuing[ws[0].Low] || ws[n-1].Low == "too" || ws[n-1].Low == "also" ||
+		n > 1 && ws[n-2].Low == "as" && ws[n-1].Low == "well")
 }
 
 // topicOf reads a clause that only names tasks, said before a request
@@ -40,15 +43,15 @@ func continues(ws []word) bool {
 // one, mark it done"): the tasks it names are what the request is about.
 // The clause must read as no request of its own, and name tasks as a
 // reference does: "the …", "my …", "task 3".
-func topicOf(sentence string, before []word, s step) (ref, bool) {
+func topicOf(sentence string, before []words.Word, s step) (ref, bool) {
 	if len(before) == 0 || s.ref.kind != refFocus || s.ref.count != 0 {
 		return ref{}, false
 	}
 	if _, ok := parseWords(sentence, before, false); ok {
 		return ref{}, false
 	}
-	ws := stripLeading(trimClause(before), topicLeads)
-	if len(ws) < 2 || !topicStarts[ws[0].low] && taskRefAt(ws, 0) == 0 {
+	ws := words.StripLeading(trimClause(before), topicLeads)
+	if len(ws) < 2 || !topicStarts[ws[0].Low] && taskRefAt(ws, 0) == 0 {
 		return ref{}, false
 	}
 	r := parseRef(ws)
@@ -59,7 +62,7 @@ func topicOf(sentence string, before []word, s step) (ref, bool) {
 // dentist appointment") said just before, in the same sentence, a change
 // other than a completion about "it" ("update it", "delete it"): the
 // deed names the task the change is about, and completes nothing.
-func deedTopic(prev, s step, before []word) bool {
+func deedTopic(prev, s step, before []words.Word) bool {
 	return len(before) > 0 && prev.act == actComplete && prev.ref.deed && s.ref.kind == refFocus &&
 		!s.ref.plural && s.ref.count == 0 && changes(s) && s.act != actComplete && s.act != actAdd
 }
@@ -71,12 +74,12 @@ func deedTopic(prev, s step, before []word) bool {
 // as a task's name when the request is carried out (see
 // executor.describedTarget); the clause is read as said when they name
 // no task.
-func describedTask(sentence string, before []word, s step) ([]string, bool) {
+func describedTask(sentence string, before []words.Word, s step) ([]string, bool) {
 	if len(before) == 0 || s.ref.kind != refFocus || s.ref.plural || s.ref.count != 0 || !changes(s) || s.act == actAdd {
 		return nil, false
 	}
 	ws := trimClause(before)
-	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].low) {
+	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].Low) {
 		return nil, false
 	}
 	r := nameRef(ws)
@@ -97,15 +100,15 @@ var (
 
 // asideAt reports a reason given from ws[i] to the end of the sentence:
 // "because it's done", ", its done anyway". It says why, not which task.
-func asideAt(ws []word, i int) bool {
-	if reasonWords[ws[i].low] {
+func asideAt(ws []words.Word, i int) bool {
+	if reasonWords[ws[i].Low] {
 		return true
 	}
-	if ws[i].low != "," || i+1 == len(ws) {
+	if ws[i].Low != "," || i+1 == len(ws) {
 		return false
 	}
-	last := ws[len(ws)-1].low
-	return reasonWords[ws[i+1].low] || asideStarts[ws[i+1].low] && (last == "anyway" || last == "anyways")
+	last := ws[len(ws)-1].Low
+	return reasonWords[ws[i+1].Low] || asideStarts[ws[i+1].Low] && (last == "anyway" || last == "anyways")
 }
 
 // asideEnd returns where a reason that starts at ws[i] ends: at the next
@@ -113,13 +116,13 @@ func asideAt(ws []word, i int) bool {
 // add buy a helmet"), or by more tasks for the request before the reason
 // ("because I sold it and task 7"), else at the end of the sentence. more
 // reports the second: the reason is then cut out and the request goes on.
-func asideEnd(sentence string, ws []word, i int) (end int, more bool) {
+func asideEnd(sentence string, ws []words.Word, i int) (end int, more bool) {
 	for j := i + 1; j < len(ws); j++ {
-		if !connectors[ws[j].low] || connectors[ws[j-1].low] {
+		if !connectors[ws[j].Low] || connectors[ws[j-1].Low] {
 			continue
 		}
 		next := j
-		for next < len(ws) && connectors[ws[next].low] {
+		for next < len(ws) && connectors[ws[next].Low] {
 			next++
 		}
 		if next == len(ws) {
@@ -140,7 +143,7 @@ func asideEnd(sentence string, ws []word, i int) (end int, more bool) {
 // words and maybe "one" or "task" ("the garage", "the garage one too").
 // Said after a reason they are more tasks for the request before it; a
 // longer phrase ("the new one is better") goes on with the reason.
-func moreTasks(sentence string, ws []word) bool {
+func moreTasks(sentence string, ws []words.Word) bool {
 	ref := trimClause(toConnector(ws))
 	s, ok := parseWords(sentence, ref, true)
 	switch {
@@ -149,11 +152,11 @@ func moreTasks(sentence string, ws []word) bool {
 	case s.ref.kind == refIDs:
 		return true
 	}
-	if s.ref.kind != refName || !refLeads[ref[0].low] {
+	if s.ref.kind != refName || !refLeads[ref[0].Low] {
 		return false
 	}
 	words := ref[1:]
-	if n := len(words); n > 1 && (words[n-1].low == "one" || words[n-1].low == "task") {
+	if n := len(words); n > 1 && (words[n-1].Low == "one" || words[n-1].Low == "task") {
 		words = words[:n-1]
 	}
 	return len(words) <= 2
@@ -165,7 +168,7 @@ var refLeads = lexicon.Words("ref leads")
 // aboutFocus reports a request, up to its next connector, about "it" or
 // "them": after a reason ("because it's done and I don't need it") it is
 // the reason going on about the task just named.
-func aboutFocus(sentence string, ws []word) bool {
+func aboutFocus(sentence string, ws []words.Word) bool {
 	s, ok := parseWords(sentence, toConnector(ws), false)
 	return ok && s.ref.kind == refFocus
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file turns a line of the grammar that matched into a step: it reads
@@ -26,18 +27,18 @@ func smallTalk(c clause) (step, bool) {
 	if len(c.text) > maxSmallTalk {
 		return step{}, false
 	}
-	ws := splitWords(c.text)
+	ws := words.Split(c.text)
 	thanks, bye := false, leaving(ws)
 	if bye {
 		ws = nil
 	}
 	for _, w := range ws {
 		switch {
-		case thanksWords[w.low]:
+		case thanksWords[w.Low]:
 			thanks = true
-		case byeWords[w.low]:
+		case byeWords[w.Low]:
 			bye = true
-		case !talkFiller[w.low] && w.low != "":
+		case !talkFiller[w.Low] && w.Low != "":
 			return step{}, false
 		}
 	}
@@ -57,16 +58,16 @@ const maxSmallTalk = 160
 
 // leaving reports "gotta go", "I have to go now": leaving, not a task
 // to go.
-func leaving(ws []word) bool {
+func leaving(ws []words.Word) bool {
 	n := len(ws)
-	for n > 0 && (ws[n-1].low == "now" || ws[n-1].low == "") {
+	for n > 0 && (ws[n-1].Low == "now" || ws[n-1].Low == "") {
 		n--
 	}
-	if n < 2 || n > 6 || ws[n-1].low != "go" {
+	if n < 2 || n > 6 || ws[n-1].Low != "go" {
 		return false
 	}
 	for _, w := range ws[:n-1] {
-		if !leavingWords[w.low] && !thanksWords[w.low] && w.low != "," && w.low != "" {
+		if !leavingWords[w.Low] && !thanksWords[w.Low] && w.Low != "," && w.Low != "" {
 			return false
 		}
 	}
@@ -97,16 +98,16 @@ func refusal(c clause) (step, bool) {
 // correction.
 func correction(c clause) (step, bool) {
 	for _, w := range c.words("lead") {
-		if !correctionLeads[w.low] {
+		if !correctionLeads[w.Low] {
 			return step{}, false
 		}
 	}
 	ws := c.words("value")
-	if len(ws) == 0 || ws[0].low == "to" {
+	if len(ws) == 0 || ws[0].Low == "to" {
 		return step{}, false
 	}
-	s := step{act: actCorrect, ref: parseRef(ws), parts: refParts(ws), text: capitalizeFirst(cleanText(c.raw("value")))}
-	if added, _ := add(clause{text: c.text, ws: c.ws, caps: captures{"items": c.caps["value"]}}); len(added.items) == 1 {
+	s := step{act: actCorrect, ref: parseRef(ws), parts: refParts(ws), text: words.CapitalizeFirst(cleanText(c.raw("value")))}
+	if added, _ := add(clause{text: c.text, ws: c.ws, caps: words.Captures{"items": c.caps["value"]}}); len(added.items) == 1 {
 		s.title, s.desc = added.items[0].title, added.items[0].description
 	}
 	return s, true
@@ -118,7 +119,7 @@ func correction(c clause) (step, bool) {
 // title of the task just added or renamed. Words that read as a title,
 // or as tasks, stay the correction's.
 func meantRequest(value string) (step, bool) {
-	r, ok := parseWords(value, splitWords(value), true)
+	r, ok := parseWords(value, words.Split(value), true)
 	if !ok {
 		return step{}, false
 	}
@@ -138,7 +139,7 @@ func onTask(a action) func(clause) (step, bool) {
 	return func(c clause) (step, bool) {
 		ws := c.words("task")
 		r, parts := parseRef(ws), refParts(ws)
-		if r.kind == refName && parts == nil && taskRefAt(ws, 0) > 0 && ws[0].low != "the" {
+		if r.kind == refName && parts == nil && taskRefAt(ws, 0) > 0 && ws[0].Low != "the" {
 			// "task 5 can be marked": a task number, then words the
 			// pattern left in the slot, which no title holds; another
 			// line reads them.
@@ -167,9 +168,9 @@ func reported(a action) func(clause) (step, bool) {
 // namesList reports words that name the list, its tasks or the tasks
 // pointed at: "everything", "all my tasks", "all of them". A bare "all"
 // does not: "all done" may say no more than that the person is.
-func namesList(ws []word) bool {
+func namesList(ws []words.Word) bool {
 	for _, w := range ws {
-		if listNouns[w.low] || pronounsMany[w.low] || w.low == "everything" || w.low == "every" || w.low == "each" {
+		if listNouns[w.Low] || pronounsMany[w.Low] || w.Low == "everything" || w.Low == "every" || w.Low == "each" {
 			return true
 		}
 	}
@@ -178,11 +179,11 @@ func namesList(ws []word) bool {
 
 // refParts reads "the report and the dentist" as two references; nil
 // when the words hold one.
-func refParts(ws []word) []ref {
+func refParts(ws []words.Word) []ref {
 	var parts []ref
 	from := 0
 	for i := 0; i <= len(ws); i++ {
-		if i < len(ws) && !partSeparators[ws[i].low] {
+		if i < len(ws) && !partSeparators[ws[i].Low] {
 			continue
 		}
 		if i > from {
@@ -215,7 +216,7 @@ func answer(c clause) (step, bool) {
 	if _, ok := cannotDo(c.ws); ok && r.kind == refName {
 		return step{}, false
 	}
-	return step{act: actAnswer, ref: r, text: capitalizeFirst(text), parts: refParts(c.words("task"))}, true
+	return step{act: actAnswer, ref: r, text: words.CapitalizeFirst(text), parts: refParts(c.words("task"))}, true
 }
 
 // otherThan reads an answer that says which task is not meant: "not
@@ -223,7 +224,7 @@ func answer(c clause) (step, bool) {
 // "not the bank, grandma" at grandma. The words after "not" never name
 // the task meant, nor one offered in its place.
 func otherThan(c clause) (step, bool) {
-	if not := trimPunctuation(c.words("not")); len(not) > 0 && notYetWords[not[0].low] {
+	if not := words.TrimPunctuation(c.words("not")); len(not) > 0 && notYetWords[not[0].Low] {
 		return step{}, false // "no, not yet": no task is named
 	}
 	except := exceptionRefs(c.words("not"))
@@ -231,8 +232,8 @@ func otherThan(c clause) (step, bool) {
 		return step{}, false
 	}
 	rest := c.words("task")
-	if _, other := otherPattern.match(rest); len(rest) == 0 || other {
-		several := len(rest) > 0 && (rest[len(rest)-1].low == "others" || strings.HasSuffix(rest[len(rest)-1].low, "s"))
+	if _, other := otherPattern.Match(rest); len(rest) == 0 || other {
+		several := len(rest) > 0 && (rest[len(rest)-1].Low == "others" || strings.HasSuffix(rest[len(rest)-1].Low, "s"))
 		return step{act: actAnswer, ref: ref{kind: refOther, except: except, plural: several, pointed: len(rest) > 0}}, true
 	}
 	r := parseRef(rest)
@@ -243,20 +244,20 @@ func otherThan(c clause) (step, bool) {
 var notYetWords = lexicon.Words("not yet words")
 
 // otherPattern is "the other one" said of tasks being chosen among.
-var otherPattern = compilePattern("the? other|others one|ones|task|tasks?")
+var otherPattern = words.CompilePattern("the? other|others one|ones|task|tasks?")
 
 // deed reads "I called mom": completing a task by saying it was done.
 func deed(c clause) (step, bool) {
 	ws := c.words("deed")
 	switch {
-	case len(ws) < 2 || !isPastTense(ws[0].low) || isQuestion(c.text, c.ws):
+	case len(ws) < 2 || !isPastTense(ws[0].Low) || isQuestion(c.text, c.ws):
 		return step{}, false
-	case ws[1].low == "to" && (ws[0].low == "got" || ws[0].low == "had"),
-		ws[1].low == "i" || ws[1].low == "we" || ws[1].low == "you":
+	case ws[1].Low == "to" && (ws[0].Low == "got" || ws[0].Low == "had"),
+		ws[1].Low == "i" || ws[1].Low == "we" || ws[1].Low == "you":
 		return step{}, false
 	}
 	r := nameRef(ws[1:])
-	r.words, r.deed = append([]string{ws[0].low}, r.words...), true
+	r.words, r.deed = append([]string{ws[0].Low}, r.words...), true
 	return step{act: actComplete, ref: r}, true
 }
 
@@ -272,7 +273,7 @@ func queryDeed(c clause) (step, bool) {
 // is not also the present ("put", "read").
 func bareDeed(c clause) (step, bool) {
 	ws := c.words("deed")
-	if base, ok := irregularPast[ws[0].low]; ok && base == ws[0].low {
+	if base, ok := irregularPast[ws[0].Low]; ok && base == ws[0].Low {
 		return step{}, false
 	}
 	return deed(c)
@@ -282,7 +283,7 @@ func bareDeed(c clause) (step, bool) {
 // the state a task's verb brings about, said of its object.
 func stateReached(c clause) (step, bool) {
 	state := c.words("state")
-	if len(state) != 1 || !(isPastTense(state[0].low) || stateWords[state[0].low]) {
+	if len(state) != 1 || !(isPastTense(state[0].Low) || stateWords[state[0].Low]) {
 		return step{}, false
 	}
 	r := nameRef(c.words("task"))
@@ -293,7 +294,7 @@ func stateReached(c clause) (step, bool) {
 	// whatever its verb; a past tense says so only of a task done by that
 	// verb ("the car got washed"): "the appointment got moved" says
 	// nothing of the appointment being done.
-	r.words, r.deed = append([]string{state[0].low}, r.words...), stateWords[state[0].low]
+	r.words, r.deed = append([]string{state[0].Low}, r.words...), stateWords[state[0].Low]
 	return step{act: actComplete, ref: r}, true
 }
 
@@ -331,7 +332,7 @@ func describe(c clause) (step, bool) {
 func retitle(c clause) (step, bool) {
 	r := parseRef(withoutFieldWords(c.words("task")))
 	title, desc := splitDescription(c.raw("title"))
-	title = capitalizeFirst(withoutInstead(cleanText(title)))
+	title = words.CapitalizeFirst(withoutInstead(cleanText(title)))
 	return step{act: actUpdate, ref: r, title: title, desc: cleanText(desc)}, r.kind != refNone && title != ""
 }
 
@@ -340,7 +341,7 @@ func retitle(c clause) (step, bool) {
 // fence should be fixed by friday"), never what it should say.
 func retitleQuoted(c clause) (step, bool) {
 	raw := strings.TrimSpace(c.raw("title"))
-	if unquote(raw) == raw {
+	if words.Unquote(raw) == raw {
 		return step{}, false
 	}
 	return retitle(c)
@@ -357,10 +358,10 @@ func withoutInstead(title string) string {
 }
 
 // withoutFieldWords drops "title" and "name" from "task 1 title".
-func withoutFieldWords(ws []word) []word {
-	var out []word
+func withoutFieldWords(ws []words.Word) []words.Word {
+	var out []words.Word
 	for _, w := range ws {
-		if w.low != "title" && w.low != "name" {
+		if w.Low != "title" && w.Low != "name" {
 			out = append(out, w)
 		}
 	}
@@ -384,11 +385,11 @@ func listShorthand(c clause) (step, bool) {
 	named := false
 	for _, w := range c.ws {
 		switch {
-		case w.low == "complete":
+		case w.Low == "complete":
 			return step{}, false
-		case listNouns[w.low] || statusWord(w.low) == "pending":
+		case listNouns[w.Low] || words.StatusWord(w.Low) == "pending":
 			named = true
-		case listFiller[w.low] || statusWord(w.low) != "":
+		case listFiller[w.Low] || words.StatusWord(w.Low) != "":
 		default:
 			return step{}, false
 		}
@@ -404,13 +405,13 @@ var (
 	vagueTopics = lexicon.Words("vague topics")
 )
 
-func aboutTheList(ws []word) bool {
+func aboutTheList(ws []words.Word) bool {
 	vague, lastVague := false, 0
 	for i, w := range ws {
-		if listTopics[w.low] || statusWord(w.low) != "" || owesDoing(ws, i) {
+		if listTopics[w.Low] || words.StatusWord(w.Low) != "" || owesDoing(ws, i) {
 			return true
 		}
-		if vagueTopics[w.low] {
+		if vagueTopics[w.Low] {
 			vague, lastVague = true, i
 		}
 	}
@@ -421,9 +422,9 @@ func aboutTheList(ws []word) bool {
 
 // saysWhatFor reports words that say what a vague question is about:
 // "for dinner", "on TV", "about cooking".
-func saysWhatFor(ws []word) bool {
+func saysWhatFor(ws []words.Word) bool {
 	for i, w := range ws {
-		if whatForWords[w.low] && i+1 < len(ws) && !listFiller[ws[i+1].low] && statusWord(ws[i+1].low) == "" && !whenWords[ws[i+1].low] {
+		if whatForWords[w.Low] && i+1 < len(ws) && !listFiller[ws[i+1].Low] && words.StatusWord(ws[i+1].Low) == "" && !whenWords[ws[i+1].Low] {
 			return true
 		}
 	}
@@ -440,8 +441,8 @@ var (
 // do", "got to do": a question about what the person has to do is about
 // their list however long it is ("what do I need to do today?"), where
 // "what is there to do in Paris?" is not.
-func owesDoing(ws []word, i int) bool {
-	return i >= 2 && ws[i].low == "do" && ws[i-1].low == "to" && obligations[ws[i-2].low]
+func owesDoing(ws []words.Word, i int) bool {
+	return i >= 2 && ws[i].Low == "do" && ws[i-1].Low == "to" && obligations[ws[i-2].Low]
 }
 
 var obligations = lexicon.Words("obligations")
@@ -449,15 +450,15 @@ var obligations = lexicon.Words("obligations")
 // statusOf picks the state a listing asks for: "pending", "still to do"
 // and "not done" mean pending; "completed", "done" and "finished" mean
 // completed; anything else means all.
-func statusOf(ws []word) string {
+func statusOf(ws []words.Word) string {
 	negated := false
 	for i, w := range ws {
-		switch w.low {
+		switch w.Low {
 		case "still", "yet", "left", "next", "plate", "today", "due":
 			return "pending"
 		case "did":
 			// "the stuff I already did", "what I did": what was done.
-			if i > 0 && (ws[i-1].low == "already" || i == len(ws)-1 && (ws[i-1].low == "i" || ws[i-1].low == "we")) {
+			if i > 0 && (ws[i-1].Low == "already" || i == len(ws)-1 && (ws[i-1].Low == "i" || ws[i-1].Low == "we")) {
 				return "completed"
 			}
 		case "finish", "accomplish", "accomplished":
@@ -471,7 +472,7 @@ func statusOf(ws []word) string {
 				return "pending"
 			}
 		}
-		switch statusWord(w.low) {
+		switch words.StatusWord(w.Low) {
 		case "pending":
 			return "pending"
 		case "completed":

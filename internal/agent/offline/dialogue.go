@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file is what the steps that answer or correct do: answers to a
@@ -169,11 +170,11 @@ func (e *executor) doCorrect(s step) {
 // quantity where the title had more. ok is false when the run must stop
 // to list the tasks.
 func (e *executor) readsAsTitle(s step, renamed listedTask) (titled, ok bool) {
-	ws := trimPunctuation(splitWords(s.text))
-	if len(ws) == 0 || topicStarts[ws[0].low] || prepositions[ws[0].low] || whenWords[ws[0].low] || ws[0].low == "add" {
+	ws := words.TrimPunctuation(words.Split(s.text))
+	if len(ws) == 0 || topicStarts[ws[0].Low] || prepositions[ws[0].Low] || whenWords[ws[0].Low] || ws[0].Low == "add" {
 		return false, true
 	}
-	if len(ws) == 1 && len(strings.Fields(renamed.Title)) > 1 || len(ws) <= 3 && taskNumber(ws[0]) != 0 {
+	if len(ws) == 1 && len(strings.Fields(renamed.Title)) > 1 || len(ws) <= 3 && words.TaskNumber(ws[0]) != 0 {
 		return false, true
 	}
 	if s.ref.kind != refName {
@@ -382,7 +383,7 @@ func (e *executor) doSuggest(s step) {
 		e.act(step{act: actUpdate, title: text}, q.candidates)
 	case s.continues && e.mem.lastAct == actAdd:
 		e.doAdd([]item{{title: text}})
-	case !mayBeTask(splitWords(text)):
+	case !mayBeTask(words.Split(text)):
 		e.say("Sorry, I'm not sure what you mean. %s", helpText)
 	default:
 		e.offerAdd(item{title: text})

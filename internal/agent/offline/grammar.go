@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file is what the offline model understands: an ordered table of
@@ -91,17 +92,17 @@ type rule struct {
 	// "then" its words are part of the clause before, not a new request.
 	alone bool
 	build func(c clause) (step, bool)
-	p     pattern
+	p     words.Pattern
 }
 
 // clause is a matched clause: its text, its words, and its slots' spans.
 type clause struct {
 	text string
-	ws   []word
-	caps captures
+	ws   []words.Word
+	caps words.Captures
 }
 
-func (c clause) words(slot string) []word {
+func (c clause) words(slot string) []words.Word {
 	s, ok := c.caps[slot]
 	if !ok {
 		return nil
@@ -114,28 +115,7 @@ func (c clause) raw(slot string) string {
 	if !ok {
 		return ""
 	}
-	return span(c.text, c.ws, s[0], s[1])
-}
-
-// phraseSets are the named sets patterns refer to as @name: the lexicon's [@name] sections.
-var phraseSets = map[string]string{
-	"done":     lexicon.Alternatives("@done"),
-	"finish":   lexicon.Alternatives("@finish"),
-	"finished": lexicon.Alternatives("@finished"),
-	"delete":   lexicon.Alternatives("@delete"),
-	"clear":    lexicon.Alternatives("@clear"),
-	"update":   lexicon.Alternatives("@update"),
-	"show":     lexicon.Alternatives("@show"),
-	"ask":      lexicon.Alternatives("@ask"),
-	"add":      lexicon.Alternatives("@add"),
-	"me":       lexicon.Alternatives("@me"),
-	"must":     lexicon.Alternatives("@must"),
-	"note":     lexicon.Alternatives("@note"),
-	"list":     lexicon.Alternatives("@list"),
-	"yes":      lexicon.Alternatives("@yes"),
-	"listkind": lexicon.Alternatives("@listkind"),
-	"dated":    lexicon.Alternatives("@dated"),
-	"no":       lexicon.Alternatives("@no"),
+	return words.Span(c.text, c.ws, s[0], s[1])
 }
 
 // aboutDates answers a due date or a priority said of a task: tasks have
@@ -143,7 +123,7 @@ var phraseSets = map[string]string{
 // holds a date word is not ("task 2 to call mom about the").
 func aboutDates(c clause) (step, bool) {
 	for _, w := range c.words("task") {
-		if w.low == "to" {
+		if w.Low == "to" {
 			return step{}, false
 		}
 	}
@@ -306,7 +286,7 @@ var grammar = compileGrammar([]rule{
 
 func compileGrammar(rules []rule) []rule {
 	for i := range rules {
-		rules[i].p = compilePattern(rules[i].pattern)
+		rules[i].p = words.CompilePattern(rules[i].pattern)
 	}
 	return rules
 }
@@ -317,16 +297,16 @@ func cleanText(s string) string {
 	s = strings.TrimSpace(s)
 	s = strings.TrimLeft(s, ":-– ")
 	s = strings.TrimRight(s, " .!?…,;")
-	return unquote(s)
+	return words.Unquote(s)
 }
 
 // parseClause reads one clause with the first rule that matches it whole.
-func parseClause(text string, ws []word, whole bool) (step, bool) {
+func parseClause(text string, ws []words.Word, whole bool) (step, bool) {
 	for _, r := range grammar {
 		if r.alone && !whole {
 			continue
 		}
-		caps, ok := r.p.match(ws)
+		caps, ok := r.p.Match(ws)
 		if !ok {
 			continue
 		}
@@ -340,9 +320,9 @@ func parseClause(text string, ws []word, whole bool) (step, bool) {
 
 // hasNegation reports a clause that denies what it says: "the report
 // isn't done" and "mark task 3 as not done" complete nothing.
-func hasNegation(ws []word) bool {
+func hasNegation(ws []words.Word) bool {
 	for _, w := range ws {
-		if negations[w.low] {
+		if negations[w.Low] {
 			return true
 		}
 	}

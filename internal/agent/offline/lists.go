@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file reads a list pasted in: lines that each start with a number
@@ -64,8 +65,8 @@ func nonEmptyLines(text string) []string {
 // its own, only that some follow: "add these:", "add:", "please add the
 // following", "put these on my list".
 func addsWhatFollows(line string) bool {
-	ws := trimClause(splitWords(line))
-	if n := longestPhrase(addVerbs, ws, 0); n > 0 && onlyFollowing(ws[n:]) {
+	ws := trimClause(words.Split(line))
+	if n := words.LongestPhrase(addVerbs, ws, 0); n > 0 && onlyFollowing(ws[n:]) {
 		return true // "add:", "add these", "add the following"
 	}
 	s, ok := parseWords(line, ws, true)
@@ -73,7 +74,7 @@ func addsWhatFollows(line string) bool {
 		return false
 	}
 	for _, it := range s.items {
-		if !onlyFollowing(splitWords(it.title + " " + it.description)) {
+		if !onlyFollowing(words.Split(it.title + " " + it.description)) {
 			return false
 		}
 	}
@@ -81,9 +82,9 @@ func addsWhatFollows(line string) bool {
 }
 
 // onlyFollowing reports words that name no task, only that some follow.
-func onlyFollowing(ws []word) bool {
+func onlyFollowing(ws []words.Word) bool {
 	for _, w := range ws {
-		if !pluralLeadIns[w.low] && !followingWords[w.low] && w.low != "" && w.low != ":" {
+		if !pluralLeadIns[w.Low] && !followingWords[w.Low] && w.Low != "" && w.Low != ":" {
 			return false
 		}
 	}
@@ -91,7 +92,7 @@ func onlyFollowing(ws []word) bool {
 }
 
 // addVerbs are the words a request to add starts with.
-var addVerbs = phrases(phraseSets["add"])
+var addVerbs = words.Phrases(words.PhraseSets["add"])
 
 // followingWords: see the lexicon.
 var followingWords = lexicon.Words("following words")
@@ -120,7 +121,7 @@ func (p pasted) items() []item {
 	var items []item
 	for _, line := range p.lines {
 		title, desc := splitDescription(line)
-		if t := capitalizeFirst(cleanText(stripInfinitive(title))); t != "" {
+		if t := words.CapitalizeFirst(cleanText(stripInfinitive(title))); t != "" {
 			items = append(items, item{title: t, description: cleanText(desc)})
 		}
 	}
@@ -131,7 +132,7 @@ func (p pasted) items() []item {
 // something more than words that may be a task.
 func (p pasted) asks() bool {
 	for _, line := range p.lines {
-		ws := trimPunctuation(splitWords(line))
+		ws := words.TrimPunctuation(words.Split(line))
 		if s, ok := parseWords(line, ws, true); ok && !(s.act == actAnswer && s.ref.kind == refName) {
 			return true
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file reads how a person points at tasks — "task 3", "#2 and #5",
@@ -64,13 +65,11 @@ var (
 	allWords     = lexicon.Words("all words")
 	bulkFiller   = lexicon.Words("bulk filler")
 	ordinalWords = lexicon.Numbers[int]("ordinal words")
-	// numberWords are the task numbers people spell out.
-	numberWords = lexicon.Numbers[int64]("number words")
 )
 
 // parseRef reads the words of a reference.
-func parseRef(ws []word) ref {
-	ws = stripTrailing(ws, refTails)
+func parseRef(ws []words.Word) ref {
+	ws = words.StripTrailing(ws, refTails)
 	if r, ok := idsRef(ws); ok {
 		return r
 	}
@@ -92,24 +91,24 @@ func parseRef(ws []word) ref {
 // ("anything", "tasks", "pending") or starts the question ("anything
 // about the gym?"), and a word such as "about" comes first: "what do you
 // know about cooking?" asks about no task.
-func topicRef(ws []word) ref {
-	var rest []word
+func topicRef(ws []words.Word) ref {
+	var rest []words.Word
 	numbered := false // "task 5", "#5": "what's 15% of 80" names no task
 	for _, w := range ws {
-		if !topicFiller[w.low] {
+		if !topicFiller[w.Low] {
 			rest = append(rest, w)
 		}
-		numbered = numbered || w.low == "task" || w.low == "tasks" || w.low == "number" || strings.HasPrefix(w.text, "#")
+		numbered = numbered || w.Low == "task" || w.Low == "tasks" || w.Low == "number" || strings.HasPrefix(w.Text, "#")
 	}
 	if r, ok := idsRef(rest); ok && numbered {
 		return r
 	}
 	for i := 0; i+1 < len(ws); i++ {
-		n := longestPhrase(topicWords, ws, i)
-		if n == 0 || i > 0 && !(listTopics[ws[i-1].low] || vagueTopics[ws[i-1].low] || topicNouns[ws[i-1].low] || statusWord(ws[i-1].low) != "") {
+		n := words.LongestPhrase(topicWords, ws, i)
+		if n == 0 || i > 0 && !(listTopics[ws[i-1].Low] || vagueTopics[ws[i-1].Low] || topicNouns[ws[i-1].Low] || words.StatusWord(ws[i-1].Low) != "") {
 			continue
 		}
-		if r := nameRef(stripTrailing(ws[i+n:], refTails)); r.kind == refName {
+		if r := nameRef(words.StripTrailing(ws[i+n:], refTails)); r.kind == refName {
 			return r
 		}
 	}
@@ -125,15 +124,15 @@ var (
 // exceptionRefs reads what follows "except" in "everything except the
 // dentist and the gym": task numbers, or names joined by "and", "or" and
 // commas, each leaving out the tasks it names.
-func exceptionRefs(ws []word) []ref {
-	ws = trimPunctuation(stripTrailing(ws, refTails))
+func exceptionRefs(ws []words.Word) []ref {
+	ws = words.TrimPunctuation(words.StripTrailing(ws, refTails))
 	if r := parseRef(ws); r.kind == refIDs {
 		return []ref{r}
 	}
 	var out []ref
 	start := 0
 	for i := 0; i <= len(ws); i++ {
-		if i < len(ws) && !exceptionJoins[ws[i].low] {
+		if i < len(ws) && !exceptionJoins[ws[i].Low] {
 			continue
 		}
 		if r := parseRef(ws[start:i]); r.kind != refNone {
@@ -149,7 +148,7 @@ var exceptionJoins = lexicon.Words("exception joins")
 // idsRef reads a reference made of task numbers and filler only: "task 3",
 // "#2 and #5", "tasks two and three", "#3,#4", "3 through 5", "4-6". A
 // number among other words ("the 2 reports") is part of a name.
-func idsRef(ws []word) (ref, bool) {
+func idsRef(ws []words.Word) (ref, bool) {
 	var ids []int64
 	span := false
 	seen := map[int64]bool{}
@@ -160,24 +159,24 @@ func idsRef(ws []word) (ref, bool) {
 		}
 	}
 	for i, w := range ws {
-		id, ok := numberWords[w.low]
-		ok = ok && (i > 0 && (ws[i-1].low == "task" || ws[i-1].low == "tasks" || numberNouns[ws[i-1].low] || ws[i-1].low == "and" || ws[i-1].low == "," || isRangeWord(ws[i-1])) ||
+		id, ok := words.NumberWords[w.Low]
+		ok = ok && (i > 0 && (ws[i-1].Low == "task" || ws[i-1].Low == "tasks" || words.NumberNouns[ws[i-1].Low] || ws[i-1].Low == "and" || ws[i-1].Low == "," || isRangeWord(ws[i-1])) ||
 			listsNumbers(ws, i))
 		if ok {
 			add(id)
 			continue
 		}
-		if nums, ok := numberList(w.low); ok {
+		if nums, ok := numberList(w.Low); ok {
 			for _, n := range nums {
 				add(n)
 			}
-			span = span || strings.ContainsAny(w.low, "-–")
+			span = span || strings.ContainsAny(w.Low, "-–")
 			continue
 		}
 		switch {
 		case isRangeWord(w) && len(ids) > 0 && i+1 < len(ws):
 			// "3 through 5": the numbers between; the last is read next.
-			between, ok := numbersBetween(ids[len(ids)-1], taskNumber(ws[i+1]))
+			between, ok := numbersBetween(ids[len(ids)-1], words.TaskNumber(ws[i+1]))
 			if !ok {
 				return ref{}, false
 			}
@@ -185,9 +184,9 @@ func idsRef(ws []word) (ref, bool) {
 				add(n)
 			}
 			span = true
-		case numberNouns[w.low] && i+1 < len(ws) && taskNumber(ws[i+1]) > 0:
+		case words.NumberNouns[w.Low] && i+1 < len(ws) && words.TaskNumber(ws[i+1]) > 0:
 			// "no. 4", "nr 4": the number follows.
-		case !refFiller[w.low] && w.low != "both" && w.low != "":
+		case !refFiller[w.Low] && w.Low != "both" && w.Low != "":
 			return ref{}, false
 		}
 	}
@@ -197,39 +196,16 @@ func idsRef(ws []word) (ref, bool) {
 // listsNumbers reports a spelled number that begins a list of task
 // numbers: "one and three", "two, four". Alone, "one" and "two" are
 // words of other references ("that one", "the two").
-func listsNumbers(ws []word, i int) bool {
-	return i+2 < len(ws) && (exceptionJoins[ws[i+1].low] || isRangeWord(ws[i+1])) && taskNumber(ws[i+2]) != 0
+func listsNumbers(ws []words.Word, i int) bool {
+	return i+2 < len(ws) && (exceptionJoins[ws[i+1].Low] || isRangeWord(ws[i+1])) && words.TaskNumber(ws[i+2]) != 0
 }
 
 // isRangeWord reports a word that joins the ends of a range of numbers.
-func isRangeWord(w word) bool {
-	return rangeWords[w.low] || w.text == "-" || w.text == "–"
+func isRangeWord(w words.Word) bool {
+	return rangeWords[w.Low] || w.Text == "-" || w.Text == "–"
 }
 
 var rangeWords = lexicon.Words("range words")
-
-// taskNumber returns the task number a word says ("5", "#5", "five"), or
-// 0.
-func taskNumber(w word) int64 {
-	if n, ok := numberWords[w.low]; ok {
-		return n
-	}
-	if n, err := strconv.ParseInt(numberText(w.low), 10, 64); err == nil && n > 0 {
-		return n
-	}
-	return 0
-}
-
-// numberText takes off what people write before a task number in the
-// same word: "#3", "no.3", "nr.3", "num.3".
-func numberText(low string) string {
-	for _, prefix := range []string{"#", "no.", "nr.", "num."} {
-		if rest, ok := strings.CutPrefix(low, prefix); ok {
-			return rest
-		}
-	}
-	return low
-}
 
 // numbersBetween returns the task numbers from a to b, both included, when
 // that is a range one reference may name.
@@ -257,7 +233,7 @@ func numberList(low string) ([]int64, bool) {
 	}
 	var out []int64
 	for _, part := range strings.Split(low, ",") {
-		n, err := strconv.ParseInt(numberText(part), 10, 64)
+		n, err := strconv.ParseInt(words.NumberText(part), 10, 64)
 		if err != nil || n <= 0 {
 			return nil, false
 		}
@@ -268,20 +244,20 @@ func numberList(low string) ([]int64, bool) {
 
 // focusRef reads a pronoun: "it", "that one", "them", "both of them", "all
 // of those".
-func focusRef(ws []word) (ref, bool) {
+func focusRef(ws []words.Word) (ref, bool) {
 	r := ref{kind: refFocus}
 	pronoun := false
 	for _, w := range ws {
 		switch {
-		case pronounsOne[w.low]:
+		case pronounsOne[w.Low]:
 			pronoun = true
-		case pronounsMany[w.low]:
+		case pronounsMany[w.Low]:
 			pronoun, r.plural = true, true
-		case w.low == "both" || w.low == "two":
+		case w.Low == "both" || w.Low == "two":
 			r.plural, r.count = true, 2
-		case allWords[w.low]:
+		case allWords[w.Low]:
 			r.plural = true
-		case w.low == "of" || w.low == "the" || w.low == "one" || w.low == "ones" || w.low == "task" || w.low == "tasks" || w.low == "too" || w.low == "as":
+		case w.Low == "of" || w.Low == "the" || w.Low == "one" || w.Low == "ones" || w.Low == "task" || w.Low == "tasks" || w.Low == "too" || w.Low == "as":
 		default:
 			return ref{}, false
 		}
@@ -292,20 +268,20 @@ func focusRef(ws []word) (ref, bool) {
 
 // ordinalRef reads "the second one", "the last task", "the first two",
 // "both of the last two". ("number 2" is a task number instead.)
-func ordinalRef(ws []word) (ref, bool) {
+func ordinalRef(ws []words.Word) (ref, bool) {
 	r := ref{kind: refOrdinal}
 	found := false
 	for _, w := range ws {
-		if i, ok := ordinalWords[w.low]; ok && !found {
+		if i, ok := ordinalWords[w.Low]; ok && !found {
 			r.index, found = i, true
 			continue
 		}
-		if n, ok := numberWords[w.low]; ok && found && n > 1 {
+		if n, ok := words.NumberWords[w.Low]; ok && found && n > 1 {
 			r.count, r.plural = int(n), true
 			continue
 		}
-		r.ofList = r.ofList || taskNouns[w.low]
-		if !refFiller[w.low] && w.low != "" && w.low != "both" {
+		r.ofList = r.ofList || taskNouns[w.Low]
+		if !refFiller[w.Low] && w.Low != "" && w.Low != "both" {
 			return ref{}, false
 		}
 	}
@@ -314,55 +290,39 @@ func ordinalRef(ws []word) (ref, bool) {
 
 // bulkRef reads "everything", "all my tasks", "the completed ones",
 // "everything I've completed", "all pending tasks".
-func bulkRef(ws []word) (ref, bool) {
+func bulkRef(ws []words.Word) (ref, bool) {
 	r := ref{kind: refAll, status: "all"}
 	all, state := false, false
 	for _, w := range ws {
-		switch s := statusWord(w.low); {
+		switch s := words.StatusWord(w.Low); {
 		case s != "":
 			r.status, state = s, true
-		case allWords[w.low]:
+		case allWords[w.Low]:
 			all = true
-		case w.low == "list" || w.low == "tasks" || w.low == "todos":
+		case w.Low == "list" || w.Low == "tasks" || w.Low == "todos":
 			all = all || len(ws) <= 3 // "my list", "my tasks", "the whole list"
-		case !bulkFiller[w.low] && w.low != "":
+		case !bulkFiller[w.Low] && w.Low != "":
 			return ref{}, false
 		}
 	}
 	return r, all || state
 }
 
-// statusWord maps a word to the state it names, or "".
-func statusWord(low string) string {
-	switch {
-	case completedStates[low]:
-		return "completed"
-	case pendingStates[low]:
-		return "pending"
-	}
-	return ""
-}
-
-var (
-	completedStates = lexicon.Words("completed states")
-	pendingStates   = lexicon.Words("pending states")
-)
-
 // nameRef reads the words that name a task by its title. Words after a
 // "not" name what is not meant: "the call task, not the bank" is named by
 // "call" alone.
-func nameRef(ws []word) ref {
+func nameRef(ws []words.Word) ref {
 	r := ref{kind: refName}
 	negated := false
 	for _, w := range ws {
 		switch {
 		case negated:
-		case w.low == "not":
+		case w.Low == "not":
 			negated = true
-		case allWords[w.low] || w.low == "both":
+		case allWords[w.Low] || w.Low == "both":
 			r.plural = true
-		case !refFiller[w.low] && w.low != "" && w.low != "," && w.low != ":":
-			r.words = append(r.words, w.low)
+		case !refFiller[w.Low] && w.Low != "" && w.Low != "," && w.Low != ":":
+			r.words = append(r.words, w.Low)
 		}
 	}
 	if len(r.words) == 0 {
@@ -424,9 +384,9 @@ func closestTasks(tasks []listedTask, words []string) (closest []listedTask, sha
 // titleWords are the meaningful words of a title.
 func titleWords(title string) []string {
 	var out []string
-	for _, w := range splitWords(title) {
-		if w.low != "" && !refFiller[w.low] && !titleFiller[w.low] {
-			out = append(out, w.low)
+	for _, w := range words.Split(title) {
+		if w.Low != "" && !refFiller[w.Low] && !titleFiller[w.Low] {
+			out = append(out, w.Low)
 		}
 	}
 	return out
