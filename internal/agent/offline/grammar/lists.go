@@ -1,10 +1,11 @@
-package offline
+package grammar
 
 import (
 	"regexp"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
@@ -70,11 +71,11 @@ func addsWhatFollows(line string) bool {
 		return true // "add:", "add these", "add the following"
 	}
 	s, ok := parseWords(line, ws, true)
-	if !ok || s.act != actAdd {
+	if !ok || s.Act != ActAdd {
 		return false
 	}
-	for _, it := range s.items {
-		if !onlyFollowing(words.Split(it.title + " " + it.description)) {
+	for _, it := range s.Items {
+		if !onlyFollowing(words.Split(it.Title + " " + it.Description)) {
 			return false
 		}
 	}
@@ -84,7 +85,7 @@ func addsWhatFollows(line string) bool {
 // onlyFollowing reports words that name no task, only that some follow.
 func onlyFollowing(ws []words.Word) bool {
 	for _, w := range ws {
-		if !pluralLeadIns[w.Low] && !followingWords[w.Low] && w.Low != "" && w.Low != ":" {
+		if !slots.PluralLeadIns[w.Low] && !followingWords[w.Low] && w.Low != "" && w.Low != ":" {
 			return false
 		}
 	}
@@ -100,16 +101,16 @@ var followingWords = lexicon.Words("following words")
 // steps reads the list: after a line that asks to add, one add of every
 // item; otherwise each line as a message of its own, so that a list of
 // requests is carried out in order and a list of things is offered.
-func (p pasted) steps() ([]step, bool) {
+func (p pasted) steps() ([]Step, bool) {
 	switch {
 	case p.header != "" && addsWhatFollows(p.header):
-		return []step{{act: actAdd, items: p.items()}}, true
+		return []Step{{Act: ActAdd, Items: p.items()}}, true
 	case p.header == "" && !p.asks():
 		// Things, listed with nothing said of them: offered, one question
 		// for all, whatever question was open before.
-		var steps []step
+		var steps []Step
 		for _, it := range p.items() {
-			steps = append(steps, step{act: actSuggest, text: it.title})
+			steps = append(steps, Step{Act: ActSuggest, Text: it.Title})
 		}
 		return steps, len(steps) > 0
 	}
@@ -117,12 +118,12 @@ func (p pasted) steps() ([]step, bool) {
 }
 
 // items are the lines as tasks to add.
-func (p pasted) items() []item {
-	var items []item
+func (p pasted) items() []Item {
+	var items []Item
 	for _, line := range p.lines {
-		title, desc := splitDescription(line)
-		if t := words.CapitalizeFirst(cleanText(stripInfinitive(title))); t != "" {
-			items = append(items, item{title: t, description: cleanText(desc)})
+		title, desc := slots.SplitDescription(line)
+		if t := words.CapitalizeFirst(cleanText(slots.StripInfinitive(title))); t != "" {
+			items = append(items, Item{Title: t, Description: cleanText(desc)})
 		}
 	}
 	return items
@@ -133,7 +134,7 @@ func (p pasted) items() []item {
 func (p pasted) asks() bool {
 	for _, line := range p.lines {
 		ws := words.TrimPunctuation(words.Split(line))
-		if s, ok := parseWords(line, ws, true); ok && !(s.act == actAnswer && s.ref.kind == refName) {
+		if s, ok := parseWords(line, ws, true); ok && !(s.Act == ActAnswer && s.Ref.Kind == slots.RefName) {
 			return true
 		}
 	}

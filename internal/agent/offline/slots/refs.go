@@ -1,4 +1,4 @@
-package offline
+package slots
 
 import (
 	"strconv"
@@ -16,41 +16,41 @@ import (
 type refKind int
 
 const (
-	refNone    refKind = iota
-	refIDs             // by number: "task 3", "#2 and #5"
-	refFocus           // at what the conversation just showed or did: "it", "them", "both"
-	refOrdinal         // at one of those by place: "the second one", "the last one"
-	refAll             // at every task, or every one in a state: "everything I've completed"
-	refName            // by words of its title: "the dentist task"
-	// refOther points at the tasks being chosen among but those its
+	RefNone    refKind = iota
+	RefIDs             // by number: "task 3", "#2 and #5"
+	RefFocus           // at what the conversation just showed or did: "it", "them", "both"
+	RefOrdinal         // at one of those by place: "the second one", "the last one"
+	RefAll             // at every task, or every one in a state: "everything I've completed"
+	RefName            // by words of its title: "the dentist task"
+	// RefOther points at the tasks being chosen among but those its
 	// except names: "not the bank, the other one".
-	refOther
+	RefOther
 )
 
-// ref is a reference to one or more tasks.
-type ref struct {
-	kind   refKind
-	ids    []int64
-	plural bool     // refFocus: "them", not "it"; refName: "all the meeting tasks"
-	count  int      // refFocus: "both" means 2; 0 when unsaid
-	index  int      // refOrdinal: 0 is the first, -1 the last
-	status string   // refAll: "all", "pending" or "completed"
-	words  []string // refName: the words that name it
-	// deed marks a name that starts with what was done ("called mom"):
+// Ref is a reference to one or more tasks.
+type Ref struct {
+	Kind   refKind
+	IDs    []int64
+	Plural bool     // refFocus: "them", not "it"; refName: "all the meeting tasks"
+	Count  int      // refFocus: "both" means 2; 0 when unsaid
+	Index  int      // refOrdinal: 0 is the first, -1 the last
+	Status string   // refAll: "all", "pending" or "completed"
+	Words  []string // refName: the words that name it
+	// Deed marks a name that starts with what was done ("called mom"):
 	// when no title holds the verb, the rest may still name the task.
-	deed bool
-	// except are the tasks left out of "everything" or "all of them":
+	Deed bool
+	// Except are the tasks left out of "everything" or "all of them":
 	// "everything but the dentist", "all except tasks 3 and 5".
-	except []ref
-	// ofList marks an ordinal said of tasks ("the 3rd task", not "the
+	Except []Ref
+	// OfList marks an ordinal said of tasks ("the 3rd task", not "the
 	// 3rd one"): with nothing shown or done yet, a place in the list.
-	ofList bool
-	// pointed marks refOther said with "the other one": the task left is
+	OfList bool
+	// Pointed marks refOther said with "the other one": the task left is
 	// meant. With "not the bank" alone, the one left is asked about.
-	pointed bool
-	// span marks numbers said as a range ("1 thru 4", "3-5"): a stretch
+	Pointed bool
+	// Span marks numbers said as a range ("1 thru 4", "3-5"): a stretch
 	// of the list, which may hold tasks done already.
-	span bool
+	Span bool
 }
 
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
@@ -61,14 +61,14 @@ var (
 	refFiller    = lexicon.Words("ref filler")
 	refTails     = lexicon.Phrases("ref tails")
 	pronounsOne  = lexicon.Words("pronouns one")
-	pronounsMany = lexicon.Words("pronouns many")
+	PronounsMany = lexicon.Words("pronouns many")
 	allWords     = lexicon.Words("all words")
 	bulkFiller   = lexicon.Words("bulk filler")
 	ordinalWords = lexicon.Numbers[int]("ordinal words")
 )
 
-// parseRef reads the words of a reference.
-func parseRef(ws []words.Word) ref {
+// ParseRef reads the words of a reference.
+func ParseRef(ws []words.Word) Ref {
 	ws = words.StripTrailing(ws, refTails)
 	if r, ok := idsRef(ws); ok {
 		return r
@@ -82,16 +82,16 @@ func parseRef(ws []words.Word) ref {
 	if r, ok := bulkRef(ws); ok {
 		return r
 	}
-	return nameRef(ws)
+	return NameRef(ws)
 }
 
-// topicRef reads the tasks a listing asks about, if any: "task 5" in
+// TopicRef reads the tasks a listing asks about, if any: "task 5" in
 // "show me task 5" and "what was task 4 again?", "the dentist" in "do I
 // have anything about the dentist?". A topic follows a word for tasks
 // ("anything", "tasks", "pending") or starts the question ("anything
 // about the gym?"), and a word such as "about" comes first: "what do you
 // know about cooking?" asks about no task.
-func topicRef(ws []words.Word) ref {
+func TopicRef(ws []words.Word) Ref {
 	var rest []words.Word
 	numbered := false // "task 5", "#5": "what's 15% of 80" names no task
 	for _, w := range ws {
@@ -105,14 +105,14 @@ func topicRef(ws []words.Word) ref {
 	}
 	for i := 0; i+1 < len(ws); i++ {
 		n := words.LongestPhrase(topicWords, ws, i)
-		if n == 0 || i > 0 && !(listTopics[ws[i-1].Low] || vagueTopics[ws[i-1].Low] || topicNouns[ws[i-1].Low] || words.StatusWord(ws[i-1].Low) != "") {
+		if n == 0 || i > 0 && !(ListTopics[ws[i-1].Low] || VagueTopics[ws[i-1].Low] || topicNouns[ws[i-1].Low] || words.StatusWord(ws[i-1].Low) != "") {
 			continue
 		}
-		if r := nameRef(words.StripTrailing(ws[i+n:], refTails)); r.kind == refName {
+		if r := NameRef(words.StripTrailing(ws[i+n:], refTails)); r.Kind == RefName {
 			return r
 		}
 	}
-	return ref{}
+	return Ref{}
 }
 
 var (
@@ -121,21 +121,21 @@ var (
 	topicNouns  = lexicon.Words("topic nouns")
 )
 
-// exceptionRefs reads what follows "except" in "everything except the
+// ExceptionRefs reads what follows "except" in "everything except the
 // dentist and the gym": task numbers, or names joined by "and", "or" and
 // commas, each leaving out the tasks it names.
-func exceptionRefs(ws []words.Word) []ref {
+func ExceptionRefs(ws []words.Word) []Ref {
 	ws = words.TrimPunctuation(words.StripTrailing(ws, refTails))
-	if r := parseRef(ws); r.kind == refIDs {
-		return []ref{r}
+	if r := ParseRef(ws); r.Kind == RefIDs {
+		return []Ref{r}
 	}
-	var out []ref
+	var out []Ref
 	start := 0
 	for i := 0; i <= len(ws); i++ {
 		if i < len(ws) && !exceptionJoins[ws[i].Low] {
 			continue
 		}
-		if r := parseRef(ws[start:i]); r.kind != refNone {
+		if r := ParseRef(ws[start:i]); r.Kind != RefNone {
 			out = append(out, r)
 		}
 		start = i + 1
@@ -148,7 +148,7 @@ var exceptionJoins = lexicon.Words("exception joins")
 // idsRef reads a reference made of task numbers and filler only: "task 3",
 // "#2 and #5", "tasks two and three", "#3,#4", "3 through 5", "4-6". A
 // number among other words ("the 2 reports") is part of a name.
-func idsRef(ws []words.Word) (ref, bool) {
+func idsRef(ws []words.Word) (Ref, bool) {
 	var ids []int64
 	span := false
 	seen := map[int64]bool{}
@@ -178,7 +178,7 @@ func idsRef(ws []words.Word) (ref, bool) {
 			// "3 through 5": the numbers between; the last is read next.
 			between, ok := numbersBetween(ids[len(ids)-1], words.TaskNumber(ws[i+1]))
 			if !ok {
-				return ref{}, false
+				return Ref{}, false
 			}
 			for _, n := range between[1 : len(between)-1] {
 				add(n)
@@ -187,10 +187,10 @@ func idsRef(ws []words.Word) (ref, bool) {
 		case words.NumberNouns[w.Low] && i+1 < len(ws) && words.TaskNumber(ws[i+1]) > 0:
 			// "no. 4", "nr 4": the number follows.
 		case !refFiller[w.Low] && w.Low != "both" && w.Low != "":
-			return ref{}, false
+			return Ref{}, false
 		}
 	}
-	return ref{kind: refIDs, ids: ids, span: span}, len(ids) > 0
+	return Ref{Kind: RefIDs, IDs: ids, Span: span}, len(ids) > 0
 }
 
 // listsNumbers reports a spelled number that begins a list of task
@@ -244,45 +244,45 @@ func numberList(low string) ([]int64, bool) {
 
 // focusRef reads a pronoun: "it", "that one", "them", "both of them", "all
 // of those".
-func focusRef(ws []words.Word) (ref, bool) {
-	r := ref{kind: refFocus}
+func focusRef(ws []words.Word) (Ref, bool) {
+	r := Ref{Kind: RefFocus}
 	pronoun := false
 	for _, w := range ws {
 		switch {
 		case pronounsOne[w.Low]:
 			pronoun = true
-		case pronounsMany[w.Low]:
-			pronoun, r.plural = true, true
+		case PronounsMany[w.Low]:
+			pronoun, r.Plural = true, true
 		case w.Low == "both" || w.Low == "two":
-			r.plural, r.count = true, 2
+			r.Plural, r.Count = true, 2
 		case allWords[w.Low]:
-			r.plural = true
+			r.Plural = true
 		case w.Low == "of" || w.Low == "the" || w.Low == "one" || w.Low == "ones" || w.Low == "task" || w.Low == "tasks" || w.Low == "too" || w.Low == "as":
 		default:
-			return ref{}, false
+			return Ref{}, false
 		}
 	}
 	// "both" and "the two" point at the focus without a pronoun.
-	return r, pronoun || r.count == 2
+	return r, pronoun || r.Count == 2
 }
 
 // ordinalRef reads "the second one", "the last task", "the first two",
 // "both of the last two". ("number 2" is a task number instead.)
-func ordinalRef(ws []words.Word) (ref, bool) {
-	r := ref{kind: refOrdinal}
+func ordinalRef(ws []words.Word) (Ref, bool) {
+	r := Ref{Kind: RefOrdinal}
 	found := false
 	for _, w := range ws {
 		if i, ok := ordinalWords[w.Low]; ok && !found {
-			r.index, found = i, true
+			r.Index, found = i, true
 			continue
 		}
 		if n, ok := words.NumberWords[w.Low]; ok && found && n > 1 {
-			r.count, r.plural = int(n), true
+			r.Count, r.Plural = int(n), true
 			continue
 		}
-		r.ofList = r.ofList || taskNouns[w.Low]
+		r.OfList = r.OfList || TaskNouns[w.Low]
 		if !refFiller[w.Low] && w.Low != "" && w.Low != "both" {
-			return ref{}, false
+			return Ref{}, false
 		}
 	}
 	return r, found
@@ -290,29 +290,29 @@ func ordinalRef(ws []words.Word) (ref, bool) {
 
 // bulkRef reads "everything", "all my tasks", "the completed ones",
 // "everything I've completed", "all pending tasks".
-func bulkRef(ws []words.Word) (ref, bool) {
-	r := ref{kind: refAll, status: "all"}
+func bulkRef(ws []words.Word) (Ref, bool) {
+	r := Ref{Kind: RefAll, Status: "all"}
 	all, state := false, false
 	for _, w := range ws {
 		switch s := words.StatusWord(w.Low); {
 		case s != "":
-			r.status, state = s, true
+			r.Status, state = s, true
 		case allWords[w.Low]:
 			all = true
 		case w.Low == "list" || w.Low == "tasks" || w.Low == "todos":
 			all = all || len(ws) <= 3 // "my list", "my tasks", "the whole list"
 		case !bulkFiller[w.Low] && w.Low != "":
-			return ref{}, false
+			return Ref{}, false
 		}
 	}
 	return r, all || state
 }
 
-// nameRef reads the words that name a task by its title. Words after a
+// NameRef reads the words that name a task by its title. Words after a
 // "not" name what is not meant: "the call task, not the bank" is named by
 // "call" alone.
-func nameRef(ws []words.Word) ref {
-	r := ref{kind: refName}
+func NameRef(ws []words.Word) Ref {
+	r := Ref{Kind: RefName}
 	negated := false
 	for _, w := range ws {
 		switch {
@@ -320,69 +320,19 @@ func nameRef(ws []words.Word) ref {
 		case w.Low == "not":
 			negated = true
 		case allWords[w.Low] || w.Low == "both":
-			r.plural = true
+			r.Plural = true
 		case !refFiller[w.Low] && w.Low != "" && w.Low != "," && w.Low != ":":
-			r.words = append(r.words, w.Low)
+			r.Words = append(r.Words, w.Low)
 		}
 	}
-	if len(r.words) == 0 {
-		return ref{}
+	if len(r.Words) == 0 {
+		return Ref{}
 	}
 	return r
 }
 
-// matchTasks returns the tasks a name points at: those whose title holds
-// every word of the name; failing that, when loose, those whose title
-// words are all in the name ("I paid the electricity bill" names "Pay
-// bill"). Only what was done is matched loosely: "delete the gym bag"
-// must not find "Gym".
-func matchTasks(tasks []listedTask, words []string, loose bool) []listedTask {
-	query := stems(words)
-	if len(query) == 0 {
-		return nil
-	}
-	var out []listedTask
-	for _, t := range tasks {
-		if containsAll(stems(titleWords(t.Title)), query) {
-			out = append(out, t)
-		}
-	}
-	if len(out) > 0 || !loose {
-		return out
-	}
-	for _, t := range tasks {
-		if title := stems(titleWords(t.Title)); len(title) > 0 && containsAll(query, title) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// closestTasks returns the tasks that share the most words with the name,
-// when some share any, and how many words they share.
-func closestTasks(tasks []listedTask, words []string) (closest []listedTask, shared int) {
-	query := stems(words)
-	best, out := 0, []listedTask(nil)
-	for _, t := range tasks {
-		title := stems(titleWords(t.Title))
-		n := 0
-		for _, q := range query {
-			if containsAll(title, []string{q}) {
-				n++
-			}
-		}
-		switch {
-		case n > best:
-			best, out = n, []listedTask{t}
-		case n == best && n > 0:
-			out = append(out, t)
-		}
-	}
-	return out, best
-}
-
-// titleWords are the meaningful words of a title.
-func titleWords(title string) []string {
+// TitleWords are the meaningful words of a title.
+func TitleWords(title string) []string {
 	var out []string
 	for _, w := range words.Split(title) {
 		if w.Low != "" && !refFiller[w.Low] && !titleFiller[w.Low] {
@@ -395,7 +345,7 @@ func titleWords(title string) []string {
 // titleFiller are short words that never tell two tasks apart.
 var titleFiller = lexicon.Words("title filler")
 
-func containsAll(have, want []string) bool {
+func ContainsAll(have, want []string) bool {
 	for _, w := range want {
 		found := false
 		for _, h := range have {
@@ -411,7 +361,7 @@ func containsAll(have, want []string) bool {
 	return true
 }
 
-func stems(words []string) []string {
+func Stems(words []string) []string {
 	var out []string
 	for _, w := range words {
 		if s := stem(w); s != "" && !refFiller[s] && !titleFiller[w] {
@@ -426,7 +376,7 @@ func stems(words []string) []string {
 // "baking" and "bake" meet.
 func stem(w string) string {
 	w = strings.Trim(strings.ToLower(w), "'")
-	if base, ok := irregularPast[w]; ok {
+	if base, ok := IrregularPast[w]; ok {
 		w = base
 	}
 	switch {
@@ -454,10 +404,10 @@ func undouble(w string) string {
 	return w
 }
 
-// isPastTense reports a verb in the past tense: what someone says when
+// IsPastTense reports a verb in the past tense: what someone says when
 // they did a task ("I called mom", "I already bought milk").
-func isPastTense(low string) bool {
-	if _, ok := irregularPast[low]; ok {
+func IsPastTense(low string) bool {
+	if _, ok := IrregularPast[low]; ok {
 		return true
 	}
 	return len(low) > 3 && strings.HasSuffix(low, "ed") && !notPastTense[low]
@@ -466,5 +416,46 @@ func isPastTense(low string) bool {
 // notPastTense end in "ed" but say nothing was done, or are not verbs.
 var notPastTense = lexicon.Words("not past tense")
 
-// irregularPast maps irregular past forms to the verb.
-var irregularPast = lexicon.Pairs("irregular past")
+// IrregularPast maps irregular past forms to the verb.
+var IrregularPast = lexicon.Pairs("irregular past")
+
+var (
+	// ListTopics make a question one about the list; vagueTopics do so only in a short one.
+	ListTopics  = lexicon.Words("list topics")
+	VagueTopics = lexicon.Words("vague topics")
+)
+
+// TaskRefAt returns how many words from ws[i] point at a task, or 0:
+// "task 3", "no. 3", "#3", or "the" with one to three words and "task" or
+// "one" where the reference plainly ends ("the bike task tomorrow"), or
+// "the task" before who did something to it ("the task I deleted"). A
+// task with an article before it is a new one: "make a task 5 minute
+// plank", and so is "the task to call mom".
+func TaskRefAt(ws []words.Word, i int) int {
+	w := ws[i]
+	switch {
+	case strings.HasPrefix(w.Text, "#") && words.TaskNumber(w) > 0:
+		return 1
+	case TaskNouns[w.Low] || words.NumberNouns[w.Low]:
+		if i+1 < len(ws) && words.TaskNumber(ws[i+1]) > 0 && (i == 0 || !newTaskWords[ws[i-1].Low]) {
+			return 2
+		}
+	case w.Low == "the" && i+2 < len(ws) && ws[i+1].Low == "task" && relativeSubjects[ws[i+2].Low]:
+		return 2
+	case w.Low == "the":
+		for j := i + 2; j < len(ws) && j <= i+4; j++ {
+			if (ws[j].Low == "task" || ws[j].Low == "one") && (j+1 == len(ws) || refEnds[ws[j+1].Low]) {
+				return j + 1 - i
+			}
+		}
+	}
+	return 0
+}
+
+var (
+	newTaskWords = lexicon.Words("new task words")
+	// relativeSubjects say who did something to "the task" before them.
+	relativeSubjects = lexicon.Words("relative subjects")
+	// refEnds may follow "the ... task" when it is a task of the list, not a title.
+	refEnds = lexicon.Words("ref ends")
+)

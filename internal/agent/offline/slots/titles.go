@@ -1,4 +1,4 @@
-package offline
+package slots
 
 import (
 	"regexp"
@@ -27,51 +27,25 @@ var addLeadIns = [][][]string{
 	lexicon.Phrases("add lead-ins 8: to"),
 }
 
-// pluralLeadIns say that several tasks follow: "three tasks: a, b and c".
-var pluralLeadIns = lexicon.Words("plural lead-ins")
+// PluralLeadIns say that several tasks follow: "three tasks: a, b and c".
+var PluralLeadIns = lexicon.Words("plural lead-ins")
 
-// addTails are taken off the end of a title.
-var addTails = lexicon.Phrases("add tails")
+// AddTails are taken off the end of a title.
+var AddTails = lexicon.Phrases("add tails")
 
-// add reads the {items} slot of an add request: one task, or several when
-// the lead-in says so ("add three tasks: a, b and c") or the infinitive
-// repeats ("remind me to call mom and to pay rent").
-func add(c clause) (step, bool) {
-	if from := c.caps["items"][0]; pointsAtTask(c.ws, from) || from > 0 && pointsAtTask(c.ws, from-1) || namesField(c.words("items")) {
-		// "remind me about task 3 tomorrow", "make task 5 high priority",
-		// "add to the bike task's notes …": a task of the list is no new
-		// one.
-		return step{}, false
-	}
-	ws, plural := stripAddLeadIns(c.words("items"))
-	ws = stripListTail(words.StripTrailing(ws, addTails))
-	if len(ws) == 0 || (len(ws) == 1 && (ws[0].Low == "" || addFrameOnly[ws[0].Low])) {
-		return step{act: actAdd}, true // nothing said: the executor asks what
-	}
-	text := words.Span(c.text, ws, 0, len(ws))
-	var items []item
-	for _, part := range splitItems(text, plural || allQuoted(text)) {
-		title, desc := splitDescription(part)
-		if t := words.CapitalizeFirst(cleanText(stripInfinitive(title))); t != "" {
-			items = append(items, item{title: t, description: cleanText(desc)})
-		}
-	}
-	return step{act: actAdd, items: items}, true
-}
-
-// pointsAtTask reports a task of the list at ws[i], said with its number
+// PointsAtTask reports a task of the list at ws[i], said with its number
 // or as "the … task"; "the blue one" may be a thing to add.
-func pointsAtTask(ws []words.Word, i int) bool {
-	n := taskRefAt(ws, i)
+func PointsAtTask(ws []words.Word, i int) bool {
+	n := TaskRefAt(ws, i)
 	return n > 0 && ws[i+n-1].Low != "one"
 }
 
-// namesField reports a task of the list followed by one of its fields:
+// NamesField reports a task of the list followed by one of its fields:
 // "the bike task's notes", "task 2 description". Words to add never say
 // that; an edit of the task does.
-func namesField(ws []words.Word) bool {
+func NamesField(ws []words.Word) bool {
 	for i := range ws {
-		if n := taskRefAt(ws, i); n > 0 && i+n < len(ws) && fieldWords[ws[i+n].Low] {
+		if n := TaskRefAt(ws, i); n > 0 && i+n < len(ws) && fieldWords[ws[i+n].Low] {
 			return true
 		}
 		// "the bike task notes": "the", one to three words, "task".
@@ -86,12 +60,12 @@ func namesField(ws []words.Word) bool {
 
 var fieldWords = lexicon.Words("field words")
 
-// stripListTail takes off a tail that names the list a task goes on:
+// StripListTail takes off a tail that names the list a task goes on:
 // "to my shopping list", "on the work list", "onto my reading list". The
 // list is one (taskchat keeps one per person), so the name adds nothing.
 // Only the kinds of list people keep tasks in: "put Bob on the guest list"
 // and "get on the waiting list" are tasks about another list.
-func stripListTail(ws []words.Word) []words.Word {
+func StripListTail(ws []words.Word) []words.Word {
 	n := len(ws)
 	if n < 4 || ws[n-1].Low != "list" {
 		return ws
@@ -102,7 +76,7 @@ func stripListTail(ws []words.Word) []words.Word {
 			continue
 		}
 		if m, ok := words.MatchPhrase(kind, ws, at); ok && at+m == n-1 {
-			return words.StripTrailing(ws[:at-2], addTails)
+			return words.StripTrailing(ws[:at-2], AddTails)
 		}
 	}
 	return ws
@@ -114,15 +88,15 @@ var (
 	listKinds        = lexicon.Phrases("@listkind")
 )
 
-// addFrameOnly are words that, alone after an add word, name no task.
-var addFrameOnly = lexicon.Words("add frame only")
+// AddFrameOnly are words that, alone after an add word, name no task.
+var AddFrameOnly = lexicon.Words("add frame only")
 
-func stripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
+func StripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
 	plural := false
 	for _, group := range addLeadIns {
 		for _, ph := range group {
 			if n, ok := words.MatchPhrase(ph, ws, 0); ok && n < len(ws) && !countsThings(ws) {
-				plural = plural || pluralLeadIns[ws[0].Low]
+				plural = plural || PluralLeadIns[ws[0].Low]
 				ws = ws[n:]
 				break
 			}
@@ -141,7 +115,7 @@ func countsThings(ws []words.Word) bool {
 		return false
 	}
 	for _, w := range ws[1:min(3, len(ws))] {
-		if taskNouns[w.Low] {
+		if TaskNouns[w.Low] {
 			return false
 		}
 	}
@@ -150,14 +124,14 @@ func countsThings(ws []words.Word) bool {
 
 var (
 	taskCounts = lexicon.Words("task counts")
-	taskNouns  = lexicon.Words("task nouns")
+	TaskNouns  = lexicon.Words("task nouns")
 )
 
-// splitItems cuts a list of titles at commas, semicolons and "and", when
+// SplitItems cuts a list of titles at commas, semicolons and "and", when
 // the request said it holds several; and otherwise where an infinitive
 // repeats ("call mom and to pay rent") or where what follows starts with
 // what to do (see startsTask).
-func splitItems(text string, plural bool) []string {
+func SplitItems(text string, plural bool) []string {
 	if parts, ok := enumerated(text); ok {
 		return parts
 	}
@@ -192,7 +166,7 @@ func thingsListed(text string) ([]string, bool) {
 		}
 	}
 	first := words.Split(parts[0])[0].Low
-	if taskVerbs[first] || nounVerbs[first] || listVerbs[first] {
+	if TaskVerbs[first] || nounVerbs[first] || listVerbs[first] {
 		return nil, false
 	}
 	return parts, true
@@ -243,11 +217,11 @@ func startsTask(b, a []words.Word) bool {
 	if len(b) < 2 || len(a) < 2 || objectPronouns[a[1].Low] {
 		return false
 	}
-	return taskVerbs[a[0].Low] || nounVerbs[a[0].Low] && determiners[a[1].Low]
+	return TaskVerbs[a[0].Low] || nounVerbs[a[0].Low] && determiners[a[1].Low]
 }
 
-// taskVerbs begin tasks ("book a table", "call the bank").
-var taskVerbs = lexicon.Words("task verbs")
+// TaskVerbs begin tasks ("book a table", "call the bank").
+var TaskVerbs = lexicon.Words("task verbs")
 
 // nounVerbs are verbs that are nouns as often; they start a task only before a determiner.
 var (
@@ -258,9 +232,9 @@ var (
 // objectPronouns after a verb point back into the same task: "buy a book and read it".
 var objectPronouns = lexicon.Words("object pronouns")
 
-// allQuoted reports a text made only of quoted titles and the words that
+// AllQuoted reports a text made only of quoted titles and the words that
 // join them: "'Call mom' and 'Pay rent'".
-func allQuoted(text string) bool {
+func AllQuoted(text string) bool {
 	n := 0
 	for _, w := range words.Split(text) {
 		switch {
@@ -334,8 +308,8 @@ func inside(spans [][2]int, i int) bool {
 	return false
 }
 
-// stripInfinitive takes a leading "to" off an item: "to pay rent".
-func stripInfinitive(s string) string {
+// StripInfinitive takes a leading "to" off an item: "to pay rent".
+func StripInfinitive(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) > 3 && strings.EqualFold(s[:3], "to ") {
 		return s[3:]
@@ -348,7 +322,7 @@ func stripInfinitive(s string) string {
 var descriptionMarker = regexp.MustCompile(`(?i)(?:\s*[,;:]\s*|\s+-\s+|\s+with\s+(?:a\s+|the\s+)?)(?:description|details|notes?)\b\s*:?\s*` +
 	`|\s+(?:description|details|notes?)\s*:\s*`)
 
-func splitDescription(s string) (title, description string) {
+func SplitDescription(s string) (title, description string) {
 	loc := descriptionMarker.FindStringIndex(s)
 	if loc == nil || inside(quotedSpans(s), loc[0]) {
 		return s, ""

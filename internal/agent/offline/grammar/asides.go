@@ -1,7 +1,8 @@
-package offline
+package grammar
 
 import (
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
@@ -43,28 +44,28 @@ func continues(ws []words.Word) bool {
 // one, mark it done"): the tasks it names are what the request is about.
 // The clause must read as no request of its own, and name tasks as a
 // reference does: "the …", "my …", "task 3".
-func topicOf(sentence string, before []words.Word, s step) (ref, bool) {
-	if len(before) == 0 || s.ref.kind != refFocus || s.ref.count != 0 {
-		return ref{}, false
+func topicOf(sentence string, before []words.Word, s Step) (slots.Ref, bool) {
+	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Count != 0 {
+		return slots.Ref{}, false
 	}
 	if _, ok := parseWords(sentence, before, false); ok {
-		return ref{}, false
+		return slots.Ref{}, false
 	}
 	ws := words.StripLeading(trimClause(before), topicLeads)
-	if len(ws) < 2 || !topicStarts[ws[0].Low] && taskRefAt(ws, 0) == 0 {
-		return ref{}, false
+	if len(ws) < 2 || !TopicStarts[ws[0].Low] && slots.TaskRefAt(ws, 0) == 0 {
+		return slots.Ref{}, false
 	}
-	r := parseRef(ws)
-	return r, r.kind == refName || r.kind == refIDs
+	r := slots.ParseRef(ws)
+	return r, r.Kind == slots.RefName || r.Kind == slots.RefIDs
 }
 
 // deedTopic reports a completion read from what was done ("I moved the
 // dentist appointment") said just before, in the same sentence, a change
 // other than a completion about "it" ("update it", "delete it"): the
 // deed names the task the change is about, and completes nothing.
-func deedTopic(prev, s step, before []words.Word) bool {
-	return len(before) > 0 && prev.act == actComplete && prev.ref.deed && s.ref.kind == refFocus &&
-		!s.ref.plural && s.ref.count == 0 && changes(s) && s.act != actComplete && s.act != actAdd
+func deedTopic(prev, s Step, before []words.Word) bool {
+	return len(before) > 0 && prev.Act == ActComplete && prev.Ref.Deed && s.Ref.Kind == slots.RefFocus &&
+		!s.Ref.Plural && s.Ref.Count == 0 && changes(s) && s.Act != ActComplete && s.Act != ActAdd
 }
 
 // describedTask reads a clause the grammar does not read, said before a
@@ -74,28 +75,28 @@ func deedTopic(prev, s step, before []words.Word) bool {
 // as a task's name when the request is carried out (see
 // executor.describedTarget); the clause is read as said when they name
 // no task.
-func describedTask(sentence string, before []words.Word, s step) ([]string, bool) {
-	if len(before) == 0 || s.ref.kind != refFocus || s.ref.plural || s.ref.count != 0 || !changes(s) || s.act == actAdd {
+func describedTask(sentence string, before []words.Word, s Step) ([]string, bool) {
+	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Plural || s.Ref.Count != 0 || !changes(s) || s.Act == ActAdd {
 		return nil, false
 	}
 	ws := trimClause(before)
 	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].Low) {
 		return nil, false
 	}
-	r := nameRef(ws)
-	return r.words, len(r.words) >= 2
+	r := slots.NameRef(ws)
+	return r.Words, len(r.Words) >= 2
 }
 
 // saysNews reports a first word of a statement, not of an order: "I
 // won't be booking…", "had the meeting scheduled". Words that start an
 // order ("buy milk, then delete it") may be a task to add, and name none.
 func saysNews(first string) bool {
-	return notATaskStart[first] || isPastTense(first) || first == "had" || first == "got"
+	return slots.NotATaskStart[first] || slots.IsPastTense(first) || first == "had" || first == "got"
 }
 
 var (
 	topicLeads  = lexicon.Phrases("topic leads")
-	topicStarts = lexicon.Words("topic starts")
+	TopicStarts = lexicon.Words("topic starts")
 )
 
 // asideAt reports a reason given from ws[i] to the end of the sentence:
@@ -147,12 +148,12 @@ func moreTasks(sentence string, ws []words.Word) bool {
 	ref := trimClause(toConnector(ws))
 	s, ok := parseWords(sentence, ref, true)
 	switch {
-	case !ok || s.act != actAnswer:
+	case !ok || s.Act != ActAnswer:
 		return false
-	case s.ref.kind == refIDs:
+	case s.Ref.Kind == slots.RefIDs:
 		return true
 	}
-	if s.ref.kind != refName || !refLeads[ref[0].Low] {
+	if s.Ref.Kind != slots.RefName || !refLeads[ref[0].Low] {
 		return false
 	}
 	words := ref[1:]
@@ -170,7 +171,7 @@ var refLeads = lexicon.Words("ref leads")
 // the reason going on about the task just named.
 func aboutFocus(sentence string, ws []words.Word) bool {
 	s, ok := parseWords(sentence, toConnector(ws), false)
-	return ok && s.ref.kind == refFocus
+	return ok && s.Ref.Kind == slots.RefFocus
 }
 
 var (

@@ -1,9 +1,10 @@
-package offline
+package grammar
 
 import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
@@ -28,15 +29,15 @@ var (
 	connectors = lexicon.Words("connectors")
 )
 
-// parseMessage reads a message into its steps.
-func parseMessage(text string) []step {
+// Parse reads a message into its steps.
+func Parse(text string) []Step {
 	if list, ok := readPasted(text); ok {
 		if steps, ok := list.steps(); ok {
 			return steps
 		}
 		text = list.text() // each line as said, without its mark
 	}
-	var steps []step
+	var steps []Step
 	for _, sentence := range words.Sentences(text) {
 		if n := len(steps); n > 0 && changes(steps[n-1]) && stateRemark(words.Split(sentence)) {
 			// "paid the water bill. all done!": how the last request
@@ -53,26 +54,26 @@ func parseMessage(text string) []step {
 			if c.aside {
 				s = asideStep
 			}
-			if s.act == actNo && widens(c.ws) {
+			if s.Act == ActNo && widens(c.ws) {
 				s.all = true // "no, neither", "no, forget all of that"
 			}
-			if n := len(steps); n > 0 && steps[n-1].act == actNo && s.act == actAnswer && widens(c.ws) {
+			if n := len(steps); n > 0 && steps[n-1].Act == ActNo && s.Act == ActAnswer && widens(c.ws) {
 				steps[n-1].all = true // "no, don't do any of that": says what the no takes back
 				continue
 			}
-			s.continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
+			s.Continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
 			if n := len(steps); n > 0 && deedTopic(steps[n-1], s, before) {
 				// "I moved the dentist appointment, update it": what was
 				// done names the task "it" is, and says it is not done.
-				s.ref, steps = steps[n-1].ref, steps[:n-1]
+				s.Ref, steps = steps[n-1].Ref, steps[:n-1]
 			} else if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
 				// "nevermind the bike, delete it": the topic is what "it" is.
-				s.ref, steps = r, steps[:len(steps)-1]
+				s.Ref, steps = r, steps[:len(steps)-1]
 			} else if words, ok := describedTask(sentence, before, s); ok && len(steps) > 0 {
 				// "had the HR meeting scheduled, tick it off": what "it"
 				// is may be the task those words describe.
 				unread := steps[len(steps)-1]
-				s.described, s.unread, steps = words, &unread, steps[:len(steps)-1]
+				s.Described, s.Unread, steps = words, &unread, steps[:len(steps)-1]
 			}
 			steps = append(steps, s)
 			before = c.ws
@@ -83,12 +84,12 @@ func parseMessage(text string) []step {
 
 // asideStep is a remark about a request said before it: answered by the
 // request's own reply.
-var asideStep = step{act: actReply, text: "Okay.", chatter: true}
+var asideStep = Step{Act: ActReply, Text: "Okay.", chatter: true}
 
 // changes reports a step that changes the list.
-func changes(s step) bool {
-	switch s.act {
-	case actAdd, actComplete, actDelete, actUpdate, actNote:
+func changes(s Step) bool {
+	switch s.Act {
+	case ActAdd, ActComplete, ActDelete, ActUpdate, ActNote:
 		return true
 	}
 	return false
@@ -97,8 +98,8 @@ func changes(s step) bool {
 var continuing = lexicon.Words("continuing")
 
 // withoutChatter drops "thanks" and "hi" from a message that asks for more.
-func withoutChatter(steps []step) []step {
-	var out []step
+func withoutChatter(steps []Step) []Step {
+	var out []Step
 	for _, s := range steps {
 		if !s.chatter {
 			out = append(out, s)
@@ -126,7 +127,7 @@ func splitClauses(sentence string) []clauseWords {
 	if len(ws) == 0 {
 		return nil
 	}
-	if asksYesOrNo(trimClause(ws)) {
+	if slots.AsksYesOrNo(trimClause(ws)) {
 		return []clauseWords{{ws: ws, whole: true}}
 	}
 	var out, asides []clauseWords
@@ -202,7 +203,7 @@ func takesBack(sentence string, ws []words.Word) bool {
 		end++
 	}
 	s, ok := peek(sentence, ws[:end], true)
-	return ok && s.act == actNo
+	return ok && s.Act == ActNo
 }
 
 // takeBackEnd returns where what follows a no said at ws[from] starts:
@@ -234,7 +235,7 @@ func inNumberList(ws []words.Word, connector, next int) bool {
 // own ("mark all done but add buy milk"), not the tasks an exception
 // leaves out ("but tasks 3 and 4 as done", "but the dentist one").
 func leadsRequest(sentence string, ws []words.Word) bool {
-	if len(ws) == 0 || taskRefAt(ws, 0) > 0 || words.TaskNumber(ws[0]) > 0 || topicStarts[ws[0].Low] || taskNouns[ws[0].Low] {
+	if len(ws) == 0 || slots.TaskRefAt(ws, 0) > 0 || words.TaskNumber(ws[0]) > 0 || TopicStarts[ws[0].Low] || slots.TaskNouns[ws[0].Low] {
 		return false
 	}
 	return startsRequest(sentence, ws)
@@ -245,7 +246,7 @@ func leadsRequest(sentence string, ws []words.Word) bool {
 // the title.
 func changesTasks(sentence string, ws []words.Word) bool {
 	s, ok := peek(sentence, ws, false)
-	return ok && (s.act == actComplete || s.act == actDelete) && s.ref.kind != refNone
+	return ok && (s.Act == ActComplete || s.Act == ActDelete) && s.Ref.Kind != slots.RefNone
 }
 
 // requestsChange reports a clause that asks to change the list.
@@ -259,8 +260,8 @@ func requestsChange(sentence string, ws []words.Word) bool {
 // 3 and 4 as done" leaves 3 and 4 out, and is no request of its own.
 func aboutAll(sentence string, ws []words.Word) bool {
 	s, ok := peek(sentence, ws, false)
-	return ok && (s.act == actComplete || s.act == actDelete) &&
-		(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural)
+	return ok && (s.Act == ActComplete || s.Act == ActDelete) &&
+		(s.Ref.Kind == slots.RefAll || s.Ref.Kind == slots.RefFocus && s.Ref.Plural)
 }
 
 // startsRequest reports whether ws, up to its next connector, is a request
@@ -299,20 +300,20 @@ const maxClauseWords = 40
 // everything done", "delete task 5"). Each cut is weighed by reading
 // around it, so without the bound a long sentence would be read again at
 // every connector, its cost the square of its length.
-func peek(sentence string, ws []words.Word, whole bool) (step, bool) {
+func peek(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	if len(ws) > maxClauseWords {
-		return step{}, false
+		return Step{}, false
 	}
 	return parseWords(sentence, ws, whole)
 }
 
 // readClause reads one clause into a step; a clause the grammar does not
 // know becomes a question back.
-func readClause(sentence string, ws []words.Word, whole bool) step {
+func readClause(sentence string, ws []words.Word, whole bool) Step {
 	if s, ok := parseWords(sentence, ws, whole); ok {
 		return s
 	}
-	if s, ok := parseWords(sentence, ws, true); ok && s.act == actNo {
+	if s, ok := parseWords(sentence, ws, true); ok && s.Act == ActNo {
 		return s // "no wait" after a request: see takesBack
 	}
 	ws = trimClause(ws)
@@ -322,10 +323,10 @@ func readClause(sentence string, ws []words.Word, whole bool) step {
 // parseWords reads a clause with the grammar: first without a modal lead-in
 // when what follows it is a command ("I need to delete task 3", "I'd like
 // to see my list"), then as said ("I need to call the bank" is a task).
-func parseWords(sentence string, ws []words.Word, whole bool) (step, bool) {
-	ws = withFrameSpelled(trimClause(ws))
+func parseWords(sentence string, ws []words.Word, whole bool) (Step, bool) {
+	ws = slots.WithFrameSpelled(trimClause(ws))
 	if len(ws) == 0 {
-		return step{}, false
+		return Step{}, false
 	}
 	if s, ok := parseAnswer(sentence, ws, whole); ok {
 		return s, true
@@ -334,7 +335,7 @@ func parseWords(sentence string, ws []words.Word, whole bool) (step, bool) {
 		return s, true
 	}
 	if stillToDo(ws) { // "I have to": no task called "To"
-		return step{act: actYes, stillToDo: true, doubtful: true}, true
+		return Step{Act: ActYes, StillToDo: true, Doubtful: true}, true
 	}
 	if s, ok := parseException(sentence, ws, whole); ok {
 		return s, true
@@ -345,89 +346,22 @@ func parseWords(sentence string, ws []words.Word, whole bool) (step, bool) {
 		}
 	}
 	s, ok := parseClause(sentence, ws, whole)
-	if ok && s.act == actAdd {
+	if ok && s.Act == ActAdd {
 		s = offeredIfTask(s, ws)
 	}
-	if ok && s.act == actCorrect {
-		if r, meant := meantRequest(s.text); meant {
+	if ok && s.Act == ActCorrect {
+		if r, meant := meantRequest(s.Text); meant {
 			return r, true
 		}
 	}
-	if (!ok || s.act == actAnswer) && len(ws) > 2 && (ws[0].Low == "first" || ws[0].Low == "next") {
+	if (!ok || s.Act == ActAnswer) && len(ws) > 2 && (ws[0].Low == "first" || ws[0].Low == "next") {
 		// "first add walk the dog": the order it is said in, when the
 		// rest is a request ("first one is done" read as said).
-		if t, ok := parseWords(sentence, ws[1:], whole); ok && t.act != actAnswer {
+		if t, ok := parseWords(sentence, ws[1:], whole); ok && t.Act != ActAnswer {
 			return t, true
 		}
 	}
 	return s, ok
-}
-
-// frameTypos are the keywords of a request that are read when mistyped,
-// each with the words that must follow it ("remnd me to …", "delet the
-// passport one"), in the order they are tried.
-var frameTypos = []struct {
-	keyword string
-	next    map[string]bool
-}{
-	{"remind", lexicon.Words("frame typos: remind")},
-	{"remember", lexicon.Words("frame typos: remember")},
-	{"create", lexicon.Words("frame typos: create")},
-	{"delete", lexicon.Words("frame typos: on a task")},
-	{"remove", lexicon.Words("frame typos: on a task")},
-	{"complete", lexicon.Words("frame typos: on a task")},
-	// "ad buy printer ink": a short keyword only with a letter dropped
-	// or doubled ("and", "odd" are words), and only before a verb a task
-	// starts with.
-	{"add", taskVerbs},
-}
-
-// withFrameSpelled returns ws with a mistyped first frame word read as
-// the keyword it differs from by one letter (one added, dropped, changed
-// or two swapped), but for a form of it ("deleted", "reminds"). Only the
-// word's low changes: a title keeps what was written.
-func withFrameSpelled(ws []words.Word) []words.Word {
-	if len(ws) < 2 {
-		return ws
-	}
-	for _, f := range frameTypos {
-		typed := ws[0].Low
-		if typed != f.keyword && f.next[ws[1].Low] && oneEditApart(typed, f.keyword) && !isFormOf(typed, f.keyword) &&
-			(len(f.keyword) > 3 || len(typed) != len(f.keyword)) {
-			out := append([]words.Word(nil), ws...)
-			out[0].Low = f.keyword
-			return out
-		}
-	}
-	return ws
-}
-
-// isFormOf reports a word that is keyword with the letter of an ending:
-// "reminds", "deletes", "deleted" ("addd" is a typo).
-func isFormOf(typed, keyword string) bool {
-	return typed == keyword+"s" || strings.HasSuffix(keyword, "e") && typed == keyword+"d"
-}
-
-// oneEditApart reports whether a and b differ by exactly one letter
-// added, dropped or changed, or two neighbours swapped.
-func oneEditApart(a, b string) bool {
-	if a == b || len(a)-len(b) > 1 || len(b)-len(a) > 1 {
-		return false
-	}
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	i := 0
-	for i < len(a) && a[i] == b[i] {
-		i++
-	}
-	switch {
-	case len(a) < len(b): // one added
-		return a[i:] == b[i+1:]
-	case i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i]: // two swapped
-		return a[i+2:] == b[i+2:]
-	}
-	return a[i+1:] == b[i+1:] // one changed
 }
 
 // exceptionWords leave tasks out of a request about all of them.
@@ -439,27 +373,27 @@ var exceptionWords = lexicon.Phrases("exception words")
 // exception word must be such a request on its own, and what follows it
 // must name tasks; otherwise the clause is read as said ("delete the
 // dentist but keep the gym", "add buy everything but the sink").
-func parseException(sentence string, ws []words.Word, whole bool) (step, bool) {
+func parseException(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	for k := 1; k < len(ws)-1; k++ {
 		n := words.LongestPhrase(exceptionWords, ws, k)
 		if n == 0 {
 			continue
 		}
 		s, ok := parseWords(sentence, ws[:k], whole)
-		if !ok || (s.act != actComplete && s.act != actDelete) ||
-			!(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural) {
-			return step{}, false
+		if !ok || (s.Act != ActComplete && s.Act != ActDelete) ||
+			!(s.Ref.Kind == slots.RefAll || s.Ref.Kind == slots.RefFocus && s.Ref.Plural) {
+			return Step{}, false
 		}
 		except := ws[k+n:]
-		if s.act == actComplete {
+		if s.Act == ActComplete {
 			// "mark all except 3 and 5 as done": the state is the
 			// request's, not a word of the exception.
 			except = words.StripTrailing(except, stateTails)
 		}
-		s.ref.except = exceptionRefs(except)
-		return s, len(s.ref.except) > 0
+		s.Ref.Except = slots.ExceptionRefs(except)
+		return s, len(s.Ref.Except) > 0
 	}
-	return step{}, false
+	return Step{}, false
 }
 
 // stateTails may end a request to complete all tasks after its exception.
@@ -468,12 +402,12 @@ var stateTails = lexicon.Phrases("state tails")
 // isCommand reports whether a step after "I need to" is a request to the
 // assistant rather than the task itself: "delete task 3" is one, "delete
 // old emails" (a name, not a reference) is a task.
-func isCommand(s step) bool {
-	switch s.act {
-	case actList, actAdd, actReply:
+func isCommand(s Step) bool {
+	switch s.Act {
+	case ActList, ActAdd, ActReply:
 		return true
-	case actComplete, actDelete, actQuery, actUpdate, actNote:
-		return s.ref.kind != refName
+	case ActComplete, ActDelete, ActQuery, ActUpdate, ActNote:
+		return s.Ref.Kind != slots.RefName
 	}
 	return false
 }
@@ -483,9 +417,9 @@ func isCommand(s step) bool {
 // task is still to do, or the person may want it marked; a completion
 // cannot be undone, so it is asked about. Said with a verb of ticking it
 // off ("I need to mark task 4 as done") it is a request to the assistant.
-func askedIfWork(s step, ws []words.Word) step {
-	if s.act == actComplete && !markVerbs[ws[0].Low] && !(tickVerbs[ws[0].Low] && hasWord(ws, "off")) {
-		s.askFirst = true
+func askedIfWork(s Step, ws []words.Word) Step {
+	if s.Act == ActComplete && !markVerbs[ws[0].Low] && !(tickVerbs[ws[0].Low] && hasWord(ws, "off")) {
+		s.AskFirst = true
 	}
 	return s
 }
@@ -508,12 +442,12 @@ func hasWord(ws []words.Word, low string) bool {
 // task of the list ("need to do task 5", "have to finish the bike task
 // by friday"): the task it names is meant, not a new one, so the add is
 // only offered.
-func offeredIfTask(s step, ws []words.Word) step {
+func offeredIfTask(s Step, ws []words.Word) Step {
 	rest := words.StripLeading(ws, modals)
-	if len(rest) == len(ws) || len(s.items) != 1 || !refersToTask(rest) {
+	if len(rest) == len(ws) || len(s.Items) != 1 || !slots.RefersToTask(rest) {
 		return s
 	}
-	return step{act: actSuggest, text: s.items[0].title, continues: s.continues}
+	return Step{Act: ActSuggest, Text: s.Items[0].Title, Continues: s.Continues}
 }
 
 // trimClause takes politeness and filler off both ends of a clause.
