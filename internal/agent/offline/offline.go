@@ -1,17 +1,3 @@
-// Package offline is a model for the agent that needs no network and no
-// key: a deterministic reader of what people say about their to-do list,
-// so the whole service can be developed, demonstrated and tested end to end
-// without a model service. It makes real tool calls through the same loop
-// and tools as a language model would, and writes its replies from the
-// tool results.
-//
-// How it reads a message, file by file: words.go cuts it into sentences
-// and words; clauses.go into clauses, one request each; grammar.go is the
-// table of what people say (patterns in the notation of pattern.go, each
-// line's meaning built by builders.go), with titles read by titles.go and references to tasks ("it", "the second
-// one", "everything I've completed") by refs.go; exec.go and steps.go
-// carry the requests out over the turn's tool rounds; reply.go words the
-// replies.
 package offline
 
 import (
