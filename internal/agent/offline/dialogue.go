@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file is what the steps that answer or correct do: answers to a
@@ -14,12 +17,12 @@ import (
 // doAnswer reads a bare reference ("the second one", "4", "both") as the
 // answer to the question the last reply asked, or, with none open and an
 // "and" or a "too", as more tasks for the last turn's change.
-func (e *executor) doAnswer(s step) {
+func (e *executor) doAnswer(s grammar.Step) {
 	q := e.mem.question
-	if q == nil && s.continues && (e.mem.lastAct == actComplete || e.mem.lastAct == actDelete) {
+	if q == nil && s.Continues && (e.mem.lastAct == grammar.ActComplete || e.mem.lastAct == grammar.ActDelete) {
 		// "and the garage", "also task 3", "the bike one too": one more
 		// for the change the last turn made.
-		if s.ref.kind == refName {
+		if s.Ref.Kind == slots.RefName {
 			names, ok := e.namesTask(s)
 			if !ok {
 				return
@@ -29,26 +32,26 @@ func (e *executor) doAnswer(s step) {
 				return
 			}
 		}
-		more := step{act: e.mem.lastAct, ref: s.ref, parts: s.parts}
+		more := grammar.Step{Act: e.mem.lastAct, Ref: s.Ref, Parts: s.Parts}
 		if targets, ok := e.resolve(more); ok {
 			e.act(more, targets)
 		}
 		return
 	}
-	if q == nil || q.askTitle || q.askValue || (q.confirm && q.act == actAdd) {
+	if q == nil || q.askTitle || q.askValue || (q.confirm && q.act == grammar.ActAdd) {
 		// No question takes tasks for an answer: words may be a task, and
 		// tasks pointed at are asked about, never acted on by a guess.
-		if s.ref.kind == refName {
+		if s.Ref.Kind == slots.RefName {
 			e.doSuggest(s)
 		} else {
-			e.askWhatToDo(s.ref)
+			e.askWhatToDo(s.Ref)
 		}
 		return
 	}
 	// The answer names tasks among those the question listed.
-	follow := step{act: q.act, ref: s.ref, title: q.title, desc: q.desc}
+	follow := grammar.Step{Act: q.act, Ref: s.Ref, Title: q.title, Desc: q.desc}
 	if q.confirm {
-		e.answerOffer(follow, q.candidates, s.continues)
+		e.answerOffer(follow, q.candidates, s.Continues)
 		return
 	}
 	if len(q.candidates) > 0 {
@@ -69,8 +72,8 @@ func (e *executor) doAnswer(s step) {
 // tasks named again are a yes; any other, or any said as more ("and task
 // 4", "task 4 too"), is asked about, for a change only offered was never
 // made and there is nothing to add to.
-func (e *executor) answerOffer(s step, offered []listedTask, more bool) {
-	if s.ref.kind == refOther {
+func (e *executor) answerOffer(s grammar.Step, offered []listedTask, more bool) {
+	if s.Ref.Kind == slots.RefOther {
 		e.offerAllBut(s, offered)
 		return
 	}
@@ -86,7 +89,7 @@ func (e *executor) answerOffer(s step, offered []listedTask, more bool) {
 	}
 	for _, t := range targets {
 		if _, ok := findTask(offered, t.ID); !ok || more {
-			e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: targets, confirm: true}, offerText(s.act, targets))
+			e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: targets, confirm: true}, offerText(s.Act, targets))
 			return
 		}
 	}
@@ -98,30 +101,30 @@ func (e *executor) answerOffer(s step, offered []listedTask, more bool) {
 // offered again, listed, never made on the words alone. When the words
 // leave out none of the tasks offered, or all of them, the question is
 // asked again.
-func (e *executor) offerAllBut(s step, offered []listedTask) {
-	out := excepted(offered, s.ref.except)
+func (e *executor) offerAllBut(s grammar.Step, offered []listedTask) {
+	out := excepted(offered, s.Ref.Except)
 	left := tasksWhere(offered, func(t listedTask) bool { return !out[t.ID] })
 	if len(out) == 0 || len(left) == 0 || len(left) == len(offered) {
 		e.askAgain()
 		return
 	}
-	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: left, confirm: true}, offerText(s.act, left))
+	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: left, confirm: true}, offerText(s.Act, left))
 }
 
 // namesTask reports whether a name said alone, or one of its parts,
 // matches a task of the list: only then is it one more for the last
 // change, for a guess at a task that cannot be undone is no guess to make.
 // ok is false when the run must stop to list the tasks.
-func (e *executor) namesTask(s step) (names, ok bool) {
+func (e *executor) namesTask(s grammar.Step) (names, ok bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return false, false
 	}
-	if len(matchTasks(listed, s.ref.words, false)) > 0 {
+	if len(matchTasks(listed, s.Ref.Words, false)) > 0 {
 		return true, true
 	}
-	for _, p := range s.parts {
-		if p.kind != refName || len(matchTasks(listed, p.words, false)) > 0 {
+	for _, p := range s.Parts {
+		if p.Kind != slots.RefName || len(matchTasks(listed, p.Words, false)) > 0 {
 			return true, true
 		}
 	}
@@ -132,14 +135,14 @@ func (e *executor) namesTask(s step) (names, ok bool) {
 // was meant; a task just added, or just renamed, gets the title meant;
 // a completion or a deletion is made on the task meant, and the reply
 // says the one made before stays made, for the tools cannot undo it.
-func (e *executor) doCorrect(s step) {
+func (e *executor) doCorrect(s grammar.Step) {
 	q, last, before := e.mem.question, e.mem.lastAct, withoutDeleted(e.mem.focus)
 	switch {
 	case q != nil && q.askTitle, q != nil && q.askValue:
-		e.doSuggest(step{act: actSuggest, text: s.title})
+		e.doSuggest(grammar.Step{Act: grammar.ActSuggest, Text: s.Title})
 	case q != nil:
-		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: s.text})
-	case (last == actAdd || last == actUpdate) && len(e.mem.focus) == 1 && len(before) == 1 && s.ref.kind != refIDs && s.title != "":
+		e.doAnswer(grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: s.Text})
+	case (last == grammar.ActAdd || last == grammar.ActUpdate) && len(e.mem.focus) == 1 && len(before) == 1 && s.Ref.Kind != slots.RefIDs && s.Title != "":
 		if titled, ok := e.readsAsTitle(s, before[0]); !ok {
 			return
 		} else if !titled {
@@ -147,15 +150,15 @@ func (e *executor) doCorrect(s step) {
 			e.say("Sorry, I'm not sure what you meant, so I left task %d, %s, as it is. To change what it says, tell me the new title, like \"rename task %d to …\".", t.ID, t.Title, t.ID)
 			return
 		}
-		e.act(step{act: actUpdate, title: s.title, desc: s.desc}, before)
-	case (last == actComplete || last == actDelete) && s.ref.kind != refNone:
-		e.redo(step{act: last, ref: s.ref, parts: s.parts})
+		e.act(grammar.Step{Act: grammar.ActUpdate, Title: s.Title, Desc: s.Desc}, before)
+	case (last == grammar.ActComplete || last == grammar.ActDelete) && s.Ref.Kind != slots.RefNone:
+		e.redo(grammar.Step{Act: last, Ref: s.Ref, Parts: s.Parts})
 	default: // no change to correct: what was meant, said alone
-		text := s.title
+		text := s.Title
 		if text == "" {
-			text = s.text
+			text = s.Text
 		}
-		e.doAnswer(step{act: actAnswer, ref: s.ref, parts: s.parts, text: text})
+		e.doAnswer(grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: text})
 	}
 }
 
@@ -168,22 +171,22 @@ func (e *executor) doCorrect(s step) {
 // piece of the title ("oat" for "Buy milk", "2 liters"): a word or a
 // quantity where the title had more. ok is false when the run must stop
 // to list the tasks.
-func (e *executor) readsAsTitle(s step, renamed listedTask) (titled, ok bool) {
-	ws := trimPunctuation(splitWords(s.text))
-	if len(ws) == 0 || topicStarts[ws[0].low] || prepositions[ws[0].low] || whenWords[ws[0].low] || ws[0].low == "add" {
+func (e *executor) readsAsTitle(s grammar.Step, renamed listedTask) (titled, ok bool) {
+	ws := words.TrimPunctuation(words.Split(s.Text))
+	if len(ws) == 0 || grammar.TopicStarts[ws[0].Low] || prepositions[ws[0].Low] || grammar.WhenWords[ws[0].Low] || ws[0].Low == "add" {
 		return false, true
 	}
-	if len(ws) == 1 && len(strings.Fields(renamed.Title)) > 1 || len(ws) <= 3 && taskNumber(ws[0]) != 0 {
+	if len(ws) == 1 && len(strings.Fields(renamed.Title)) > 1 || len(ws) <= 3 && words.TaskNumber(ws[0]) != 0 {
 		return false, true
 	}
-	if s.ref.kind != refName {
+	if s.Ref.Kind != slots.RefName {
 		return true, true
 	}
 	listed, ok := e.tasks()
 	if !ok {
 		return false, false
 	}
-	for _, t := range matchTasks(listed, s.ref.words, false) {
+	for _, t := range matchTasks(listed, s.Ref.Words, false) {
 		if t.ID != renamed.ID {
 			return false, true
 		}
@@ -198,10 +201,10 @@ var prepositions = lexicon.Words("prepositions")
 // delete task 5") and says what became of the last change, which stays
 // made: a no ("I meant keep it") after a change is told the change
 // stands, never that the list was left as it was.
-func (e *executor) doMeant(s step) {
-	s.corrects = false
+func (e *executor) doMeant(s grammar.Step) {
+	s.Corrects = false
 	last := withoutDeleted(e.mem.focus)
-	if s.act == actNo {
+	if s.Act == grammar.ActNo {
 		e.sawRefusal = true
 		if e.mem.lastAct == 0 || len(e.mem.focus) == 0 {
 			e.do(s)
@@ -213,22 +216,22 @@ func (e *executor) doMeant(s step) {
 		return
 	}
 	e.do(s)
-	if e.mem.lastAct != actAdd || e.stopped() || s.ref.kind != refIDs {
+	if e.mem.lastAct != grammar.ActAdd || e.stopped() || s.Ref.Kind != slots.RefIDs {
 		return
 	}
 	for _, t := range last {
-		if !containsID(s.ref.ids, t.ID) {
+		if !containsID(s.Ref.IDs, t.ID) {
 			e.say("Task %d, %s, that I added before is still on your list.", t.ID, t.Title)
 		}
 	}
 }
 
 // stays says that the change a turn made on t stays made.
-func stays(a action, t listedTask) string {
+func stays(a grammar.Action, t listedTask) string {
 	switch a {
-	case actDelete:
+	case grammar.ActDelete:
 		return fmt.Sprintf("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
-	case actComplete:
+	case grammar.ActComplete:
 		return fmt.Sprintf("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
 	}
 	return fmt.Sprintf("Okay — task %d, %s, stays on your list as it is.", t.ID, t.Title)
@@ -246,12 +249,12 @@ func containsID(ids []int64, id int64) bool {
 // redo makes the last turn's completion or deletion on the tasks meant
 // instead, and says what became of those it was made on: a task meant
 // that it was made on already is said so, not acted on again.
-func (e *executor) redo(s step) {
+func (e *executor) redo(s grammar.Step) {
 	targets, ok := e.resolve(s)
 	if !ok {
 		return
 	}
-	done := map[action]string{actDelete: "deleted", actComplete: "marked as complete"}[s.act]
+	done := map[grammar.Action]string{grammar.ActDelete: "deleted", grammar.ActComplete: "marked as complete"}[s.Act]
 	var fresh []listedTask
 	for _, t := range targets {
 		if before, again := findTask(e.mem.focus, t.ID); again {
@@ -268,7 +271,7 @@ func (e *executor) redo(s step) {
 		if _, meant := findTask(targets, t.ID); meant {
 			continue
 		}
-		if s.act == actDelete {
+		if s.Act == grammar.ActDelete {
 			e.say("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
 		} else {
 			e.say("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
@@ -279,21 +282,21 @@ func (e *executor) redo(s step) {
 // amongCandidates reads an answer naming tasks by words of their titles,
 // or "all", among those the question listed. handled is false when the
 // answer names none of them; targets is empty when it asked again.
-func (e *executor) amongCandidates(s step, candidates []listedTask) ([]listedTask, bool) {
+func (e *executor) amongCandidates(s grammar.Step, candidates []listedTask) ([]listedTask, bool) {
 	switch {
-	case s.ref.kind == refAll && s.ref.status == "all":
+	case s.Ref.Kind == slots.RefAll && s.Ref.Status == "all":
 		return candidates, true
-	case s.ref.kind == refOther:
+	case s.Ref.Kind == slots.RefOther:
 		return e.otherThan(s, candidates), true
-	case s.ref.kind != refName:
+	case s.Ref.Kind != slots.RefName:
 		return nil, false
 	}
-	matches := matchTasks(candidates, s.ref.words, true)
+	matches := matchTasks(candidates, s.Ref.Words, true)
 	switch {
 	case len(matches) == 0:
 		return nil, false
-	case len(matches) > 1 && !s.ref.plural:
-		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, matches)
+	case len(matches) > 1 && !s.Ref.Plural:
+		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, matches)
 		return nil, true
 	}
 	return matches, true
@@ -305,10 +308,10 @@ func (e *executor) doYes() {
 	switch {
 	case q == nil || q.askTitle || q.askValue:
 		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
-	case q.act == actAdd:
+	case q.act == grammar.ActAdd:
 		e.doAdd(q.items)
 	case len(q.candidates) == 1 || q.confirm:
-		e.act(step{act: q.act, title: q.title, desc: q.desc}, q.candidates)
+		e.act(grammar.Step{Act: q.act, Title: q.title, Desc: q.desc}, q.candidates)
 	default:
 		e.askWhich(*q, q.candidates)
 	}
@@ -318,7 +321,7 @@ func (e *executor) doYes() {
 // tasks are done, it says they are still to do, and they stay open; to
 // any other question it is a yes when said with one, and otherwise asks
 // again. It never adds a task called "To".
-func (e *executor) leaveOpen(s step) {
+func (e *executor) leaveOpen(s grammar.Step) {
 	q := e.mem.question
 	switch {
 	case q != nil && q.ifDone:
@@ -329,7 +332,7 @@ func (e *executor) leaveOpen(s step) {
 			}
 			e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
 		}
-	case s.doubtful:
+	case s.Doubtful:
 		e.askAgain()
 	default:
 		e.doYes()
@@ -343,15 +346,15 @@ func (e *executor) askAgain() {
 	switch {
 	case q == nil || q.askTitle || q.askValue || !q.confirm:
 		e.doYes()
-	case q.act == actAdd:
-		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].title))
+	case q.act == grammar.ActAdd:
+		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].Title))
 	default:
 		e.ask(*q, offerText(q.act, q.candidates))
 	}
 }
 
 // offerText asks whether to make change a on tasks, nothing done yet.
-func offerText(a action, tasks []listedTask) string {
+func offerText(a grammar.Action, tasks []listedTask) string {
 	return fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
 		actionVerbs[a], taskLines(tasks))
 }
@@ -360,7 +363,7 @@ func offerText(a action, tasks []listedTask) string {
 // message changed it before the no.
 func (e *executor) refusedText() string {
 	for _, q := range e.batch {
-		if q.act != actList && q.line >= 0 {
+		if q.act != grammar.ActList && q.line >= 0 {
 			return "Okay, I'll stop there."
 		}
 	}
@@ -373,42 +376,42 @@ func (e *executor) refusedText() string {
 // doSuggest reads words that may be a task ("buy milk" alone): the answer
 // to "what should the task say?" or "what should it say instead?", one
 // more task after an add ("and also feed the cat"), else an offer to add.
-func (e *executor) doSuggest(s step) {
-	q, text := e.mem.question, s.text
+func (e *executor) doSuggest(s grammar.Step) {
+	q, text := e.mem.question, s.Text
 	switch {
 	case q != nil && q.askTitle:
-		e.doAdd([]item{{title: text}})
+		e.doAdd([]grammar.Item{{Title: text}})
 	case q != nil && q.askValue:
-		e.act(step{act: actUpdate, title: text}, q.candidates)
-	case s.continues && e.mem.lastAct == actAdd:
-		e.doAdd([]item{{title: text}})
-	case !mayBeTask(splitWords(text)):
-		e.say("Sorry, I'm not sure what you mean. %s", helpText)
+		e.act(grammar.Step{Act: grammar.ActUpdate, Title: text}, q.candidates)
+	case s.Continues && e.mem.lastAct == grammar.ActAdd:
+		e.doAdd([]grammar.Item{{Title: text}})
+	case !slots.MayBeTask(words.Split(text)):
+		e.say("Sorry, I'm not sure what you mean. %s", grammar.HelpText)
 	default:
-		e.offerAdd(item{title: text})
+		e.offerAdd(grammar.Item{Title: text})
 	}
 }
 
 // offerAdd offers to add a task. The offers of one reply are one
 // question, asked once, which a "yes" accepts whole: "bread" and "eggs",
 // each on a line of its own, are two tasks offered together.
-func (e *executor) offerAdd(it item) {
-	if q := e.question; q != nil && q.act == actAdd && q.confirm && e.offerLine >= 0 {
+func (e *executor) offerAdd(it grammar.Item) {
+	if q := e.question; q != nil && q.act == grammar.ActAdd && q.confirm && e.offerLine >= 0 {
 		q.items = append(q.items, it)
 		e.lines[e.offerLine] = offerAddText(q.items)
 		return
 	}
-	e.ask(question{act: actAdd, items: []item{it}, confirm: true}, offerAddText([]item{it}))
+	e.ask(question{act: grammar.ActAdd, items: []grammar.Item{it}, confirm: true}, offerAddText([]grammar.Item{it}))
 	e.offerLine = len(e.lines) - 1
 }
 
-func offerAddText(items []item) string {
+func offerAddText(items []grammar.Item) string {
 	if len(items) == 1 {
-		return fmt.Sprintf("Should I add %q to your list? Say \"yes\" to add it.", items[0].title)
+		return fmt.Sprintf("Should I add %q to your list? Say \"yes\" to add it.", items[0].Title)
 	}
 	titles := make([]string, len(items))
 	for i, it := range items {
-		titles[i] = fmt.Sprintf("- %s", it.title)
+		titles[i] = fmt.Sprintf("- %s", it.Title)
 	}
 	return fmt.Sprintf("Should I add these %d tasks to your list?\n%s\nSay \"yes\" to add them all.", len(items), strings.Join(titles, "\n"))
 }
@@ -426,17 +429,17 @@ func (e *executor) askWhich(q question, candidates []listedTask) {
 
 // actionVerbs and actionExamples word the questions about each action.
 var (
-	actionVerbs = map[action]string{
-		actComplete: "mark as complete", actDelete: "delete", actUpdate: "change", actNote: "add the note to", actQuery: "check",
+	actionVerbs = map[grammar.Action]string{
+		grammar.ActComplete: "mark as complete", grammar.ActDelete: "delete", grammar.ActUpdate: "change", grammar.ActNote: "add the note to", grammar.ActQuery: "check",
 	}
-	actionExamples = map[action]string{
-		actComplete: "Complete task %d", actDelete: "Delete task %d", actUpdate: "Change task %d to 'Call mom tonight'",
-		actNote: "Task %d", actQuery: "Is task %d done?",
+	actionExamples = map[grammar.Action]string{
+		grammar.ActComplete: "Complete task %d", grammar.ActDelete: "Delete task %d", grammar.ActUpdate: "Change task %d to 'Call mom tonight'",
+		grammar.ActNote: "Task %d", grammar.ActQuery: "Is task %d done?",
 	}
 )
 
 // actionOnIt says what "yes" to a question about one task does.
-var actionOnIt = map[action]string{
-	actComplete: "mark it as complete", actDelete: "delete it", actUpdate: "change it", actNote: "add the note to it",
-	actQuery: "check it",
+var actionOnIt = map[grammar.Action]string{
+	grammar.ActComplete: "mark it as complete", grammar.ActDelete: "delete it", grammar.ActUpdate: "change it", grammar.ActNote: "add the note to it",
+	grammar.ActQuery: "check it",
 }

@@ -3,6 +3,8 @@ package offline
 import (
 	"fmt"
 	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 )
 
 // This file words the examples replies give. An example that names a task
@@ -10,15 +12,10 @@ import (
 // shown; with none known it names no number at all, for "Change task 3 to
 // …" would point at a task that may not exist.
 
-// anyTask stands for a task number in the text of an example until the
-// executor knows which task to name. No message or title holds it: text
-// with a NUL is refused before it is stored.
-const anyTask = "\x00"
-
 // example is the example of asking for act on task id, or on whichever
 // task the reply can name when id is 0.
-func example(a action, id int64) string {
-	number := anyTask
+func example(a grammar.Action, id int64) string {
+	number := grammar.AnyTask
 	if id > 0 {
 		number = fmt.Sprint(id)
 	}
@@ -27,7 +24,7 @@ func example(a action, id int64) string {
 
 // fill names tasks the conversation knows in text's examples.
 func (e *executor) fill(text string) string {
-	if !strings.Contains(text, anyTask) {
+	if !strings.Contains(text, grammar.AnyTask) {
 		return text
 	}
 	return fillExamples(text, e.known())
@@ -48,7 +45,7 @@ func (e *executor) known() []listedTask {
 // with none known, it says what goes there.
 func fillExamples(text string, known []listedTask) string {
 	var b strings.Builder
-	for i, part := range strings.Split(text, anyTask) {
+	for i, part := range strings.Split(text, grammar.AnyTask) {
 		if i > 0 {
 			if len(known) == 0 {
 				b.WriteString("<number>")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -25,7 +26,7 @@ import (
 type memory struct {
 	focus    []listedTask
 	question *question
-	lastAct  action // what the last change was: an add, a delete...
+	lastAct  grammar.Action // what the last change was: an add, a delete...
 	// shown is the last list the person was shown, in its order: what
 	// "the second one" means when what the conversation is about now (an
 	// add since, say) has no second.
@@ -39,15 +40,15 @@ type memory struct {
 
 // question is what the assistant asked and waits an answer to.
 type question struct {
-	act        action       // what the answer lets it do
-	title      string       // actUpdate: the new title
-	desc       string       // actUpdate: the new description; actNote: the note
-	candidates []listedTask // the tasks to choose among, or, when confirm, to act on
-	items      []item       // actAdd: the tasks it offered to add
-	confirm    bool         // a yes-or-no question
-	askTitle   bool         // actAdd: it asked what the task should say
-	askValue   bool         // actUpdate: it asked what the task should say instead
-	ifDone     bool         // actComplete: it asked whether tasks are done, or still to do
+	act        grammar.Action // what the answer lets it do
+	title      string         // actUpdate: the new title
+	desc       string         // actUpdate: the new description; actNote: the note
+	candidates []listedTask   // the tasks to choose among, or, when confirm, to act on
+	items      []grammar.Item // actAdd: the tasks it offered to add
+	confirm    bool           // a yes-or-no question
+	askTitle   bool           // actAdd: it asked what the task should say
+	askValue   bool           // actUpdate: it asked what the task should say instead
+	ifDone     bool           // actComplete: it asked whether tasks are done, or still to do
 }
 
 // executor runs one message's steps against the turn's tool rounds.
@@ -71,7 +72,7 @@ type executor struct {
 	sent       *agent.Response // the round to send: the run stops there
 	broken     bool            // a round did not hold the calls expected
 	sawRefusal bool            // the person said no
-	lastAct    action          // the last change made
+	lastAct    grammar.Action  // the last change made
 	made       map[string]bool // the deletes and completions queued, by tool and task
 }
 
@@ -80,7 +81,7 @@ type queued struct {
 	call plannedCall
 	line int // the reply line it fills; -1 for a lookup listing only
 	step int
-	act  action
+	act  grammar.Action
 	// lookup marks a listing the steps read the task list from: it is
 	// read whole, a page a round, while a listing only shown stops at its
 	// first page.
@@ -128,7 +129,7 @@ func newExecutor(mem memory, rounds []toolRound, ids *callIDs) *executor {
 }
 
 // run carries out steps until they are done or a round must be sent.
-func (e *executor) run(steps []step) {
+func (e *executor) run(steps []grammar.Step) {
 	for i, s := range steps {
 		e.step = i
 		e.do(s)
@@ -155,7 +156,7 @@ func (e *executor) reply() string {
 		}
 	}
 	if len(lines) == 0 {
-		return e.fill(helpText)
+		return e.fill(grammar.HelpText)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -174,7 +175,7 @@ func (e *executor) ask(q question, text string) {
 // queue adds a call to the batch; its outcome will fill a reply line. A
 // call the message already made ("delete task 3 and remove it") is not
 // made again.
-func (e *executor) queue(a action, tool string, args map[string]any) {
+func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 	if id, ok := args["task_id"].(int64); ok && (tool == toolDeleteTask || tool == toolCompleteTask) {
 		key := fmt.Sprintf("%s %d", tool, id)
 		if e.made[key] {
@@ -249,7 +250,7 @@ func (e *executor) record(q queued, out toolOutcome, call agent.ToolCall) {
 	if out.Error != "" {
 		return
 	}
-	if q.act == actAdd {
+	if q.act == grammar.ActAdd {
 		if e.unkeptSaid == nil {
 			e.unkeptSaid = map[string]bool{}
 		}
@@ -258,13 +259,13 @@ func (e *executor) record(q queued, out toolOutcome, call agent.ToolCall) {
 		}
 	}
 	switch q.act {
-	case actList:
+	case grammar.ActList:
 		e.setFocus(q.step, out.Tasks...)
 		e.shown = out.Tasks
-	case actComplete, actDelete, actAdd, actUpdate, actNote:
+	case grammar.ActComplete, grammar.ActDelete, grammar.ActAdd, grammar.ActUpdate, grammar.ActNote:
 		e.lastAct = q.act
-		e.setFocus(q.step, listedTask{ID: out.TaskID, Title: out.Title, Completed: q.act == actComplete, deleted: q.act == actDelete})
-		if q.act == actDelete {
+		e.setFocus(q.step, listedTask{ID: out.TaskID, Title: out.Title, Completed: q.act == grammar.ActComplete, deleted: q.act == grammar.ActDelete})
+		if q.act == grammar.ActDelete {
 			e.shown = markDeleted(e.shown, out.TaskID)
 		}
 	}
@@ -339,7 +340,7 @@ func (r toolRound) holds(batch []queued) bool {
 // or the list could not be read.
 func (e *executor) tasks() ([]listedTask, bool) {
 	if !e.fresh {
-		if n := len(e.batch); n > 0 && e.batch[n-1].act == actList && reflect.DeepEqual(e.batch[n-1].call, listCall("all")) {
+		if n := len(e.batch); n > 0 && e.batch[n-1].act == grammar.ActList && reflect.DeepEqual(e.batch[n-1].call, listCall("all")) {
 			// Listing every task is already the batch's last call: it is
 			// read whole and serves both, instead of a second listing.
 			e.batch[n-1].lookup = true

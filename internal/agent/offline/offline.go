@@ -1,17 +1,3 @@
-// Package offline is a model for the agent that needs no network and no
-// key: a deterministic reader of what people say about their to-do list,
-// so the whole service can be developed, demonstrated and tested end to end
-// without a model service. It makes real tool calls through the same loop
-// and tools as a language model would, and writes its replies from the
-// tool results.
-//
-// How it reads a message, file by file: words.go cuts it into sentences
-// and words; clauses.go into clauses, one request each; grammar.go is the
-// table of what people say (patterns in the notation of pattern.go, each
-// line's meaning built by builders.go), with titles read by titles.go and references to tasks ("it", "the second
-// one", "everything I've completed") by refs.go; exec.go and steps.go
-// carry the requests out over the turn's tool rounds; reply.go words the
-// replies.
 package offline
 
 import (
@@ -22,6 +8,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 )
 
 // The task tools the offline model calls, as the MCP server names them.
@@ -85,7 +72,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 func respond(msgs []agent.Message) agent.Response {
 	turns := splitTurns(msgs)
 	if len(turns) == 0 {
-		return agent.Response{Text: fillExamples(helpText, nil)}
+		return agent.Response{Text: fillExamples(grammar.HelpText, nil)}
 	}
 	r := newReading(turns)
 	last := len(turns) - 1
@@ -132,19 +119,19 @@ func splitTurns(msgs []agent.Message) []turn {
 // turns that follow look.
 type reading struct {
 	turns    []turn
-	read     map[int][]step
+	read     map[int][]grammar.Step
 	recalled map[[2]int]memory // by the turns looked back from, and depth
 }
 
 func newReading(turns []turn) *reading {
-	return &reading{turns: turns, read: map[int][]step{}, recalled: map[[2]int]memory{}}
+	return &reading{turns: turns, read: map[int][]grammar.Step{}, recalled: map[[2]int]memory{}}
 }
 
 // steps is what the user message of turn i asks for.
-func (r *reading) steps(i int) []step {
+func (r *reading) steps(i int) []grammar.Step {
 	s, ok := r.read[i]
 	if !ok {
-		s = parseMessage(r.turns[i].user)
+		s = grammar.Parse(r.turns[i].user)
 		r.read[i] = s
 	}
 	return s
@@ -197,7 +184,7 @@ func (r *reading) lookBack(end, depth int) memory {
 // changeRun is what the turns before end changed, oldest first, while
 // each did nothing but the change act: "add walk the dog", "add feed the
 // cat" are a run of two adds, in which "the first one" is the dog.
-func (r *reading) changeRun(end int, act action) []listedTask {
+func (r *reading) changeRun(end int, act grammar.Action) []listedTask {
 	var run []listedTask
 	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {
 		steps := r.steps(i)
@@ -215,9 +202,9 @@ func (r *reading) changeRun(end int, act action) []listedTask {
 }
 
 // allDo reports whether every step asks for act.
-func allDo(steps []step, act action) bool {
+func allDo(steps []grammar.Step, act grammar.Action) bool {
 	for _, s := range steps {
-		if s.act != act {
+		if s.Act != act {
 			return false
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 )
 
 // wantCall is a tool call a test expects: its name and its parsed arguments.
@@ -257,15 +258,15 @@ func TestOfflineOutOfScope(t *testing.T) {
 // as another request.
 func TestOfflineSaysWhatItCannotDo(t *testing.T) {
 	for say, want := range map[string]string{
-		"reopen task 1":                         noReopenText,
-		"uncomplete task 1":                     noReopenText,
-		"mark task 2 as not done":               noReopenText,
-		"put the report back to pending":        noReopenText,
-		"set the due date of task 2 to friday":  noDatesText,
-		"change the priority of task 3 to high": noDatesText,
-		"give the dentist task a deadline":      noDatesText,
-		"set task 4 priority to high":           noDatesText,
-		"add a deadline to the report":          noDatesText,
+		"reopen task 1":                         grammar.NoReopenText,
+		"uncomplete task 1":                     grammar.NoReopenText,
+		"mark task 2 as not done":               grammar.NoReopenText,
+		"put the report back to pending":        grammar.NoReopenText,
+		"set the due date of task 2 to friday":  grammar.NoDatesText,
+		"change the priority of task 3 to high": grammar.NoDatesText,
+		"give the dentist task a deadline":      grammar.NoDatesText,
+		"set task 4 priority to high":           grammar.NoDatesText,
+		"add a deadline to the report":          grammar.NoDatesText,
 	} {
 		resp, _ := mustStream(t, userSays(say))
 		if want = fillExamples(want, nil); len(resp.ToolCalls) != 0 || resp.Text != want {

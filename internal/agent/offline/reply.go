@@ -48,43 +48,6 @@ func (r toolRound) outcome(call agent.ToolCall) toolOutcome {
 	return out
 }
 
-// helpText is the reply to anything the parser does not understand.
-const helpText = "I can keep your to-do list. Try saying:\n" +
-	"- \"Add a task to buy groceries\"\n" +
-	"- \"Show me all my tasks\" or \"What's pending?\"\n" +
-	"- \"Mark task " + anyTask + " as complete\"\n" +
-	"- \"Delete task " + anyTask + "\", or \"delete\" and a word from its title\n" +
-	"- \"Change task " + anyTask + " to 'Call mom tonight'\""
-
-// outOfScopeText answers a question that is not about the list.
-const outOfScopeText = "I only manage your to-do list, so I can't help with that. " +
-	"I can add, list, complete, change or delete your tasks — try \"What's pending?\""
-
-// noUndoText answers "undo": the tools cannot reopen a task or bring
-// one back, and saying so beats offering "Undo" as a task.
-const noUndoText = "I can't undo a change: a completed task can't be reopened and a deleted one can't be brought back. " +
-	"I can add a task again, or change one — try \"Change task " + anyTask + " to 'Call mom tonight'\"."
-
-// noReopenText answers a request to reopen a task, which the tools
-// cannot do.
-const noReopenText = "I can't reopen a task: once it is complete, it stays complete. " +
-	"I can add it again as a new task — try \"Add call mom tonight\"."
-
-// noDatesText answers a request for a due date, a deadline or a
-// priority, which tasks do not have.
-const noDatesText = "Tasks here have no due dates or priorities. You can put it in the title or the " +
-	"description instead — try \"Change task " + anyTask + " to 'Pay rent by Friday'\"."
-
-// noRemindText answers a request for a reminder or a time: the list
-// sends no reminders.
-const noRemindText = "I can't send reminders or keep times: tasks here have no due dates. You can put the time in the " +
-	"title instead — try \"Change task " + anyTask + " to 'Call mom at 9 tomorrow'\"."
-
-// noOrderText answers a request to move a task: the list keeps the order
-// tasks were added in.
-const noOrderText = "I can't change the order of your tasks: they stay in the order they were added. " +
-	"You can mark one as complete, change it, or delete it."
-
 // confirmRound says what each call of the round did, one line per call:
 // the reply when a round holds calls the steps did not expect.
 func confirmRound(r toolRound) string {

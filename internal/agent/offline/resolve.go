@@ -3,6 +3,9 @@ package offline
 import (
 	"fmt"
 	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
 // This file resolves a step's reference to the tasks it means: by
@@ -11,9 +14,9 @@ import (
 
 // resolve finds the tasks a step's reference points at. When it cannot
 // tell, it says so or asks, and returns false.
-func (e *executor) resolve(s step) ([]listedTask, bool) {
+func (e *executor) resolve(s grammar.Step) ([]listedTask, bool) {
 	targets, ok := e.resolveRef(s)
-	if !ok || len(s.ref.except) == 0 {
+	if !ok || len(s.Ref.Except) == 0 {
 		return targets, ok
 	}
 	return e.leaveOut(s, targets)
@@ -22,32 +25,32 @@ func (e *executor) resolve(s step) ([]listedTask, bool) {
 // leaveOut takes the tasks a step's exceptions name out of its targets.
 // An exception that names no task stops the step: acting on everything
 // the person wanted kept would be the one wrong way to read them.
-func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
+func (e *executor) leaveOut(s grammar.Step, targets []listedTask) ([]listedTask, bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, false
 	}
 	out := map[int64]bool{}
-	for _, x := range s.ref.except {
-		switch x.kind {
-		case refIDs:
-			for _, id := range x.ids {
+	for _, x := range s.Ref.Except {
+		switch x.Kind {
+		case slots.RefIDs:
+			for _, id := range x.IDs {
 				if _, found := findTask(listed, id); !found {
 					e.say("You have no task %d to leave out, so I left your list as it was.", id)
 					return nil, false
 				}
 				out[id] = true
 			}
-		case refName:
-			matches := matchTasks(listed, x.words, false)
+		case slots.RefName:
+			matches := matchTasks(listed, x.Words, false)
 			if len(matches) == 0 {
-				e.say("I couldn't find a task matching %q to leave out, so I left your list as it was.", strings.Join(x.words, " "))
+				e.say("I couldn't find a task matching %q to leave out, so I left your list as it was.", strings.Join(x.Words, " "))
 				return nil, false
 			}
 			for _, t := range matches {
 				out[t.ID] = true
 			}
-		case refOrdinal, refFocus:
+		case slots.RefOrdinal, slots.RefFocus:
 			kept, ok := e.exceptAmongFocus(s, x)
 			if !ok {
 				e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
@@ -63,7 +66,7 @@ func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
 	}
 	kept := tasksWhere(targets, func(t listedTask) bool { return !out[t.ID] })
 	if len(kept) == 0 {
-		e.say("Leaving those out, there was nothing left to %s.", actionVerbs[s.act])
+		e.say("Leaving those out, there was nothing left to %s.", actionVerbs[s.Act])
 		return nil, false
 	}
 	return kept, true
@@ -73,12 +76,12 @@ func (e *executor) leaveOut(s step, targets []listedTask) ([]listedTask, bool) {
 // last one" of "mark them all done except the last one" is a place in
 // what the conversation is about, or in the list last shown. A pronoun
 // can't leave out part of the tasks "them" already means.
-func (e *executor) exceptAmongFocus(s step, x ref) ([]listedTask, bool) {
-	if x.kind == refFocus && s.ref.kind == refFocus {
+func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]listedTask, bool) {
+	if x.Kind == slots.RefFocus && s.Ref.Kind == slots.RefFocus {
 		return nil, false
 	}
 	focus := e.heldFocus()
-	if x.kind == refOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
+	if x.Kind == slots.RefOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
 		focus = e.shown
 	}
 	return pickFromFocus(focus, x)
@@ -86,26 +89,26 @@ func (e *executor) exceptAmongFocus(s step, x ref) ([]listedTask, bool) {
 
 // resolveRef finds the tasks a step's reference points at, exceptions
 // aside.
-func (e *executor) resolveRef(s step) ([]listedTask, bool) {
-	r := s.ref
-	switch r.kind {
-	case refIDs:
-		return idTasks(r.ids), true
-	case refFocus, refOrdinal:
-		if len(s.described) > 0 {
+func (e *executor) resolveRef(s grammar.Step) ([]listedTask, bool) {
+	r := s.Ref
+	switch r.Kind {
+	case slots.RefIDs:
+		return idTasks(r.IDs), true
+	case slots.RefFocus, slots.RefOrdinal:
+		if len(s.Described) > 0 {
 			if t, handled := e.describedTarget(s); handled || e.stopped() {
 				return t, len(t) > 0
 			}
 		}
-		if r.ofList && e.focusStep < 0 && !e.focusStepPending() && len(e.mem.focus) == 0 && len(e.shown) == 0 {
+		if r.OfList && e.focusStep < 0 && !e.focusStepPending() && len(e.mem.focus) == 0 && len(e.shown) == 0 {
 			return e.placeInList(s)
 		}
 		return e.resolveFocus(s)
-	case refAll:
+	case slots.RefAll:
 		return e.resolveAll(s)
-	case refName:
+	case slots.RefName:
 		return e.resolveName(s)
-	case refOther:
+	case slots.RefOther:
 		focus, ok := e.currentFocus()
 		if !ok {
 			return nil, false
@@ -127,38 +130,38 @@ func (e *executor) resolveRef(s step) ([]listedTask, bool) {
 // notes this year" and "Send the thank you notes"). With none, that
 // clause is carried out as said, and handled is false: "it" means what
 // it would have.
-func (e *executor) describedTarget(s step) (targets []listedTask, handled bool) {
+func (e *executor) describedTarget(s grammar.Step) (targets []listedTask, handled bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, true
 	}
-	if matches := matchTasks(listed, s.described, true); len(matches) == 1 {
+	if matches := matchTasks(listed, s.Described, true); len(matches) == 1 {
 		return matches, true
 	}
-	if close, shared := closestTasks(listed, s.described); len(close) == 1 && shared >= 2 {
+	if close, shared := closestTasks(listed, s.Described); len(close) == 1 && shared >= 2 {
 		t := close[0]
-		e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
+		e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: close, confirm: true},
 			fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
 		return nil, true
 	}
-	if s.unread != nil {
-		e.do(*s.unread)
+	if s.Unread != nil {
+		e.do(*s.Unread)
 	}
 	return nil, false
 }
 
 // excepted returns the tasks among candidates that except names, by
 // number or by name, as a set of ids.
-func excepted(candidates []listedTask, except []ref) map[int64]bool {
+func excepted(candidates []listedTask, except []slots.Ref) map[int64]bool {
 	out := map[int64]bool{}
 	for _, x := range except {
-		switch x.kind {
-		case refIDs:
-			for _, id := range x.ids {
+		switch x.Kind {
+		case slots.RefIDs:
+			for _, id := range x.IDs {
 				out[id] = true
 			}
-		case refName:
-			for _, t := range matchTasks(candidates, x.words, true) {
+		case slots.RefName:
+			for _, t := range matchTasks(candidates, x.Words, true) {
 				out[t.ID] = true
 			}
 		}
@@ -170,20 +173,20 @@ func excepted(candidates []listedTask, except []ref) map[int64]bool {
 // chosen from: those the exception leaves. When one is left and "the
 // other one" was said, it is meant; otherwise the ones left are asked
 // about, and the ones left out are never offered.
-func (e *executor) otherThan(s step, candidates []listedTask) []listedTask {
-	out := excepted(candidates, s.ref.except)
+func (e *executor) otherThan(s grammar.Step, candidates []listedTask) []listedTask {
+	out := excepted(candidates, s.Ref.Except)
 	left := tasksWhere(candidates, func(t listedTask) bool { return !out[t.ID] })
-	q := question{act: s.act, title: s.title, desc: s.desc}
+	q := question{act: s.Act, title: s.Title, desc: s.Desc}
 	switch {
 	case len(left) == 0 || len(out) == 0:
 		e.askWhich(q, candidates)
-	case len(left) == 1 && s.ref.pointed:
+	case len(left) == 1 && s.Ref.Pointed:
 		return left
 	case len(left) == 1:
 		t := left[0]
 		q.candidates, q.confirm = left, true
 		e.ask(q, fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
-	case s.ref.plural && s.ref.pointed:
+	case s.Ref.Plural && s.Ref.Pointed:
 		return left
 	default:
 		e.askWhich(q, left)
@@ -196,13 +199,13 @@ func (e *executor) otherThan(s step, candidates []listedTask) []listedTask {
 // that is one task, among the list last shown ("show my tasks", "add
 // bread", "delete the second one"). A task deleted since is said to be
 // gone, and never offered.
-func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
+func (e *executor) resolveFocus(s grammar.Step) ([]listedTask, bool) {
 	focus, ok := e.currentFocus()
 	if !ok {
 		return nil, false
 	}
 	var targets []listedTask
-	if s.ref.kind == refOrdinal && len(focus) <= 1 {
+	if s.Ref.Kind == slots.RefOrdinal && len(focus) <= 1 {
 		// A place needs a list of two or more: the tasks the last few
 		// turns added (or changed) one by one, else the list last shown
 		// ("show my tasks", "add bread", "delete the first one"). With
@@ -213,18 +216,18 @@ func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 		case len(e.shown) > 1:
 			focus = e.shown
 		default:
-			e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
+			e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, withoutDeleted(focus))
 			return nil, false
 		}
 	}
-	if s.ref.kind == refFocus && s.ref.plural && len(focus) <= 1 && e.focusStep < 0 && len(e.mem.run) > 1 {
+	if s.Ref.Kind == slots.RefFocus && s.Ref.Plural && len(focus) <= 1 && e.focusStep < 0 && len(e.mem.run) > 1 {
 		// "both" or "them" after tasks added one message at a time: the
 		// tasks of those messages.
 		focus = e.mem.run
 	}
-	targets, ok = pickFromFocus(focus, s.ref)
+	targets, ok = pickFromFocus(focus, s.Ref)
 	if !ok {
-		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, withoutDeleted(focus))
+		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, withoutDeleted(focus))
 		return nil, false
 	}
 	for _, t := range targets {
@@ -239,17 +242,17 @@ func (e *executor) resolveFocus(s step) ([]listedTask, bool) {
 // placeInList finds "the 3rd task" when the conversation has shown no
 // list and done nothing yet: the task at that place in the whole list, in
 // its order.
-func (e *executor) placeInList(s step) ([]listedTask, bool) {
+func (e *executor) placeInList(s grammar.Step) ([]listedTask, bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, false
 	}
-	targets, ok := pickFromFocus(listed, s.ref)
+	targets, ok := pickFromFocus(listed, s.Ref)
 	if !ok {
 		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
-			plural(len(listed), "task"), example(s.act, 0))
+			plural(len(listed), "task"), example(s.Act, 0))
 	}
-	if ok && s.ref.kind == refOrdinal && s.ref.index >= 0 && placesDiffer(listed, targets, s.ref.index) {
+	if ok && s.Ref.Kind == slots.RefOrdinal && s.Ref.Index >= 0 && placesDiffer(listed, targets, s.Ref.Index) {
 		e.askPlaceOrNumber(s, listed, targets)
 		return nil, false
 	}
@@ -271,30 +274,30 @@ func placesDiffer(listed, targets []listedTask, i int) bool {
 // askPlaceOrNumber asks which task a place meant when the tasks at those
 // places have other numbers: it lists those, and the tasks numbered as
 // the places, when there are such.
-func (e *executor) askPlaceOrNumber(s step, listed, targets []listedTask) {
+func (e *executor) askPlaceOrNumber(s grammar.Step, listed, targets []listedTask) {
 	candidates := append([]listedTask(nil), targets...)
 	for k := range targets {
-		if t, found := findTask(listed, int64(s.ref.index+k+1)); found {
+		if t, found := findTask(listed, int64(s.Ref.Index+k+1)); found {
 			if _, dup := findTask(candidates, t.ID); !dup {
 				candidates = append(candidates, t)
 			}
 		}
 	}
-	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: candidates},
+	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: candidates},
 		fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			taskLines(candidates), actionVerbs[s.act], example(s.act, candidates[0].ID)))
+			taskLines(candidates), actionVerbs[s.Act], example(s.Act, candidates[0].ID)))
 }
 
 // pickFromFocus returns the tasks of focus a pronoun or an ordinal points
 // at; ok is false when the reference does not fit the focus ("it" among
 // three, "the fourth one" among two).
-func pickFromFocus(focus []listedTask, r ref) ([]listedTask, bool) {
+func pickFromFocus(focus []listedTask, r slots.Ref) ([]listedTask, bool) {
 	switch {
 	case len(focus) == 0:
 		return nil, false
-	case r.kind == refOrdinal:
-		n := max(r.count, 1)
-		i := r.index
+	case r.Kind == slots.RefOrdinal:
+		n := max(r.Count, 1)
+		i := r.Index
 		if i < 0 {
 			i = len(focus) - n
 		}
@@ -302,7 +305,7 @@ func pickFromFocus(focus []listedTask, r ref) ([]listedTask, bool) {
 			return nil, false
 		}
 		return focus[i : i+n], true
-	case r.count == 2 && len(focus) != 2, !r.plural && len(focus) > 1:
+	case r.Count == 2 && len(focus) != 2, !r.Plural && len(focus) > 1:
 		return nil, false
 	}
 	return focus, true
@@ -311,15 +314,15 @@ func pickFromFocus(focus []listedTask, r ref) ([]listedTask, bool) {
 // askWhatToDo answers a reference said alone when no question is open
 // ("the second one", "all of them", "3"): it says which tasks those are
 // and asks what to do, so that "delete them" next acts on them.
-func (e *executor) askWhatToDo(r ref) {
+func (e *executor) askWhatToDo(r slots.Ref) {
 	var targets []listedTask
-	switch r.kind {
-	case refIDs:
+	switch r.Kind {
+	case slots.RefIDs:
 		var ok bool
-		if targets, ok = e.existing(idTasks(r.ids)); !ok || len(targets) == 0 {
+		if targets, ok = e.existing(idTasks(r.IDs)); !ok || len(targets) == 0 {
 			return
 		}
-	case refFocus, refOrdinal:
+	case slots.RefFocus, slots.RefOrdinal:
 		focus, ok := e.currentFocus()
 		if !ok {
 			return
@@ -335,7 +338,7 @@ func (e *executor) askWhatToDo(r ref) {
 func whatToDoText(targets []listedTask) string {
 	switch {
 	case len(targets) == 0:
-		return `What should I do? For example: "Mark task ` + anyTask + ` as complete", "Delete task ` + anyTask + `" or "What's pending?"`
+		return `What should I do? For example: "Mark task ` + grammar.AnyTask + ` as complete", "Delete task ` + grammar.AnyTask + `" or "What's pending?"`
 	case targets[0].Title == "": // known by number only
 		ids := make([]int64, len(targets))
 		for i, t := range targets {
@@ -350,13 +353,13 @@ func whatToDoText(targets []listedTask) string {
 
 // resolveAll reads "everything", "all my completed tasks": completing
 // everything means every open task.
-func (e *executor) resolveAll(s step) ([]listedTask, bool) {
+func (e *executor) resolveAll(s grammar.Step) ([]listedTask, bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, false
 	}
-	status := s.ref.status
-	if s.act == actComplete && status == "all" {
+	status := s.Ref.Status
+	if s.Act == grammar.ActComplete && status == "all" {
 		status = "pending"
 	}
 	var out []listedTask
@@ -366,13 +369,13 @@ func (e *executor) resolveAll(s step) ([]listedTask, bool) {
 		}
 	}
 	if len(out) == 0 {
-		e.say("%s", nothingToDo(s.act, status))
+		e.say("%s", nothingToDo(s.Act, status))
 		return nil, false
 	}
 	return out, true
 }
 
-func nothingToDo(a action, status string) string {
+func nothingToDo(a grammar.Action, status string) string {
 	what := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
 	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, actionVerbs[a])
 }
@@ -380,31 +383,31 @@ func nothingToDo(a action, status string) string {
 // resolveName finds the task whose title holds the words said. Several
 // matches are asked about, unless the person said "all"; completing
 // prefers the one that is still open.
-func (e *executor) resolveName(s step) ([]listedTask, bool) {
+func (e *executor) resolveName(s grammar.Step) ([]listedTask, bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, false
 	}
-	r := s.ref
-	matches := matchTasks(listed, r.words, r.deed)
-	if len(matches) == 0 && r.deed && len(r.words) > 1 {
-		matches = matchTasks(listed, r.words[1:], true)
+	r := s.Ref
+	matches := matchTasks(listed, r.Words, r.Deed)
+	if len(matches) == 0 && r.Deed && len(r.Words) > 1 {
+		matches = matchTasks(listed, r.Words[1:], true)
 	}
-	if len(matches) > 1 && s.act == actComplete {
+	if len(matches) > 1 && s.Act == grammar.ActComplete {
 		if open := openTasks(matches); len(open) == 1 {
 			matches = open
 		}
 	}
 	switch {
-	case len(matches) == 0 && len(s.parts) > 1:
+	case len(matches) == 0 && len(s.Parts) > 1:
 		return e.resolveParts(s)
 	case len(matches) == 0:
 		e.notFound(s, listed)
 		return nil, false
-	case len(matches) > 1 && !r.plural:
-		q := question{act: s.act, title: s.title, desc: s.desc, candidates: matches}
+	case len(matches) > 1 && !r.Plural:
+		q := question{act: s.Act, title: s.Title, desc: s.Desc, candidates: matches}
 		e.ask(q, fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			len(matches), strings.Join(r.words, " "), taskLines(matches), actionVerbs[s.act], example(s.act, matches[0].ID)))
+			len(matches), strings.Join(r.Words, " "), taskLines(matches), actionVerbs[s.Act], example(s.Act, matches[0].ID)))
 		return nil, false
 	}
 	return matches, true
@@ -452,12 +455,12 @@ func taskNumbers(ids []int64) string {
 }
 
 // resolveParts resolves "the report and the dentist" part by part.
-func (e *executor) resolveParts(s step) ([]listedTask, bool) {
+func (e *executor) resolveParts(s grammar.Step) ([]listedTask, bool) {
 	var out []listedTask
 	seen := map[int64]bool{}
-	for _, p := range s.parts {
+	for _, p := range s.Parts {
 		part := s
-		part.ref, part.parts = p, nil
+		part.Ref, part.Parts = p, nil
 		targets, ok := e.resolve(part)
 		if e.stopped() {
 			return nil, false
@@ -474,14 +477,64 @@ func (e *executor) resolveParts(s step) ([]listedTask, bool) {
 
 // notFound says no task matches the words; when one task shares some of
 // them, it asks whether that one was meant.
-func (e *executor) notFound(s step, listed []listedTask) {
-	phrase := strings.Join(s.ref.words, " ")
-	close, _ := closestTasks(listed, s.ref.words)
+func (e *executor) notFound(s grammar.Step, listed []listedTask) {
+	phrase := strings.Join(s.Ref.Words, " ")
+	close, _ := closestTasks(listed, s.Ref.Words)
 	if len(close) != 1 {
 		e.say("I couldn't find a task matching %q — want to see your list?", phrase)
 		return
 	}
 	t := close[0]
-	e.ask(question{act: s.act, title: s.title, desc: s.desc, candidates: close, confirm: true},
-		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.act]))
+	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: close, confirm: true},
+		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.Act]))
+}
+
+// matchTasks returns the tasks a name points at: those whose title holds
+// every word of the name; failing that, when loose, those whose title
+// words are all in the name ("I paid the electricity bill" names "Pay
+// bill"). Only what was done is matched loosely: "delete the gym bag"
+// must not find "Gym".
+func matchTasks(tasks []listedTask, words []string, loose bool) []listedTask {
+	query := slots.Stems(words)
+	if len(query) == 0 {
+		return nil
+	}
+	var out []listedTask
+	for _, t := range tasks {
+		if slots.ContainsAll(slots.Stems(slots.TitleWords(t.Title)), query) {
+			out = append(out, t)
+		}
+	}
+	if len(out) > 0 || !loose {
+		return out
+	}
+	for _, t := range tasks {
+		if title := slots.Stems(slots.TitleWords(t.Title)); len(title) > 0 && slots.ContainsAll(query, title) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// closestTasks returns the tasks that share the most words with the name,
+// when some share any, and how many words they share.
+func closestTasks(tasks []listedTask, words []string) (closest []listedTask, shared int) {
+	query := slots.Stems(words)
+	best, out := 0, []listedTask(nil)
+	for _, t := range tasks {
+		title := slots.Stems(slots.TitleWords(t.Title))
+		n := 0
+		for _, q := range query {
+			if slots.ContainsAll(title, []string{q}) {
+				n++
+			}
+		}
+		switch {
+		case n > best:
+			best, out = n, []listedTask{t}
+		case n == best && n > 0:
+			out = append(out, t)
+		}
+	}
+	return out, best
 }

@@ -3,96 +3,99 @@ package offline
 import (
 	"fmt"
 	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
 // This file is what each kind of step does: the calls it makes on the
 // tasks its reference resolves to (resolve.go). Answers, corrections and
 // the questions they ask are in dialogue.go.
 
-func (e *executor) do(s step) {
-	if s.corrects {
+func (e *executor) do(s grammar.Step) {
+	if s.Corrects {
 		e.doMeant(s)
 		return
 	}
-	if s.act == actYes && s.stillToDo {
+	if s.Act == grammar.ActYes && s.StillToDo {
 		e.leaveOpen(s)
 		return
 	}
-	if s.act == actYes && s.doubtful {
+	if s.Act == grammar.ActYes && s.Doubtful {
 		e.askAgain()
 		return
 	}
-	switch s.act {
-	case actAdd:
-		e.doAdd(s.items)
-	case actList:
-		if s.ref.kind != refNone {
+	switch s.Act {
+	case grammar.ActAdd:
+		e.doAdd(s.Items)
+	case grammar.ActList:
+		if s.Ref.Kind != slots.RefNone {
 			e.doFind(s)
 			return
 		}
-		call := listCall(s.status)
-		e.queue(actList, call.tool, call.args)
-	case actComplete, actDelete, actUpdate, actNote, actQuery:
-		if s.ref.kind == refNone {
-			e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, nil)
+		call := listCall(s.Status)
+		e.queue(grammar.ActList, call.tool, call.args)
+	case grammar.ActComplete, grammar.ActDelete, grammar.ActUpdate, grammar.ActNote, grammar.ActQuery:
+		if s.Ref.Kind == slots.RefNone {
+			e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, nil)
 			return
 		}
 		if targets, ok := e.resolve(s); ok {
 			e.act(s, targets)
 		}
-	case actAnswer:
+	case grammar.ActAnswer:
 		e.doAnswer(s)
-	case actYes:
+	case grammar.ActYes:
 		e.doYes()
-	case actNo:
+	case grammar.ActNo:
 		if e.sawRefusal { // "no. keep it": said once
 			return
 		}
 		e.sawRefusal = true
-		if s.text != "" {
-			e.say("%s", s.text)
+		if s.Text != "" {
+			e.say("%s", s.Text)
 			return
 		}
 		e.say("%s", e.refusedText())
-	case actSuggest:
+	case grammar.ActSuggest:
 		e.doSuggest(s)
-	case actCorrect:
+	case grammar.ActCorrect:
 		e.doCorrect(s)
-	case actReply:
-		e.say("%s", s.text)
+	case grammar.ActReply:
+		e.say("%s", s.Text)
 	}
 }
 
-func (e *executor) doAdd(items []item) {
+func (e *executor) doAdd(items []grammar.Item) {
 	if len(items) == 0 {
-		e.ask(question{act: actAdd, askTitle: true}, `What should the task say? For example: "Add a task to buy groceries".`)
+		e.ask(question{act: grammar.ActAdd, askTitle: true}, `What should the task say? For example: "Add a task to buy groceries".`)
 		return
 	}
 	for _, it := range items {
-		args := map[string]any{"title": it.title}
-		if it.description != "" {
-			args["description"] = it.description
+		args := map[string]any{"title": it.Title}
+		if it.Description != "" {
+			args["description"] = it.Description
 		}
-		e.queue(actAdd, toolAddTask, args)
+		e.queue(grammar.ActAdd, toolAddTask, args)
 	}
 }
 
 // act makes the step's calls on the tasks it resolved to.
-func (e *executor) act(s step, targets []listedTask) {
-	switch s.act {
-	case actComplete:
-		if s.vague && s.ref.kind == refAll && len(s.ref.except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
+func (e *executor) act(s grammar.Step, targets []listedTask) {
+	switch s.Act {
+	case grammar.ActComplete:
+		if s.Vague && s.Ref.Kind == slots.RefAll && len(s.Ref.Except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
 			// "all done" says no more than a mood may: completing the
 			// whole list on it is asked first.
-			e.ask(question{act: actComplete, candidates: targets, confirm: true},
+			e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true},
 				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), taskLines(targets)))
 			return
 		}
-		if s.askFirst {
+		if s.AskFirst {
 			e.askIfDone(targets)
 			return
 		}
-		if s.ref.span {
+		if s.Ref.Span {
 			if targets = e.withStates(targets); e.stopped() {
 				return
 			}
@@ -104,24 +107,24 @@ func (e *executor) act(s step, targets []listedTask) {
 				e.setFocus(e.step, t)
 				continue
 			}
-			e.queue(actComplete, toolCompleteTask, map[string]any{"task_id": t.ID})
+			e.queue(grammar.ActComplete, toolCompleteTask, map[string]any{"task_id": t.ID})
 		}
-	case actDelete:
-		if s.ref.kind == refAll && s.ref.status == "all" && len(targets) > 1 && !e.confirmedBefore(s, targets) {
+	case grammar.ActDelete:
+		if s.Ref.Kind == slots.RefAll && s.Ref.Status == "all" && len(targets) > 1 && !e.confirmedBefore(s, targets) {
 			what := fmt.Sprintf("all %d of your tasks", len(targets))
-			if len(s.ref.except) > 0 {
+			if len(s.Ref.Except) > 0 {
 				what = fmt.Sprintf("these %d tasks", len(targets))
 			}
-			e.ask(question{act: actDelete, candidates: targets, confirm: true},
+			e.ask(question{act: grammar.ActDelete, candidates: targets, confirm: true},
 				fmt.Sprintf("That would delete %s:\n%s\nShould I? Say \"yes\" to delete them.", what, taskLines(targets)))
 			return
 		}
 		for _, t := range targets {
-			e.queue(actDelete, toolDeleteTask, map[string]any{"task_id": t.ID})
+			e.queue(grammar.ActDelete, toolDeleteTask, map[string]any{"task_id": t.ID})
 		}
-	case actUpdate, actNote:
+	case grammar.ActUpdate, grammar.ActNote:
 		e.actOnOne(s, targets)
-	case actQuery:
+	case grammar.ActQuery:
 		e.answerQuery(targets)
 	}
 }
@@ -137,7 +140,7 @@ func (e *executor) askIfDone(targets []listedTask) {
 	if len(targets) == 1 {
 		what = "it"
 	}
-	e.ask(question{act: actComplete, candidates: targets, confirm: true, ifDone: true},
+	e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true, ifDone: true},
 		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.",
 			describeTargets(targets), map[bool]string{true: "it's", false: "they're"}[len(targets) == 1], what))
 }
@@ -201,9 +204,9 @@ func describeTargets(targets []listedTask) string {
 // confirmedBefore reports a request led by a yes that answers the
 // question asking whether to do just that: "yes, delete everything" after
 // "That would delete all 7 of your tasks. Should I?".
-func (e *executor) confirmedBefore(s step, targets []listedTask) bool {
+func (e *executor) confirmedBefore(s grammar.Step, targets []listedTask) bool {
 	q := e.mem.question
-	if !s.confirmed || q == nil || !q.confirm || q.act != s.act || len(q.candidates) != len(targets) {
+	if !s.Confirmed || q == nil || !q.confirm || q.act != s.Act || len(q.candidates) != len(targets) {
 		return false
 	}
 	for i, t := range targets {
@@ -235,23 +238,23 @@ func (e *executor) withStates(targets []listedTask) []listedTask {
 
 // actOnOne changes one task: its title, its description, or a note added
 // to its description.
-func (e *executor) actOnOne(s step, targets []listedTask) {
+func (e *executor) actOnOne(s grammar.Step, targets []listedTask) {
 	if len(targets) > 1 {
-		e.askWhich(question{act: s.act, title: s.title, desc: s.desc}, targets)
+		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, targets)
 		return
 	}
 	t := targets[0]
-	if s.act == actUpdate && s.title == "" && s.desc == "" {
-		e.ask(question{act: actUpdate, candidates: targets, askValue: true},
+	if s.Act == grammar.ActUpdate && s.Title == "" && s.Desc == "" {
+		e.ask(question{act: grammar.ActUpdate, candidates: targets, askValue: true},
 			fmt.Sprintf(`What should task %d say instead? For example: "Change task %d to 'Call mom tonight'".`, t.ID, t.ID))
 		return
 	}
 	args := map[string]any{"task_id": t.ID}
-	if s.title != "" {
-		args["title"] = s.title
+	if s.Title != "" {
+		args["title"] = s.Title
 	}
-	desc := s.desc
-	if s.act == actNote {
+	desc := s.Desc
+	if s.Act == grammar.ActNote {
 		listed, ok := e.tasks()
 		if !ok {
 			return
@@ -268,22 +271,22 @@ func (e *executor) actOnOne(s step, targets []listedTask) {
 	if desc != "" {
 		args["description"] = desc
 	}
-	e.queue(s.act, toolUpdateTask, args)
+	e.queue(s.Act, toolUpdateTask, args)
 }
 
 // doFind answers a question about some tasks ("show me task 5", "do I
 // have anything about the dentist?") with those tasks alone, read from
 // the list, and makes them what the conversation is about: "delete it"
 // next deletes the one found.
-func (e *executor) doFind(s step) {
+func (e *executor) doFind(s grammar.Step) {
 	listed, ok := e.tasks()
 	if !ok {
 		return
 	}
 	var found []listedTask
 	var missing []int64
-	if s.ref.kind == refIDs {
-		for _, id := range s.ref.ids {
+	if s.Ref.Kind == slots.RefIDs {
+		for _, id := range s.Ref.IDs {
 			if t, ok := findTask(listed, id); ok {
 				found = append(found, t)
 			} else {
@@ -302,16 +305,16 @@ func (e *executor) doFind(s step) {
 			e.say("Here %s %s:", verb, taskNumbers(ids))
 		}
 	} else {
-		found = matchTasks(listed, s.ref.words, false)
-		if s.status != "all" {
-			found = tasksWhere(found, func(t listedTask) bool { return t.Completed == (s.status == "completed") })
+		found = matchTasks(listed, s.Ref.Words, false)
+		if s.Status != "all" {
+			found = tasksWhere(found, func(t listedTask) bool { return t.Completed == (s.Status == "completed") })
 		}
 		if len(found) == 0 {
-			e.say("You have no %s matching %q.", map[string]string{"all": "task", "pending": "pending task", "completed": "completed task"}[s.status],
-				strings.Join(s.ref.words, " "))
+			e.say("You have no %s matching %q.", map[string]string{"all": "task", "pending": "pending task", "completed": "completed task"}[s.Status],
+				strings.Join(s.Ref.Words, " "))
 			return
 		}
-		e.say("You have %s matching %q:", plural(len(found), "task"), strings.Join(s.ref.words, " "))
+		e.say("You have %s matching %q:", plural(len(found), "task"), strings.Join(s.Ref.Words, " "))
 	}
 	if len(found) > 0 {
 		e.say("%s", taskLines(found))

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file finds what a task cannot keep yet in a title being added: a
@@ -38,7 +39,7 @@ var clockTime = regexp.MustCompile(`^(?:\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2
 // unkeptIn finds what title says that a task cannot keep, at most one of
 // each kind, in the order said.
 func unkeptIn(title string) []unkept {
-	ws := splitWords(title)
+	ws := words.Split(title)
 	var out []unkept
 	seen := map[string]bool{}
 	for i := 0; i < len(ws); {
@@ -49,7 +50,7 @@ func unkeptIn(title string) []unkept {
 		}
 		if !seen[kind] {
 			seen[kind] = true
-			out = append(out, unkept{kind: kind, said: span(title, ws, i, end)})
+			out = append(out, unkept{kind: kind, said: words.Span(title, ws, i, end)})
 		}
 		i = end
 	}
@@ -58,17 +59,17 @@ func unkeptIn(title string) []unkept {
 
 // unkeptAt reads what is said from ws[i], returning its kind and where it
 // ends; "" when nothing a task cannot keep starts there.
-func unkeptAt(ws []word, i int) (string, int) {
-	low := ws[i].low
-	if n := longestPhrase(priorityWords, ws, i); n > 0 {
+func unkeptAt(ws []words.Word, i int) (string, int) {
+	low := ws[i].Low
+	if n := words.LongestPhrase(priorityWords, ws, i); n > 0 {
 		return "priority", i + n
 	}
 	switch {
 	case repeatWords[low]:
 		return "repeat", i + 1
-	case repeatLeads[low] && i+1 < len(ws) && (dateUnits[ws[i+1].low] || dateWords[ws[i+1].low] || ws[i+1].low == "other"):
+	case repeatLeads[low] && i+1 < len(ws) && (dateUnits[ws[i+1].Low] || dateWords[ws[i+1].Low] || ws[i+1].Low == "other"):
 		end := i + 2
-		if ws[i+1].low == "other" && end < len(ws) {
+		if ws[i+1].Low == "other" && end < len(ws) {
 			end++
 		}
 		return "repeat", end
@@ -88,16 +89,16 @@ func unkeptAt(ws []word, i int) (string, int) {
 
 // startsDate reports a date said from ws[i]: a date word, or leads ("by",
 // "next", "in", "end of the") followed by one.
-func startsDate(ws []word, i int) bool {
-	return isDateWord(ws, i) && !dateUnits[ws[i].low] && !isNumber(ws[i].low) || leadsToDate(ws, i)
+func startsDate(ws []words.Word, i int) bool {
+	return isDateWord(ws, i) && !dateUnits[ws[i].Low] && !isNumber(ws[i].Low) || leadsToDate(ws, i)
 }
 
 // leadsToDate reports up to three leads from ws[i] followed by a date
 // word: "by friday", "on the 12th", "by end of the month"; "at" leads only
 // to a time ("at 5", not "at home").
-func leadsToDate(ws []word, i int) bool {
-	for j := i; j < len(ws) && j < i+4 && dateLeads[ws[j].low]; j++ {
-		if j+1 < len(ws) && isDateWord(ws, j+1) && (ws[j].low != "at" || isNumber(ws[j+1].low) || clockTime.MatchString(ws[j+1].low)) {
+func leadsToDate(ws []words.Word, i int) bool {
+	for j := i; j < len(ws) && j < i+4 && dateLeads[ws[j].Low]; j++ {
+		if j+1 < len(ws) && isDateWord(ws, j+1) && (ws[j].Low != "at" || isNumber(ws[j+1].Low) || clockTime.MatchString(ws[j+1].Low)) {
 			return true
 		}
 	}
@@ -106,20 +107,20 @@ func leadsToDate(ws []word, i int) bool {
 
 // isDateWord reports a word that says when: a day, a month, a time, a
 // unit after a lead ("next week"), a number next to one of those.
-func isDateWord(ws []word, i int) bool {
-	low := ws[i].low
+func isDateWord(ws []words.Word, i int) bool {
+	low := ws[i].Low
 	switch {
 	case dateWords[low], clockTime.MatchString(low):
 		return true
 	case ambiguousMonth[low]:
-		return i+1 < len(ws) && isNumber(ws[i+1].low) || i > 0 && isNumber(ws[i-1].low)
+		return i+1 < len(ws) && isNumber(ws[i+1].Low) || i > 0 && isNumber(ws[i-1].Low)
 	case dateUnits[low]: // "next week", "in 3 days", "end of the month"; not "plan the week"
-		return i > 0 && (unitLeads[ws[i-1].low] || isNumber(ws[i-1].low) || i > 1 && ws[i-1].low == "the" && ws[i-2].low == "of")
+		return i > 0 && (unitLeads[ws[i-1].Low] || isNumber(ws[i-1].Low) || i > 1 && ws[i-1].Low == "the" && ws[i-2].Low == "of")
 	case isNumber(low):
-		return i > 0 && (ws[i-1].low == "at" || ws[i-1].low == "in" || ambiguousMonth[ws[i-1].low] || dateWords[ws[i-1].low]) ||
-			i+1 < len(ws) && (dateUnits[ws[i+1].low] || ambiguousMonth[ws[i+1].low] || dateWords[ws[i+1].low] || ws[i+1].low == "am" || ws[i+1].low == "pm")
+		return i > 0 && (ws[i-1].Low == "at" || ws[i-1].Low == "in" || ambiguousMonth[ws[i-1].Low] || dateWords[ws[i-1].Low]) ||
+			i+1 < len(ws) && (dateUnits[ws[i+1].Low] || ambiguousMonth[ws[i+1].Low] || dateWords[ws[i+1].Low] || ws[i+1].Low == "am" || ws[i+1].Low == "pm")
 	case low == "am" || low == "pm":
-		return i > 0 && isNumber(ws[i-1].low)
+		return i > 0 && isNumber(ws[i-1].Low)
 	}
 	return false
 }

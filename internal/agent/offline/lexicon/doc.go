@@ -17,7 +17,7 @@
 // "third 2"). Lines that start with "#" are comments. Sections that the
 // grammar's patterns name as @done are named [@done].
 //
-// The offline package asks for each section by name as it starts
+// The layers above ask for each section by name as it starts
 // (lexicon.Words("task verbs")), so a section that is missing, or written
 // twice, or lists a word twice stops the program, and every test with it,
 // before any message is read; a test of the offline package fails for a
@@ -26,5 +26,5 @@
 // To teach the model a word, add it to the section whose comment says it
 // is for that use and run the offline package's tests: the evaluation
 // shows what the word changes. A new list is a new section and a new
-// variable in the offline package that asks for it.
+// variable in the layer that reads it (words, slots, grammar or offline).
 package lexicon

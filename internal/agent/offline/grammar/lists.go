@@ -1,10 +1,12 @@
-package offline
+package grammar
 
 import (
 	"regexp"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file reads a list pasted in: lines that each start with a number
@@ -64,16 +66,16 @@ func nonEmptyLines(text string) []string {
 // its own, only that some follow: "add these:", "add:", "please add the
 // following", "put these on my list".
 func addsWhatFollows(line string) bool {
-	ws := trimClause(splitWords(line))
-	if n := longestPhrase(addVerbs, ws, 0); n > 0 && onlyFollowing(ws[n:]) {
+	ws := trimClause(words.Split(line))
+	if n := words.LongestPhrase(addVerbs, ws, 0); n > 0 && onlyFollowing(ws[n:]) {
 		return true // "add:", "add these", "add the following"
 	}
 	s, ok := parseWords(line, ws, true)
-	if !ok || s.act != actAdd {
+	if !ok || s.Act != ActAdd {
 		return false
 	}
-	for _, it := range s.items {
-		if !onlyFollowing(splitWords(it.title + " " + it.description)) {
+	for _, it := range s.Items {
+		if !onlyFollowing(words.Split(it.Title + " " + it.Description)) {
 			return false
 		}
 	}
@@ -81,9 +83,9 @@ func addsWhatFollows(line string) bool {
 }
 
 // onlyFollowing reports words that name no task, only that some follow.
-func onlyFollowing(ws []word) bool {
+func onlyFollowing(ws []words.Word) bool {
 	for _, w := range ws {
-		if !pluralLeadIns[w.low] && !followingWords[w.low] && w.low != "" && w.low != ":" {
+		if !slots.PluralLeadIns[w.Low] && !followingWords[w.Low] && w.Low != "" && w.Low != ":" {
 			return false
 		}
 	}
@@ -91,7 +93,7 @@ func onlyFollowing(ws []word) bool {
 }
 
 // addVerbs are the words a request to add starts with.
-var addVerbs = phrases(phraseSets["add"])
+var addVerbs = words.Phrases(words.PhraseSets["add"])
 
 // followingWords: see the lexicon.
 var followingWords = lexicon.Words("following words")
@@ -99,16 +101,16 @@ var followingWords = lexicon.Words("following words")
 // steps reads the list: after a line that asks to add, one add of every
 // item; otherwise each line as a message of its own, so that a list of
 // requests is carried out in order and a list of things is offered.
-func (p pasted) steps() ([]step, bool) {
+func (p pasted) steps() ([]Step, bool) {
 	switch {
 	case p.header != "" && addsWhatFollows(p.header):
-		return []step{{act: actAdd, items: p.items()}}, true
+		return []Step{{Act: ActAdd, Items: p.items()}}, true
 	case p.header == "" && !p.asks():
 		// Things, listed with nothing said of them: offered, one question
 		// for all, whatever question was open before.
-		var steps []step
+		var steps []Step
 		for _, it := range p.items() {
-			steps = append(steps, step{act: actSuggest, text: it.title})
+			steps = append(steps, Step{Act: ActSuggest, Text: it.Title})
 		}
 		return steps, len(steps) > 0
 	}
@@ -116,12 +118,12 @@ func (p pasted) steps() ([]step, bool) {
 }
 
 // items are the lines as tasks to add.
-func (p pasted) items() []item {
-	var items []item
+func (p pasted) items() []Item {
+	var items []Item
 	for _, line := range p.lines {
-		title, desc := splitDescription(line)
-		if t := capitalizeFirst(cleanText(stripInfinitive(title))); t != "" {
-			items = append(items, item{title: t, description: cleanText(desc)})
+		title, desc := slots.SplitDescription(line)
+		if t := words.CapitalizeFirst(cleanText(slots.StripInfinitive(title))); t != "" {
+			items = append(items, Item{Title: t, Description: cleanText(desc)})
 		}
 	}
 	return items
@@ -131,8 +133,8 @@ func (p pasted) items() []item {
 // something more than words that may be a task.
 func (p pasted) asks() bool {
 	for _, line := range p.lines {
-		ws := trimPunctuation(splitWords(line))
-		if s, ok := parseWords(line, ws, true); ok && !(s.act == actAnswer && s.ref.kind == refName) {
+		ws := words.TrimPunctuation(words.Split(line))
+		if s, ok := parseWords(line, ws, true); ok && !(s.Act == ActAnswer && s.Ref.Kind == slots.RefName) {
 			return true
 		}
 	}

@@ -1,9 +1,11 @@
-package offline
+package grammar
 
 import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file reads answers to what the assistant asked, and yes and no
@@ -18,20 +20,20 @@ import (
 // person asks instead ("no wait, delete task 4"); tasks named alone
 // right after it ("complete task 3, no, task 4") are what the completion
 // or deletion it took back was meant for.
-func takenBack(steps []step) []step {
-	var out []step
-	var taken *step // what the no just before took back
+func takenBack(steps []Step) []Step {
+	var out []Step
+	var taken *Step // what the no just before took back
 	for i, s := range steps {
-		if s.act != actNo || s.corrects {
-			if taken != nil && (taken.act == actComplete || taken.act == actDelete) && namesTaskAlone(s) {
-				s = step{act: taken.act, ref: s.ref, parts: s.parts}
+		if s.Act != ActNo || s.Corrects {
+			if taken != nil && (taken.Act == ActComplete || taken.Act == ActDelete) && namesTaskAlone(s) {
+				s = Step{Act: taken.Act, Ref: s.Ref, Parts: s.Parts}
 			}
 			out, taken = append(out, s), nil
 			continue
 		}
 		requests := 0
 		for _, o := range out {
-			if o.act != actNo {
+			if o.Act != ActNo {
 				requests++
 			}
 		}
@@ -43,7 +45,7 @@ func takenBack(steps []step) []step {
 			continue
 		}
 		back := len(out) - 1
-		for out[back].act == actNo {
+		for out[back].Act == ActNo {
 			back--
 		}
 		t := out[back]
@@ -55,7 +57,7 @@ func takenBack(steps []step) []step {
 		}
 		if i+1 == len(steps) {
 			if len(out) > 0 {
-				s.text = "Okay, I left out what you took back."
+				s.Text = "Okay, I left out what you took back."
 			}
 			out = append(out, s)
 		}
@@ -65,9 +67,9 @@ func takenBack(steps []step) []step {
 
 // widens reports a no that takes back more than the request just before
 // it: "no, neither", "no, not those", "forget all of that", "none of it".
-func widens(ws []word) bool {
+func widens(ws []words.Word) bool {
 	for _, w := range ws {
-		if widenWords[w.low] {
+		if widenWords[w.Low] {
 			return true
 		}
 	}
@@ -79,12 +81,12 @@ var widenWords = lexicon.Words("widen words")
 // namesTaskAlone reports a bare reference that plainly points at a task:
 // numbers ("just 4", "task 5"), or a name said as one ("the garage").
 // Other words ("buy milk") may be a task to add, and name none.
-func namesTaskAlone(s step) bool {
-	if s.act != actAnswer {
+func namesTaskAlone(s Step) bool {
+	if s.Act != ActAnswer {
 		return false
 	}
-	ws := splitWords(strings.ToLower(s.text))
-	return s.ref.kind == refIDs || s.ref.kind == refName && len(ws) > 0 && refLeads[ws[0].low]
+	ws := words.Split(strings.ToLower(s.Text))
+	return s.Ref.Kind == slots.RefIDs || s.Ref.Kind == slots.RefName && len(ws) > 0 && refLeads[ws[0].Low]
 }
 
 // doubtingYes reads a yes said with a doubt: as a question ("ok?"), or
@@ -92,10 +94,10 @@ func namesTaskAlone(s step) bool {
 // "yes. wait, which ones"). Such a yes does nothing but ask again, which
 // answers what followed it; one
 // followed by a no ("ok? no wait") is dropped, and the no decides.
-func doubtingYes(text string, steps []step) []step {
+func doubtingYes(text string, steps []Step) []Step {
 	yes := -1
 	for i, s := range steps {
-		if s.act == actYes {
+		if s.Act == ActYes {
 			yes = i
 			break
 		}
@@ -104,34 +106,34 @@ func doubtingYes(text string, steps []step) []step {
 		return steps
 	}
 	for _, s := range steps[yes+1:] {
-		if s.act == actNo {
-			return append(append([]step(nil), steps[:yes]...), steps[yes+1:]...)
+		if s.Act == ActNo {
+			return append(append([]Step(nil), steps[:yes]...), steps[yes+1:]...)
 		}
 	}
 	if !doubted(text) {
 		return steps
 	}
 	// What follows asks what the yes would do: asking again says so.
-	out := append([]step(nil), steps[:yes+1]...)
-	out[yes].doubtful = true
+	out := append([]Step(nil), steps[:yes+1]...)
+	out[yes].Doubtful = true
 	return out
 }
 
 // doubted reports a message whose first sentence that reads as a yes is
 // asked, or followed by a question or a hesitation.
 func doubted(text string) bool {
-	sentences := splitSentences(text)
+	sentences := words.Sentences(text)
 	for i, sentence := range sentences {
-		ws := trimClause(trimPunctuation(splitWords(sentence)))
-		if s, ok := parseWords(sentence, ws, true); !ok || s.act != actYes {
+		ws := trimClause(words.TrimPunctuation(words.Split(sentence)))
+		if s, ok := parseWords(sentence, ws, true); !ok || s.Act != ActYes {
 			continue
 		}
 		if strings.HasSuffix(strings.TrimSpace(sentence), "?") {
 			return true
 		}
 		for _, later := range sentences[i+1:] {
-			lw := trimPunctuation(splitWords(later))
-			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].low]) {
+			lw := words.TrimPunctuation(words.Split(later))
+			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].Low]) {
 				return true
 			}
 		}
@@ -149,25 +151,25 @@ var hesitations = lexicon.Words("hesitations")
 // a change on several tasks with all of them but those (see
 // executor.offerAllBut); the words after the exception never name a
 // task to act on.
-func yesExcept(ws []word) (step, bool) {
-	ws = trimPunctuation(ws)
-	k := longestPhrase(exceptionWords, ws, 0)
-	if k == 0 || k == 1 && ws[0].low == "but" { // "yes but delete task 5"
-		return step{}, false
+func yesExcept(ws []words.Word) (Step, bool) {
+	ws = words.TrimPunctuation(ws)
+	k := words.LongestPhrase(exceptionWords, ws, 0)
+	if k == 0 || k == 1 && ws[0].Low == "but" { // "yes but delete task 5"
+		return Step{}, false
 	}
-	return step{act: actAnswer, ref: ref{kind: refOther, except: exceptionRefs(ws[k:]), plural: true}}, true
+	return Step{Act: ActAnswer, Ref: slots.Ref{Kind: slots.RefOther, Except: slots.ExceptionRefs(ws[k:]), Plural: true}}, true
 }
 
 // stillToDo reports a modal said with no task of its own: "I have to",
 // "gotta do it", "I need to do it today". It says something is still to
 // be done; what, the question before it said.
-func stillToDo(ws []word) bool {
-	n := longestPhrase(modals, ws, 0)
+func stillToDo(ws []words.Word) bool {
+	n := words.LongestPhrase(modals, ws, 0)
 	if n == 0 {
 		return false
 	}
 	for _, w := range ws[n:] {
-		if !modalTails[w.low] {
+		if !modalTails[w.Low] {
 			return false
 		}
 	}
@@ -189,42 +191,42 @@ var (
 // request of its own ("yes delete them"), or, after a pause, an answer
 // ("yes, the second one", "nope, delete task 3"). Without the pause a no
 // starts a phrase: "no need to delete task 3" deletes nothing.
-func parseAnswer(sentence string, ws []word, whole bool) (step, bool) {
-	yes, no := longestPhrase(yesLeads, ws, 0), longestPhrase(noLeads, ws, 0)
+func parseAnswer(sentence string, ws []words.Word, whole bool) (Step, bool) {
+	yes, no := words.LongestPhrase(yesLeads, ws, 0), words.LongestPhrase(noLeads, ws, 0)
 	n := max(yes, no)
 	if n == 0 || n == len(ws) {
-		return step{}, false
+		return Step{}, false
 	}
-	paused := ws[n].low == "," || ws[n].low == "but" // "no but delete task 1"
+	paused := ws[n].Low == "," || ws[n].Low == "but" // "no but delete task 1"
 	if s, ok := yesExcept(ws[n:]); ok && yes > no {
 		return s, true
 	}
 	if stillToDo(trimClause(ws[n:])) {
 		if no > yes { // "no, I have to": not done
-			return step{act: actNo}, true
+			return Step{Act: ActNo}, true
 		}
-		return step{act: actYes, stillToDo: true}, true
+		return Step{Act: ActYes, StillToDo: true}, true
 	}
 	rest, ok := parseWords(sentence, ws[n:], whole)
 	switch {
 	case !ok:
-		return step{}, false
-	case rest.corrects: // "no, I meant keep it": the correction decides
+		return Step{}, false
+	case rest.Corrects: // "no, I meant keep it": the correction decides
 		return rest, true
-	case rest.chatter || rest.act == actYes || rest.act == actNo:
+	case rest.chatter || rest.Act == ActYes || rest.Act == ActNo:
 		if no > yes {
-			return step{act: actNo}, true
+			return Step{Act: ActNo}, true
 		}
-		return step{act: actYes}, rest.act != actNo
-	case rest.act == actReply || rest.act == actSuggest:
-		return step{}, false
-	case no > yes && rest.act == actAnswer && continues(ws[n:]):
+		return Step{Act: ActYes}, rest.Act != ActNo
+	case rest.Act == ActReply || rest.Act == ActSuggest:
+		return Step{}, false
+	case no > yes && rest.Act == ActAnswer && continues(ws[n:]):
 		// "no, and task 4 too": the no goes for more tasks, and names
 		// none to act on.
-		return step{act: actNo}, true
-	case rest.act == actAnswer || no > yes:
+		return Step{Act: ActNo}, true
+	case rest.Act == ActAnswer || no > yes:
 		return rest, paused
 	}
-	rest.confirmed = true
+	rest.Confirmed = true
 	return rest, true
 }

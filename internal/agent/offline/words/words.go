@@ -1,4 +1,4 @@
-package offline
+package words
 
 import (
 	"strings"
@@ -12,23 +12,23 @@ import (
 // were written, so a title is always a span of the message as the person
 // wrote it: words are never cut out of its middle.
 
-// word is one word or one punctuation mark (",", ":" and ";" stand alone).
-// low is what the grammar compares: lower case, straight apostrophes, no
+// Word is one word or one punctuation mark (",", ":" and ";" stand alone).
+// Low is what the grammar compares: lower case, straight apostrophes, no
 // surrounding punctuation, no trailing "'s" but in "let's" ("that's" is
 // "that", so the grammar writes "that's right" as that_right).
-type word struct {
-	text       string
-	low        string
-	start, end int // byte offsets in the text it was cut from
+type Word struct {
+	Text       string
+	Low        string
+	Start, End int // byte offsets in the text it was cut from
 }
 
 // quotePairs are the quotes people wrap a title in, opening to closing.
 var quotePairs = map[rune]rune{'"': '"', '“': '”', '‘': '’', '`': '`', '«': '»', '\'': '\''}
 
-// splitWords cuts s into words. Inside quotes nothing is cut off as
+// Split cuts s into words. Inside quotes nothing is cut off as
 // punctuation, so "Pick up: keys" stays one title.
-func splitWords(s string) []word {
-	var ws []word
+func Split(s string) []Word {
+	var ws []Word
 	start, closing := -1, rune(0)
 	flush := func(end int) {
 		if start >= 0 {
@@ -64,22 +64,22 @@ func splitWords(s string) []word {
 // across them ("✅ 1 🙂 5"); elsewhere an emoji is decoration and goes
 // ("delete 3, 4 👍 and 5"), but for one that says no or doubt ("delete 5
 // 🤔 7"), which no list runs across either.
-func withCheckMarks(ws []word) []word {
+func withCheckMarks(ws []Word) []Word {
 	marked := false
 	for _, w := range ws {
-		marked = marked || w.low == "" && strings.ContainsAny(w.text, notDoneMarks+doneMarks)
+		marked = marked || w.Low == "" && strings.ContainsAny(w.Text, notDoneMarks+doneMarks)
 	}
 	for i, w := range ws {
 		switch {
-		case w.low != "":
-		case strings.ContainsAny(w.text, notDoneMarks):
-			ws[i].low = "not"
-		case strings.ContainsAny(w.text, doneMarks):
-			if i == 0 || statusWord(ws[i-1].low) != "completed" {
-				ws[i].low = "done"
+		case w.Low != "":
+		case strings.ContainsAny(w.Text, notDoneMarks):
+			ws[i].Low = "not"
+		case strings.ContainsAny(w.Text, doneMarks):
+			if i == 0 || StatusWord(ws[i-1].Low) != "completed" {
+				ws[i].Low = "done"
 			}
-		case strings.ContainsAny(w.text, doubtMarks), marked && i > 0 && i+1 < len(ws) && isSymbols(w.text):
-			ws[i].low = w.text // a word no pattern holds
+		case strings.ContainsAny(w.Text, doubtMarks), marked && i > 0 && i+1 < len(ws) && isSymbols(w.Text):
+			ws[i].Low = w.Text // a word no pattern holds
 		}
 	}
 	return ws
@@ -139,14 +139,14 @@ func endsQuote(s string, end int) bool {
 
 // appendWord appends s[start:end], with a trailing ",", ":" or ";" as a word
 // of its own when split is set.
-func appendWord(ws []word, s string, start, end int, split bool) []word {
-	var punct []word
+func appendWord(ws []Word, s string, start, end int, split bool) []Word {
+	var punct []Word
 	for split && end > start {
 		r, n := utf8.DecodeLastRuneInString(s[start:end])
 		if !strings.ContainsRune(",:;", r) {
 			break
 		}
-		punct = append([]word{{text: string(r), low: string(r), start: end - n, end: end}}, punct...)
+		punct = append([]Word{{Text: string(r), Low: string(r), Start: end - n, End: end}}, punct...)
 		end -= n
 	}
 	if end > start {
@@ -155,7 +155,7 @@ func appendWord(ws []word, s string, start, end int, split bool) []word {
 	return append(ws, punct...)
 }
 
-func newWord(s string, start, end int) word {
+func newWord(s string, start, end int) Word {
 	text := s[start:end]
 	low := strings.ReplaceAll(strings.ToLower(text), "’", "'")
 	low = strings.TrimFunc(low, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
@@ -169,39 +169,39 @@ func newWord(s string, start, end int) word {
 	if full, ok := chatSpellings[low]; ok {
 		low = full
 	}
-	return word{text: text, low: low, start: start, end: end}
+	return Word{Text: text, Low: low, Start: start, End: end}
 }
 
 // chatSpellings are words as people type them in a chat ("tmrw"), read
 // as the word they stand for.
 var chatSpellings = lexicon.Pairs("chat spellings")
 
-// splitSentences cuts a message at sentence ends (".", "!", "?" before a
+// Sentences cuts a message at sentence ends (".", "!", "?" before a
 // space) and line breaks, outside quotes.
-func splitSentences(s string) []string {
+func Sentences(s string) []string {
 	var out []string
-	ws := splitWords(s)
+	ws := Split(s)
 	from := 0
 	for i, w := range ws {
 		last := i == len(ws)-1
-		cut := !last && strings.Contains(s[w.end:ws[i+1].start], "\n")
-		if r, _ := utf8.DecodeLastRuneInString(w.text); strings.ContainsRune(".!?…", r) && !isQuoted(w.text) && !isAbbreviation(w.low) &&
-			!(numberNouns[w.low] && !last && taskNumber(ws[i+1]) > 0) { // "task no. 4"
+		cut := !last && strings.Contains(s[w.End:ws[i+1].Start], "\n")
+		if r, _ := utf8.DecodeLastRuneInString(w.Text); strings.ContainsRune(".!?…", r) && !IsQuoted(w.Text) && !isAbbreviation(w.Low) &&
+			!(NumberNouns[w.Low] && !last && TaskNumber(ws[i+1]) > 0) { // "task no. 4"
 			cut = true
 		}
 		if cut || last {
-			out = append(out, s[from:w.end])
+			out = append(out, s[from:w.End])
 			if !last {
-				from = ws[i+1].start
+				from = ws[i+1].Start
 			}
 		}
 	}
 	return out
 }
 
-// isQuoted reports whether a word is one quoted span: its inner
+// IsQuoted reports whether a word is one quoted span: its inner
 // punctuation ends no sentence.
-func isQuoted(text string) bool {
+func IsQuoted(text string) bool {
 	r, _ := utf8.DecodeRuneInString(text)
 	_, ok := quotePairs[r]
 	return ok && r != '\'' && len(text) > 1
@@ -214,16 +214,16 @@ func isAbbreviation(low string) bool {
 
 var abbreviations = lexicon.Words("abbreviations")
 
-// span returns the text the words ws[i:j] cover in s, as it was written.
-func span(s string, ws []word, i, j int) string {
+// Span returns the text the words ws[i:j] cover in s, as it was written.
+func Span(s string, ws []Word, i, j int) string {
 	if i >= j {
 		return ""
 	}
-	return s[ws[i].start:ws[j-1].end]
+	return s[ws[i].Start:ws[j-1].End]
 }
 
-// unquote trims s and removes quotes that wrap all of it.
-func unquote(s string) string {
+// Unquote trims s and removes quotes that wrap all of it.
+func Unquote(s string) string {
 	s = strings.TrimSpace(s)
 	first, n := utf8.DecodeRuneInString(s)
 	last, m := utf8.DecodeLastRuneInString(s)
@@ -233,10 +233,38 @@ func unquote(s string) string {
 	return s
 }
 
-func capitalizeFirst(s string) string {
+// CapitalizeFirst writes s with its first letter in upper case.
+func CapitalizeFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
 	if r == utf8.RuneError {
 		return s
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
 }
+
+// TrimPunctuation drops words that are only punctuation at either end.
+func TrimPunctuation(ws []Word) []Word {
+	for len(ws) > 0 && ws[0].Low == "" || len(ws) > 0 && (ws[0].Low == "," || ws[0].Low == ":") {
+		ws = ws[1:]
+	}
+	for len(ws) > 0 && (ws[len(ws)-1].Low == "" || ws[len(ws)-1].Low == "," || ws[len(ws)-1].Low == ":") {
+		ws = ws[:len(ws)-1]
+	}
+	return ws
+}
+
+// StatusWord maps a word to the state it names, or "".
+func StatusWord(low string) string {
+	switch {
+	case completedStates[low]:
+		return "completed"
+	case pendingStates[low]:
+		return "pending"
+	}
+	return ""
+}
+
+var (
+	completedStates = lexicon.Words("completed states")
+	pendingStates   = lexicon.Words("pending states")
+)

@@ -1,4 +1,4 @@
-package offline
+package slots
 
 import (
 	"regexp"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file reads the tasks an add request names. A title is a span of
@@ -26,56 +27,30 @@ var addLeadIns = [][][]string{
 	lexicon.Phrases("add lead-ins 8: to"),
 }
 
-// pluralLeadIns say that several tasks follow: "three tasks: a, b and c".
-var pluralLeadIns = lexicon.Words("plural lead-ins")
+// PluralLeadIns say that several tasks follow: "three tasks: a, b and c".
+var PluralLeadIns = lexicon.Words("plural lead-ins")
 
-// addTails are taken off the end of a title.
-var addTails = lexicon.Phrases("add tails")
+// AddTails are taken off the end of a title.
+var AddTails = lexicon.Phrases("add tails")
 
-// add reads the {items} slot of an add request: one task, or several when
-// the lead-in says so ("add three tasks: a, b and c") or the infinitive
-// repeats ("remind me to call mom and to pay rent").
-func add(c clause) (step, bool) {
-	if from := c.caps["items"][0]; pointsAtTask(c.ws, from) || from > 0 && pointsAtTask(c.ws, from-1) || namesField(c.words("items")) {
-		// "remind me about task 3 tomorrow", "make task 5 high priority",
-		// "add to the bike task's notes …": a task of the list is no new
-		// one.
-		return step{}, false
-	}
-	ws, plural := stripAddLeadIns(c.words("items"))
-	ws = stripListTail(stripTrailing(ws, addTails))
-	if len(ws) == 0 || (len(ws) == 1 && (ws[0].low == "" || addFrameOnly[ws[0].low])) {
-		return step{act: actAdd}, true // nothing said: the executor asks what
-	}
-	text := span(c.text, ws, 0, len(ws))
-	var items []item
-	for _, part := range splitItems(text, plural || allQuoted(text)) {
-		title, desc := splitDescription(part)
-		if t := capitalizeFirst(cleanText(stripInfinitive(title))); t != "" {
-			items = append(items, item{title: t, description: cleanText(desc)})
-		}
-	}
-	return step{act: actAdd, items: items}, true
-}
-
-// pointsAtTask reports a task of the list at ws[i], said with its number
+// PointsAtTask reports a task of the list at ws[i], said with its number
 // or as "the … task"; "the blue one" may be a thing to add.
-func pointsAtTask(ws []word, i int) bool {
-	n := taskRefAt(ws, i)
-	return n > 0 && ws[i+n-1].low != "one"
+func PointsAtTask(ws []words.Word, i int) bool {
+	n := TaskRefAt(ws, i)
+	return n > 0 && ws[i+n-1].Low != "one"
 }
 
-// namesField reports a task of the list followed by one of its fields:
+// NamesField reports a task of the list followed by one of its fields:
 // "the bike task's notes", "task 2 description". Words to add never say
 // that; an edit of the task does.
-func namesField(ws []word) bool {
+func NamesField(ws []words.Word) bool {
 	for i := range ws {
-		if n := taskRefAt(ws, i); n > 0 && i+n < len(ws) && fieldWords[ws[i+n].low] {
+		if n := TaskRefAt(ws, i); n > 0 && i+n < len(ws) && fieldWords[ws[i+n].Low] {
 			return true
 		}
 		// "the bike task notes": "the", one to three words, "task".
-		for j := i + 2; ws[i].low == "the" && j < len(ws)-1 && j <= i+4; j++ {
-			if ws[j].low == "task" && fieldWords[ws[j+1].low] {
+		for j := i + 2; ws[i].Low == "the" && j < len(ws)-1 && j <= i+4; j++ {
+			if ws[j].Low == "task" && fieldWords[ws[j+1].Low] {
 				return true
 			}
 		}
@@ -85,23 +60,23 @@ func namesField(ws []word) bool {
 
 var fieldWords = lexicon.Words("field words")
 
-// stripListTail takes off a tail that names the list a task goes on:
+// StripListTail takes off a tail that names the list a task goes on:
 // "to my shopping list", "on the work list", "onto my reading list". The
 // list is one (taskchat keeps one per person), so the name adds nothing.
 // Only the kinds of list people keep tasks in: "put Bob on the guest list"
 // and "get on the waiting list" are tasks about another list.
-func stripListTail(ws []word) []word {
+func StripListTail(ws []words.Word) []words.Word {
 	n := len(ws)
-	if n < 4 || ws[n-1].low != "list" {
+	if n < 4 || ws[n-1].Low != "list" {
 		return ws
 	}
 	for _, kind := range listKinds {
 		at := n - 1 - len(kind) // where the kind starts, before "list"
-		if at < 3 || !listPrepositions[ws[at-2].low] || !listOwners[ws[at-1].low] {
+		if at < 3 || !listPrepositions[ws[at-2].Low] || !listOwners[ws[at-1].Low] {
 			continue
 		}
-		if m, ok := matchPhrase(kind, ws, at); ok && at+m == n-1 {
-			return stripTrailing(ws[:at-2], addTails)
+		if m, ok := words.MatchPhrase(kind, ws, at); ok && at+m == n-1 {
+			return words.StripTrailing(ws[:at-2], AddTails)
 		}
 	}
 	return ws
@@ -113,21 +88,21 @@ var (
 	listKinds        = lexicon.Phrases("@listkind")
 )
 
-// addFrameOnly are words that, alone after an add word, name no task.
-var addFrameOnly = lexicon.Words("add frame only")
+// AddFrameOnly are words that, alone after an add word, name no task.
+var AddFrameOnly = lexicon.Words("add frame only")
 
-func stripAddLeadIns(ws []word) ([]word, bool) {
+func StripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
 	plural := false
 	for _, group := range addLeadIns {
 		for _, ph := range group {
-			if n, ok := matchPhrase(ph, ws, 0); ok && n < len(ws) && !countsThings(ws) {
-				plural = plural || pluralLeadIns[ws[0].low]
+			if n, ok := words.MatchPhrase(ph, ws, 0); ok && n < len(ws) && !countsThings(ws) {
+				plural = plural || PluralLeadIns[ws[0].Low]
 				ws = ws[n:]
 				break
 			}
 		}
 	}
-	for len(ws) > 1 && (ws[0].low == ":" || ws[0].low == ",") {
+	for len(ws) > 1 && (ws[0].Low == ":" || ws[0].Low == ",") {
 		ws = ws[1:]
 	}
 	return ws, plural
@@ -135,12 +110,12 @@ func stripAddLeadIns(ws []word) ([]word, bool) {
 
 // countsThings reports a title that starts with a count of things, not of
 // tasks: "3 eggs" keeps its number, "3 tasks: a, b, c" does not.
-func countsThings(ws []word) bool {
-	if !taskCounts[ws[0].low] {
+func countsThings(ws []words.Word) bool {
+	if !taskCounts[ws[0].Low] {
 		return false
 	}
 	for _, w := range ws[1:min(3, len(ws))] {
-		if taskNouns[w.low] {
+		if TaskNouns[w.Low] {
 			return false
 		}
 	}
@@ -149,14 +124,14 @@ func countsThings(ws []word) bool {
 
 var (
 	taskCounts = lexicon.Words("task counts")
-	taskNouns  = lexicon.Words("task nouns")
+	TaskNouns  = lexicon.Words("task nouns")
 )
 
-// splitItems cuts a list of titles at commas, semicolons and "and", when
+// SplitItems cuts a list of titles at commas, semicolons and "and", when
 // the request said it holds several; and otherwise where an infinitive
 // repeats ("call mom and to pay rent") or where what follows starts with
 // what to do (see startsTask).
-func splitItems(text string, plural bool) []string {
+func SplitItems(text string, plural bool) []string {
 	if parts, ok := enumerated(text); ok {
 		return parts
 	}
@@ -185,13 +160,13 @@ func thingsListed(text string) ([]string, bool) {
 		return nil, false
 	}
 	for _, part := range parts {
-		ws := splitWords(part)
+		ws := words.Split(part)
 		if len(ws) == 0 || len(ws) > maxThingWords {
 			return nil, false
 		}
 	}
-	first := splitWords(parts[0])[0].low
-	if taskVerbs[first] || nounVerbs[first] || listVerbs[first] {
+	first := words.Split(parts[0])[0].Low
+	if TaskVerbs[first] || nounVerbs[first] || listVerbs[first] {
 		return nil, false
 	}
 	return parts, true
@@ -238,15 +213,15 @@ var enumerator = regexp.MustCompile(`(?:^|\s)\(?(\d{1,2})[.)]\s+`)
 // is more than a verb ("email Bob"). "Buy salt and pepper", "call mom and
 // dad", "pick up and drop off the kids", "research and write the report"
 // and "buy a book and read it" stay one task.
-func startsTask(b, a []word) bool {
-	if len(b) < 2 || len(a) < 2 || objectPronouns[a[1].low] {
+func startsTask(b, a []words.Word) bool {
+	if len(b) < 2 || len(a) < 2 || objectPronouns[a[1].Low] {
 		return false
 	}
-	return taskVerbs[a[0].low] || nounVerbs[a[0].low] && determiners[a[1].low]
+	return TaskVerbs[a[0].Low] || nounVerbs[a[0].Low] && determiners[a[1].Low]
 }
 
-// taskVerbs begin tasks ("book a table", "call the bank").
-var taskVerbs = lexicon.Words("task verbs")
+// TaskVerbs begin tasks ("book a table", "call the bank").
+var TaskVerbs = lexicon.Words("task verbs")
 
 // nounVerbs are verbs that are nouns as often; they start a task only before a determiner.
 var (
@@ -257,15 +232,15 @@ var (
 // objectPronouns after a verb point back into the same task: "buy a book and read it".
 var objectPronouns = lexicon.Words("object pronouns")
 
-// allQuoted reports a text made only of quoted titles and the words that
+// AllQuoted reports a text made only of quoted titles and the words that
 // join them: "'Call mom' and 'Pay rent'".
-func allQuoted(text string) bool {
+func AllQuoted(text string) bool {
 	n := 0
-	for _, w := range splitWords(text) {
+	for _, w := range words.Split(text) {
 		switch {
-		case isQuoted(w.text) || (len(w.text) > 1 && w.text[0] == '\'' && w.text[len(w.text)-1] == '\''):
+		case words.IsQuoted(w.Text) || (len(w.Text) > 1 && w.Text[0] == '\'' && w.Text[len(w.Text)-1] == '\''):
 			n++
-		case w.low == "and" || w.low == "," || w.low == "&" || w.low == "plus":
+		case w.Low == "and" || w.Low == "," || w.Low == "&" || w.Low == "plus":
 		default:
 			return false
 		}
@@ -280,24 +255,24 @@ var (
 
 // cutAt splits s at every match of sep outside quotes.
 func cutAt(s string, sep *regexp.Regexp) []string {
-	return cutWhere(s, sep, func([]word, []word) bool { return true })
+	return cutWhere(s, sep, func([]words.Word, []words.Word) bool { return true })
 }
 
 // cutWhere splits s at the matches of sep outside quotes where two says
 // the words either side of the match, back to the last cut and on to the
 // end, are two parts. The text is cut into words once, however many
 // matches are weighed.
-func cutWhere(s string, sep *regexp.Regexp, two func(before, after []word) bool) []string {
+func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word) bool) []string {
 	var out []string
-	ws := splitWords(s)
+	ws := words.Split(s)
 	quoted := quotedSpansOf(ws)
 	from, fromWord := 0, 0
 	for _, loc := range sep.FindAllStringIndex(s, -1) {
 		if inside(quoted, loc[0]) {
 			continue
 		}
-		end := sort.Search(len(ws), func(i int) bool { return ws[i].end > loc[0] })
-		next := sort.Search(len(ws), func(i int) bool { return ws[i].start >= loc[1] })
+		end := sort.Search(len(ws), func(i int) bool { return ws[i].End > loc[0] })
+		next := sort.Search(len(ws), func(i int) bool { return ws[i].Start >= loc[1] })
 		if !two(ws[fromWord:max(end, fromWord)], ws[next:]) {
 			continue
 		}
@@ -309,15 +284,15 @@ func cutWhere(s string, sep *regexp.Regexp, two func(before, after []word) bool)
 
 // quotedSpans returns where s has quoted spans, as byte ranges.
 func quotedSpans(s string) [][2]int {
-	return quotedSpansOf(splitWords(s))
+	return quotedSpansOf(words.Split(s))
 }
 
 // quotedSpansOf returns where the words ws, cut from a text, are quoted.
-func quotedSpansOf(ws []word) [][2]int {
+func quotedSpansOf(ws []words.Word) [][2]int {
 	var out [][2]int
 	for _, w := range ws {
-		if isQuoted(w.text) {
-			out = append(out, [2]int{w.start, w.end})
+		if words.IsQuoted(w.Text) {
+			out = append(out, [2]int{w.Start, w.End})
 		}
 	}
 	return out
@@ -333,8 +308,8 @@ func inside(spans [][2]int, i int) bool {
 	return false
 }
 
-// stripInfinitive takes a leading "to" off an item: "to pay rent".
-func stripInfinitive(s string) string {
+// StripInfinitive takes a leading "to" off an item: "to pay rent".
+func StripInfinitive(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) > 3 && strings.EqualFold(s[:3], "to ") {
 		return s[3:]
@@ -347,7 +322,7 @@ func stripInfinitive(s string) string {
 var descriptionMarker = regexp.MustCompile(`(?i)(?:\s*[,;:]\s*|\s+-\s+|\s+with\s+(?:a\s+|the\s+)?)(?:description|details|notes?)\b\s*:?\s*` +
 	`|\s+(?:description|details|notes?)\s*:\s*`)
 
-func splitDescription(s string) (title, description string) {
+func SplitDescription(s string) (title, description string) {
 	loc := descriptionMarker.FindStringIndex(s)
 	if loc == nil || inside(quotedSpans(s), loc[0]) {
 		return s, ""

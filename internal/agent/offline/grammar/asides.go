@@ -1,6 +1,10 @@
-package offline
+package grammar
 
-import "github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+import (
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
+)
 
 // This file reads what is said around a request without being one: a
 // reason ("because I sold it"), a remark ("all sorted"), a topic named
@@ -10,17 +14,17 @@ import "github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 // and no task of their own: "all done", "all sorted now", "that's all
 // good", "done!". After a request they say the request is all there is
 // ("called the plumber, all sorted"), not that every task is done.
-func stateRemark(ws []word) bool {
-	ws = trimPunctuation(ws)
-	for len(ws) > 0 && (ws[len(ws)-1].low == "" || remarkTails[ws[len(ws)-1].low]) {
+func stateRemark(ws []words.Word) bool {
+	ws = words.TrimPunctuation(ws)
+	for len(ws) > 0 && (ws[len(ws)-1].Low == "" || remarkTails[ws[len(ws)-1].Low]) {
 		ws = ws[:len(ws)-1]
 	}
-	_, ok := stateRemarkPattern.match(ws)
+	_, ok := stateRemarkPattern.Match(ws)
 	return ok
 }
 
 var (
-	stateRemarkPattern = compilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
+	stateRemarkPattern = words.CompilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
 		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
 	remarkTails = lexicon.Words("remark tails")
 )
@@ -28,11 +32,11 @@ var (
 // continues reports a clause that adds to what was said before: it
 // starts "and", "also" or "plus", or ends "too", "also" or "as well".
 // ("and the dentist?" asks; it adds nothing.)
-func continues(ws []word) bool {
-	ws = trimPunctuation(ws)
+func continues(ws []words.Word) bool {
+	ws = words.TrimPunctuation(ws)
 	n := len(ws)
-	return n > 0 && (continuing[ws[0].low] || ws[n-1].low == "too" || ws[n-1].low == "also" ||
-		n > 1 && ws[n-2].low == "as" && ws[n-1].low == "well")
+	return n > 0 && (continuing[ws[0].Low] || ws[n-1].Low == "too" || ws[n-1].Low == "also" ||
+		n > 1 && ws[n-2].Low == "as" && ws[n-1].Low == "well")
 }
 
 // topicOf reads a clause that only names tasks, said before a request
@@ -40,28 +44,28 @@ func continues(ws []word) bool {
 // one, mark it done"): the tasks it names are what the request is about.
 // The clause must read as no request of its own, and name tasks as a
 // reference does: "the …", "my …", "task 3".
-func topicOf(sentence string, before []word, s step) (ref, bool) {
-	if len(before) == 0 || s.ref.kind != refFocus || s.ref.count != 0 {
-		return ref{}, false
+func topicOf(sentence string, before []words.Word, s Step) (slots.Ref, bool) {
+	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Count != 0 {
+		return slots.Ref{}, false
 	}
 	if _, ok := parseWords(sentence, before, false); ok {
-		return ref{}, false
+		return slots.Ref{}, false
 	}
-	ws := stripLeading(trimClause(before), topicLeads)
-	if len(ws) < 2 || !topicStarts[ws[0].low] && taskRefAt(ws, 0) == 0 {
-		return ref{}, false
+	ws := words.StripLeading(trimClause(before), topicLeads)
+	if len(ws) < 2 || !TopicStarts[ws[0].Low] && slots.TaskRefAt(ws, 0) == 0 {
+		return slots.Ref{}, false
 	}
-	r := parseRef(ws)
-	return r, r.kind == refName || r.kind == refIDs
+	r := slots.ParseRef(ws)
+	return r, r.Kind == slots.RefName || r.Kind == slots.RefIDs
 }
 
 // deedTopic reports a completion read from what was done ("I moved the
 // dentist appointment") said just before, in the same sentence, a change
 // other than a completion about "it" ("update it", "delete it"): the
 // deed names the task the change is about, and completes nothing.
-func deedTopic(prev, s step, before []word) bool {
-	return len(before) > 0 && prev.act == actComplete && prev.ref.deed && s.ref.kind == refFocus &&
-		!s.ref.plural && s.ref.count == 0 && changes(s) && s.act != actComplete && s.act != actAdd
+func deedTopic(prev, s Step, before []words.Word) bool {
+	return len(before) > 0 && prev.Act == ActComplete && prev.Ref.Deed && s.Ref.Kind == slots.RefFocus &&
+		!s.Ref.Plural && s.Ref.Count == 0 && changes(s) && s.Act != ActComplete && s.Act != ActAdd
 }
 
 // describedTask reads a clause the grammar does not read, said before a
@@ -71,41 +75,41 @@ func deedTopic(prev, s step, before []word) bool {
 // as a task's name when the request is carried out (see
 // executor.describedTarget); the clause is read as said when they name
 // no task.
-func describedTask(sentence string, before []word, s step) ([]string, bool) {
-	if len(before) == 0 || s.ref.kind != refFocus || s.ref.plural || s.ref.count != 0 || !changes(s) || s.act == actAdd {
+func describedTask(sentence string, before []words.Word, s Step) ([]string, bool) {
+	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Plural || s.Ref.Count != 0 || !changes(s) || s.Act == ActAdd {
 		return nil, false
 	}
 	ws := trimClause(before)
-	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].low) {
+	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].Low) {
 		return nil, false
 	}
-	r := nameRef(ws)
-	return r.words, len(r.words) >= 2
+	r := slots.NameRef(ws)
+	return r.Words, len(r.Words) >= 2
 }
 
 // saysNews reports a first word of a statement, not of an order: "I
 // won't be booking…", "had the meeting scheduled". Words that start an
 // order ("buy milk, then delete it") may be a task to add, and name none.
 func saysNews(first string) bool {
-	return notATaskStart[first] || isPastTense(first) || first == "had" || first == "got"
+	return slots.NotATaskStart[first] || slots.IsPastTense(first) || first == "had" || first == "got"
 }
 
 var (
 	topicLeads  = lexicon.Phrases("topic leads")
-	topicStarts = lexicon.Words("topic starts")
+	TopicStarts = lexicon.Words("topic starts")
 )
 
 // asideAt reports a reason given from ws[i] to the end of the sentence:
 // "because it's done", ", its done anyway". It says why, not which task.
-func asideAt(ws []word, i int) bool {
-	if reasonWords[ws[i].low] {
+func asideAt(ws []words.Word, i int) bool {
+	if reasonWords[ws[i].Low] {
 		return true
 	}
-	if ws[i].low != "," || i+1 == len(ws) {
+	if ws[i].Low != "," || i+1 == len(ws) {
 		return false
 	}
-	last := ws[len(ws)-1].low
-	return reasonWords[ws[i+1].low] || asideStarts[ws[i+1].low] && (last == "anyway" || last == "anyways")
+	last := ws[len(ws)-1].Low
+	return reasonWords[ws[i+1].Low] || asideStarts[ws[i+1].Low] && (last == "anyway" || last == "anyways")
 }
 
 // asideEnd returns where a reason that starts at ws[i] ends: at the next
@@ -113,13 +117,13 @@ func asideAt(ws []word, i int) bool {
 // add buy a helmet"), or by more tasks for the request before the reason
 // ("because I sold it and task 7"), else at the end of the sentence. more
 // reports the second: the reason is then cut out and the request goes on.
-func asideEnd(sentence string, ws []word, i int) (end int, more bool) {
+func asideEnd(sentence string, ws []words.Word, i int) (end int, more bool) {
 	for j := i + 1; j < len(ws); j++ {
-		if !connectors[ws[j].low] || connectors[ws[j-1].low] {
+		if !connectors[ws[j].Low] || connectors[ws[j-1].Low] {
 			continue
 		}
 		next := j
-		for next < len(ws) && connectors[ws[next].low] {
+		for next < len(ws) && connectors[ws[next].Low] {
 			next++
 		}
 		if next == len(ws) {
@@ -140,20 +144,20 @@ func asideEnd(sentence string, ws []word, i int) (end int, more bool) {
 // words and maybe "one" or "task" ("the garage", "the garage one too").
 // Said after a reason they are more tasks for the request before it; a
 // longer phrase ("the new one is better") goes on with the reason.
-func moreTasks(sentence string, ws []word) bool {
+func moreTasks(sentence string, ws []words.Word) bool {
 	ref := trimClause(toConnector(ws))
 	s, ok := parseWords(sentence, ref, true)
 	switch {
-	case !ok || s.act != actAnswer:
+	case !ok || s.Act != ActAnswer:
 		return false
-	case s.ref.kind == refIDs:
+	case s.Ref.Kind == slots.RefIDs:
 		return true
 	}
-	if s.ref.kind != refName || !refLeads[ref[0].low] {
+	if s.Ref.Kind != slots.RefName || !refLeads[ref[0].Low] {
 		return false
 	}
 	words := ref[1:]
-	if n := len(words); n > 1 && (words[n-1].low == "one" || words[n-1].low == "task") {
+	if n := len(words); n > 1 && (words[n-1].Low == "one" || words[n-1].Low == "task") {
 		words = words[:n-1]
 	}
 	return len(words) <= 2
@@ -165,9 +169,9 @@ var refLeads = lexicon.Words("ref leads")
 // aboutFocus reports a request, up to its next connector, about "it" or
 // "them": after a reason ("because it's done and I don't need it") it is
 // the reason going on about the task just named.
-func aboutFocus(sentence string, ws []word) bool {
+func aboutFocus(sentence string, ws []words.Word) bool {
 	s, ok := parseWords(sentence, toConnector(ws), false)
-	return ok && s.ref.kind == refFocus
+	return ok && s.Ref.Kind == slots.RefFocus
 }
 
 var (

@@ -1,88 +1,89 @@
-package offline
+package grammar
 
 import (
 	"strings"
 
-	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file is what the offline model understands: an ordered table of
-// patterns (see pattern.go for their notation), each with what a match
+// patterns (see words/pattern.go for their notation), each with what a match
 // means. The first pattern that matches a whole clause decides. To teach
 // the model a new way of saying something, add a line here and a case to
 // the evaluation in evaluation_cases_test.go.
 
-// action is what a step of a message asks for.
-type action int
+// Action is what a step of a message asks for.
+type Action int
 
 const (
-	actAdd      action = iota + 1
-	actList            // show tasks in a state
-	actComplete        // mark tasks as complete
-	actDelete          // delete tasks
-	actUpdate          // give a task a new title or description
-	actNote            // add a note to a task's description
-	actQuery           // ask whether a task is done
-	actReply           // say something; no tool
-	actAnswer          // a bare reference ("the second one") answering the open question
-	actYes             // "yes" to the open question
-	actNo              // "no" to the open question
-	actSuggest         // words that might be a task: ask whether to add them
-	actCorrect         // "no, I meant task 4": the last change, made again on what was meant
+	ActAdd      Action = iota + 1
+	ActList            // show tasks in a state
+	ActComplete        // mark tasks as complete
+	ActDelete          // delete tasks
+	ActUpdate          // give a task a new title or description
+	ActNote            // add a note to a task's description
+	ActQuery           // ask whether a task is done
+	ActReply           // say something; no tool
+	ActAnswer          // a bare reference ("the second one") answering the open question
+	ActYes             // "yes" to the open question
+	ActNo              // "no" to the open question
+	ActSuggest         // words that might be a task: ask whether to add them
+	ActCorrect         // "no, I meant task 4": the last change, made again on what was meant
 )
 
-// step is one thing a message asks for, in the order it was said.
-type step struct {
-	act    action
-	items  []item // actAdd; none when the person did not say what
-	status string // actList: "all", "pending" or "completed"
-	ref    ref    // the tasks it acts on
-	title  string // actUpdate: the new title, if any
-	desc   string // actUpdate: the new description; actNote: the note
-	text   string // actReply: the reply; actSuggest: the title it would add
-	// parts are the references a reference joined by "and" is made of:
+// Step is one thing a message asks for, in the order it was said.
+type Step struct {
+	Act    Action
+	Items  []Item    // actAdd; none when the person did not say what
+	Status string    // actList: "all", "pending" or "completed"
+	Ref    slots.Ref // the tasks it acts on
+	Title  string    // actUpdate: the new title, if any
+	Desc   string    // actUpdate: the new description; actNote: the note
+	Text   string    // actReply: the reply; actSuggest: the title it would add
+	// Parts are the references a reference joined by "and" is made of:
 	// "the report and the dentist", tried when the whole names no task.
-	parts []ref
+	Parts []slots.Ref
 	// chatter is a greeting or thanks, left out when the message asks for
 	// something else too.
 	chatter bool
-	// continues marks a clause that begins "and" or "also": after an add,
+	// Continues marks a clause that begins "and" or "also": after an add,
 	// words that may be a task are one more to add.
-	continues bool
-	// confirmed marks a request led by a yes ("yes, delete everything"):
+	Continues bool
+	// Confirmed marks a request led by a yes ("yes, delete everything"):
 	// it answers the question that asked whether to do it.
-	confirmed bool
-	// described are the words of a clause before a request about "it"
+	Confirmed bool
+	// Described are the words of a clause before a request about "it"
 	// that the grammar did not read ("had the HR meeting scheduled, tick
 	// it off"), and unread is that clause's own step: when the words
 	// name one task, "it" is that task; otherwise unread is done and
 	// "it" means what it would have.
-	described []string
-	unread    *step
-	// vague marks news of tasks done that no verb asked for and that
+	Described []string
+	Unread    *Step
+	// Vague marks news of tasks done that no verb asked for and that
 	// names no list: "all done", "all sorted". Said of every task, it is
 	// asked about first; "everything's done" and "I've done everything
 	// on my list" are not.
-	vague bool
-	// askFirst marks a completion that is asked about before it is made:
+	Vague bool
+	// AskFirst marks a completion that is asked about before it is made:
 	// "I need to finish task 3" may mean it is still to do.
-	askFirst bool
-	// corrects marks a request said as a correction of the last change:
+	AskFirst bool
+	// Corrects marks a request said as a correction of the last change:
 	// "no, I meant delete it".
-	corrects bool
-	// doubtful marks a yes said with a doubt: "yes? what would that do".
-	doubtful bool
+	Corrects bool
+	// Doubtful marks a yes said with a doubt: "yes? what would that do".
+	Doubtful bool
 	// all marks a no that takes back every request before it in the
 	// message: "no, neither", "no, forget all of that".
 	all bool
-	// stillToDo marks a modal said with no task of its own ("yes I have
+	// StillToDo marks a modal said with no task of its own ("yes I have
 	// to", "gotta do it"): something is still to be done, and it is the
 	// thing the question was about.
-	stillToDo bool
+	StillToDo bool
 }
 
-// item is a task to add.
-type item struct{ title, description string }
+// Item is a task to add.
+type Item struct{ Title, Description string }
 
 // rule is one line of the grammar.
 type rule struct {
@@ -90,18 +91,18 @@ type rule struct {
 	// alone marks a rule that only reads a whole message: after "and" or
 	// "then" its words are part of the clause before, not a new request.
 	alone bool
-	build func(c clause) (step, bool)
-	p     pattern
+	build func(c clause) (Step, bool)
+	p     words.Pattern
 }
 
 // clause is a matched clause: its text, its words, and its slots' spans.
 type clause struct {
 	text string
-	ws   []word
-	caps captures
+	ws   []words.Word
+	caps words.Captures
 }
 
-func (c clause) words(slot string) []word {
+func (c clause) words(slot string) []words.Word {
 	s, ok := c.caps[slot]
 	if !ok {
 		return nil
@@ -114,53 +115,32 @@ func (c clause) raw(slot string) string {
 	if !ok {
 		return ""
 	}
-	return span(c.text, c.ws, s[0], s[1])
-}
-
-// phraseSets are the named sets patterns refer to as @name: the lexicon's [@name] sections.
-var phraseSets = map[string]string{
-	"done":     lexicon.Alternatives("@done"),
-	"finish":   lexicon.Alternatives("@finish"),
-	"finished": lexicon.Alternatives("@finished"),
-	"delete":   lexicon.Alternatives("@delete"),
-	"clear":    lexicon.Alternatives("@clear"),
-	"update":   lexicon.Alternatives("@update"),
-	"show":     lexicon.Alternatives("@show"),
-	"ask":      lexicon.Alternatives("@ask"),
-	"add":      lexicon.Alternatives("@add"),
-	"me":       lexicon.Alternatives("@me"),
-	"must":     lexicon.Alternatives("@must"),
-	"note":     lexicon.Alternatives("@note"),
-	"list":     lexicon.Alternatives("@list"),
-	"yes":      lexicon.Alternatives("@yes"),
-	"listkind": lexicon.Alternatives("@listkind"),
-	"dated":    lexicon.Alternatives("@dated"),
-	"no":       lexicon.Alternatives("@no"),
+	return words.Span(c.text, c.ws, s[0], s[1])
 }
 
 // aboutDates answers a due date or a priority said of a task: tasks have
 // neither. The task must be a reference on its own, which a title that
 // holds a date word is not ("task 2 to call mom about the").
-func aboutDates(c clause) (step, bool) {
+func aboutDates(c clause) (Step, bool) {
 	for _, w := range c.words("task") {
-		if w.low == "to" {
-			return step{}, false
+		if w.Low == "to" {
+			return Step{}, false
 		}
 	}
-	return step{act: actReply, text: noDatesText}, true
+	return Step{Act: ActReply, Text: NoDatesText}, true
 }
 
 // grammar is the ordered table of what people say.
 var grammar = compileGrammar([]rule{
 	// What the assistant is, and small talk.
-	{pattern: "what can|do you do", alone: true, build: reply(helpText)},
-	{pattern: "what can i say|ask|do|type", alone: true, build: reply(helpText)},
-	{pattern: "how does this|it work", alone: true, build: reply(helpText)},
-	{pattern: "how do i use this|you|it", alone: true, build: reply(helpText)},
-	{pattern: "who|what are you", alone: true, build: reply(helpText)},
-	{pattern: "help me?|us?", alone: true, build: reply(helpText)},
+	{pattern: "what can|do you do", alone: true, build: reply(HelpText)},
+	{pattern: "what can i say|ask|do|type", alone: true, build: reply(HelpText)},
+	{pattern: "how does this|it work", alone: true, build: reply(HelpText)},
+	{pattern: "how do i use this|you|it", alone: true, build: reply(HelpText)},
+	{pattern: "who|what are you", alone: true, build: reply(HelpText)},
+	{pattern: "help me?|us?", alone: true, build: reply(HelpText)},
 	{pattern: "hi|hello|hey|hiya|howdy|yo|greetings|morning|evening|afternoon|good_morning|good_evening|good_afternoon there?", alone: true,
-		build: chatter("Hi! " + helpText)},
+		build: chatter("Hi! " + HelpText)},
 	{pattern: "thanks|thank_you|thx|ty|cheers|great|perfect|awesome|cool|nice|got_it|great_thanks|thanks_a_lot|" +
 		"thank_you_so_much|much_appreciated|appreciate_it|lovely|brilliant|excellent|good|thanks_so_much|" +
 		"thank_you_very_much|thanks_very_much|many_thanks|thanks_a_bunch|thanks_a_million|tysm", alone: true,
@@ -168,8 +148,8 @@ var grammar = compileGrammar([]rule{
 	{pattern: "{words}", alone: true, build: smallTalk},
 	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, build: reply(noUndoText)},
 	// What the tools cannot do is said plainly, not offered as a task.
-	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish {task}", build: reply(noReopenText)},
-	{pattern: "mark|set|put|move|make {task} as|to|back_to? not_done|not_complete|not_completed|not_finished|undone|incomplete|uncompleted|unfinished|pending|open|active|to_do|todo again?", build: reply(noReopenText)},
+	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish {task}", build: reply(NoReopenText)},
+	{pattern: "mark|set|put|move|make {task} as|to|back_to? not_done|not_complete|not_completed|not_finished|undone|incomplete|uncompleted|unfinished|pending|open|active|to_do|todo again?", build: reply(NoReopenText)},
 	// A due date or a priority, said of a task: "set the due date of task
 	// 3 to friday", "give the dentist task a deadline", "set task 4
 	// priority to high". A title that holds such a word stays a title:
@@ -182,9 +162,9 @@ var grammar = compileGrammar([]rule{
 	{pattern: "add|put|attach the|a|an? @dated to|on|onto {task}", build: aboutDates},
 	{pattern: "set|change|update|give|make|assign {task} @dated to|: {value}", build: aboutDates},
 	{pattern: "give|assign {task} a|an|the @dated :? {value}?", build: aboutDates},
-	{pattern: "set|give|make|assign|add|put a|an|the? @dated", alone: true, build: reply(noDatesText)},
-	{pattern: "@yes", alone: true, build: only(actYes)},
-	{pattern: "@no", alone: true, build: only(actNo)},
+	{pattern: "set|give|make|assign|add|put a|an|the? @dated", alone: true, build: reply(NoDatesText)},
+	{pattern: "@yes", alone: true, build: only(ActYes)},
+	{pattern: "@no", alone: true, build: only(ActNo)},
 	// Keeping what was pointed at is a no: "keep them", "leave it alone",
 	// "don't delete them" ("keep the receipts" may be a task).
 	{pattern: "keep|leave {task} alone|as_is|as_it_is|as_they_are|there|for_now?", build: refusal},
@@ -216,8 +196,8 @@ var grammar = compileGrammar([]rule{
 	{pattern: "make {task} say|read {title}", build: retitle},
 	{pattern: "call {task} {title} instead", build: retitle},
 	{pattern: "set|make {task} title|name to|as|: :? {title}", build: retitle},
-	{pattern: "@update {task}", build: onTask(actUpdate)},
-	{pattern: "@update", alone: true, build: only(actUpdate)},
+	{pattern: "@update {task}", build: onTask(ActUpdate)},
+	{pattern: "@update", alone: true, build: only(ActUpdate)},
 
 	// Listing.
 	{pattern: "@show me|us? {what}?", build: list},
@@ -228,31 +208,31 @@ var grammar = compileGrammar([]rule{
 	{pattern: "{what}", alone: true, build: listShorthand},
 
 	// Asking whether a task is done.
-	{pattern: "did|have i|we @finish|finish|do|done|finished|completed {task} yet|already?", build: onTask(actQuery)},
-	{pattern: "is|are|was|were {task} done|finished|complete|completed|still_open|still_pending|pending|open|ticked_off|checked_off yet|already?", build: onTask(actQuery)},
-	{pattern: "have i|we already? @finished {task} yet|already?", build: onTask(actQuery)},
+	{pattern: "did|have i|we @finish|finish|do|done|finished|completed {task} yet|already?", build: onTask(ActQuery)},
+	{pattern: "is|are|was|were {task} done|finished|complete|completed|still_open|still_pending|pending|open|ticked_off|checked_off yet|already?", build: onTask(ActQuery)},
+	{pattern: "have i|we already? @finished {task} yet|already?", build: onTask(ActQuery)},
 	{pattern: "did|have|has i|we|you already? {deed} yet|already?", build: queryDeed},
 
 	// Completing.
-	{pattern: "mark|set|put|move {task} as|to? @done|done_already|off|as_done|as_complete", build: onTask(actComplete)},
-	{pattern: "mark|set {task} as|to? complete|completed|finished|done", build: onTask(actComplete)},
-	{pattern: "mark|set as|to? @done", alone: true, build: only(actComplete)},
-	{pattern: "mark off|down? {task}", build: onTask(actComplete)},
-	{pattern: "tick|check|cross|strike|knock {task} off", build: onTask(actComplete)},
-	{pattern: "@finish|finish_up|finish_off {task}", build: onTask(actComplete)},
-	{pattern: "@finish|mark", alone: true, build: only(actComplete)},
-	{pattern: "@me already|just|finally|now? @finished {task}", build: reported(actComplete)},
-	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: reported(actComplete)},
-	{pattern: "done|finished|through with {task}", build: reported(actComplete)},
+	{pattern: "mark|set|put|move {task} as|to? @done|done_already|off|as_done|as_complete", build: onTask(ActComplete)},
+	{pattern: "mark|set {task} as|to? complete|completed|finished|done", build: onTask(ActComplete)},
+	{pattern: "mark|set as|to? @done", alone: true, build: only(ActComplete)},
+	{pattern: "mark off|down? {task}", build: onTask(ActComplete)},
+	{pattern: "tick|check|cross|strike|knock {task} off", build: onTask(ActComplete)},
+	{pattern: "@finish|finish_up|finish_off {task}", build: onTask(ActComplete)},
+	{pattern: "@finish|mark", alone: true, build: only(ActComplete)},
+	{pattern: "@me already|just|finally|now? @finished {task}", build: reported(ActComplete)},
+	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: reported(ActComplete)},
+	{pattern: "done|finished|through with {task}", build: reported(ActComplete)},
 	{pattern: "@me already|just|finally|now? {deed}", build: deed},
 	{pattern: "i|we already|just|finally {deed}", build: deed},
-	{pattern: "@finished {task}", build: reported(actComplete)},
+	{pattern: "@finished {task}", build: reported(ActComplete)},
 
 	// Deleting.
-	{pattern: "@delete {task}", build: onTask(actDelete)},
-	{pattern: "@delete|@clear", alone: true, build: only(actDelete)},
-	{pattern: "@clear {task}", build: onTask(actDelete)},
-	{pattern: "take {task} off|out_of|from my|the? @list", build: onTask(actDelete)},
+	{pattern: "@delete {task}", build: onTask(ActDelete)},
+	{pattern: "@delete|@clear", alone: true, build: only(ActDelete)},
+	{pattern: "@clear {task}", build: onTask(ActDelete)},
+	{pattern: "take {task} off|out_of|from my|the? @list", build: onTask(ActDelete)},
 	{pattern: "i|we don't|dont|do_not|no_longer|won't|wont|will_not need|want|have to? {thing} anymore|any_more|now|after_all?", build: dropByName},
 	{pattern: "no_need|there_no_need|there_is_no_need|no_more_need to|for {thing} anymore|any_more|now|after_all?", build: dropByName},
 	{pattern: "i|we can|can_now skip {thing}", build: dropByName},
@@ -285,15 +265,15 @@ var grammar = compileGrammar([]rule{
 	// Sentences that start with the task ("task 3 is done"), or with what
 	// was done ("called mom").
 	// "task #5 can be marked as done", "the fence should be ticked off".
-	{pattern: "{task} can|could|should|needs_to|need_to|must be marked|set as|to? @done|done|complete|completed|finished now?", build: onTask(actComplete)},
-	{pattern: "{task} can|could|should|needs_to|need_to|must be ticked_off|checked_off|crossed_off|marked_off now?", build: onTask(actComplete)},
+	{pattern: "{task} can|could|should|needs_to|need_to|must be marked|set as|to? @done|done|complete|completed|finished now?", build: onTask(ActComplete)},
+	{pattern: "{task} can|could|should|needs_to|need_to|must be ticked_off|checked_off|crossed_off|marked_off now?", build: onTask(ActComplete)},
 	{pattern: "{deed}", build: bareDeed},
 	{pattern: "{task} should say|read|be_called|be_named {title}", build: retitle},
 	{pattern: "{task} should be {title}", build: retitleQuoted},
-	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: reported(actComplete)},
-	{pattern: "{task} is|are|was|were|got|has_been|have_been no_longer|not? needed|cancelled|canceled|called_off|off|obsolete|irrelevant anymore|now?", build: onTask(actDelete)},
+	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: reported(ActComplete)},
+	{pattern: "{task} is|are|was|were|got|has_been|have_been no_longer|not? needed|cancelled|canceled|called_off|off|obsolete|irrelevant anymore|now?", build: onTask(ActDelete)},
 	{pattern: "{task} is|are|was|were|got|has_been|have_been|'s now|already|finally|all? {state} now|already|too|today?", build: stateReached},
-	{pattern: "{task} can_go|can_be_deleted|can_be_removed", build: onTask(actDelete)},
+	{pattern: "{task} can_go|can_be_deleted|can_be_removed", build: onTask(ActDelete)},
 
 	// What is not meant, and what is: "not the bank, the other one",
 	// "no, not the bank, grandma", "not that one".
@@ -306,7 +286,7 @@ var grammar = compileGrammar([]rule{
 
 func compileGrammar(rules []rule) []rule {
 	for i := range rules {
-		rules[i].p = compilePattern(rules[i].pattern)
+		rules[i].p = words.CompilePattern(rules[i].pattern)
 	}
 	return rules
 }
@@ -317,36 +297,23 @@ func cleanText(s string) string {
 	s = strings.TrimSpace(s)
 	s = strings.TrimLeft(s, ":-– ")
 	s = strings.TrimRight(s, " .!?…,;")
-	return unquote(s)
+	return words.Unquote(s)
 }
 
 // parseClause reads one clause with the first rule that matches it whole.
-func parseClause(text string, ws []word, whole bool) (step, bool) {
+func parseClause(text string, ws []words.Word, whole bool) (Step, bool) {
 	for _, r := range grammar {
 		if r.alone && !whole {
 			continue
 		}
-		caps, ok := r.p.match(ws)
+		caps, ok := r.p.Match(ws)
 		if !ok {
 			continue
 		}
 		s, ok := r.build(clause{text: text, ws: ws, caps: caps})
-		if ok && !(s.act == actComplete && hasNegation(ws)) {
+		if ok && !(s.Act == ActComplete && slots.HasNegation(ws)) {
 			return s, true
 		}
 	}
-	return step{}, false
+	return Step{}, false
 }
-
-// hasNegation reports a clause that denies what it says: "the report
-// isn't done" and "mark task 3 as not done" complete nothing.
-func hasNegation(ws []word) bool {
-	for _, w := range ws {
-		if negations[w.low] {
-			return true
-		}
-	}
-	return false
-}
-
-var negations = lexicon.Words("negations")

@@ -1,9 +1,11 @@
-package offline
+package grammar
 
 import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
 // This file cuts a message into the steps it asks for, in order: first
@@ -27,23 +29,23 @@ var (
 	connectors = lexicon.Words("connectors")
 )
 
-// parseMessage reads a message into its steps.
-func parseMessage(text string) []step {
+// Parse reads a message into its steps.
+func Parse(text string) []Step {
 	if list, ok := readPasted(text); ok {
 		if steps, ok := list.steps(); ok {
 			return steps
 		}
 		text = list.text() // each line as said, without its mark
 	}
-	var steps []step
-	for _, sentence := range splitSentences(text) {
-		if n := len(steps); n > 0 && changes(steps[n-1]) && stateRemark(splitWords(sentence)) {
+	var steps []Step
+	for _, sentence := range words.Sentences(text) {
+		if n := len(steps); n > 0 && changes(steps[n-1]) && stateRemark(words.Split(sentence)) {
 			// "paid the water bill. all done!": how the last request
 			// left things, not a request about every task.
 			steps = append(steps, asideStep)
 			continue
 		}
-		var before []word // the clause before, in this sentence
+		var before []words.Word // the clause before, in this sentence
 		for _, c := range splitClauses(sentence) {
 			if len(steps) == maxSteps {
 				return steps
@@ -52,26 +54,26 @@ func parseMessage(text string) []step {
 			if c.aside {
 				s = asideStep
 			}
-			if s.act == actNo && widens(c.ws) {
+			if s.Act == ActNo && widens(c.ws) {
 				s.all = true // "no, neither", "no, forget all of that"
 			}
-			if n := len(steps); n > 0 && steps[n-1].act == actNo && s.act == actAnswer && widens(c.ws) {
+			if n := len(steps); n > 0 && steps[n-1].Act == ActNo && s.Act == ActAnswer && widens(c.ws) {
 				steps[n-1].all = true // "no, don't do any of that": says what the no takes back
 				continue
 			}
-			s.continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
+			s.Continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
 			if n := len(steps); n > 0 && deedTopic(steps[n-1], s, before) {
 				// "I moved the dentist appointment, update it": what was
 				// done names the task "it" is, and says it is not done.
-				s.ref, steps = steps[n-1].ref, steps[:n-1]
+				s.Ref, steps = steps[n-1].Ref, steps[:n-1]
 			} else if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
 				// "nevermind the bike, delete it": the topic is what "it" is.
-				s.ref, steps = r, steps[:len(steps)-1]
+				s.Ref, steps = r, steps[:len(steps)-1]
 			} else if words, ok := describedTask(sentence, before, s); ok && len(steps) > 0 {
 				// "had the HR meeting scheduled, tick it off": what "it"
 				// is may be the task those words describe.
 				unread := steps[len(steps)-1]
-				s.described, s.unread, steps = words, &unread, steps[:len(steps)-1]
+				s.Described, s.Unread, steps = words, &unread, steps[:len(steps)-1]
 			}
 			steps = append(steps, s)
 			before = c.ws
@@ -82,12 +84,12 @@ func parseMessage(text string) []step {
 
 // asideStep is a remark about a request said before it: answered by the
 // request's own reply.
-var asideStep = step{act: actReply, text: "Okay.", chatter: true}
+var asideStep = Step{Act: ActReply, Text: "Okay.", chatter: true}
 
 // changes reports a step that changes the list.
-func changes(s step) bool {
-	switch s.act {
-	case actAdd, actComplete, actDelete, actUpdate, actNote:
+func changes(s Step) bool {
+	switch s.Act {
+	case ActAdd, ActComplete, ActDelete, ActUpdate, ActNote:
 		return true
 	}
 	return false
@@ -96,8 +98,8 @@ func changes(s step) bool {
 var continuing = lexicon.Words("continuing")
 
 // withoutChatter drops "thanks" and "hi" from a message that asks for more.
-func withoutChatter(steps []step) []step {
-	var out []step
+func withoutChatter(steps []Step) []Step {
+	var out []Step
 	for _, s := range steps {
 		if !s.chatter {
 			out = append(out, s)
@@ -112,7 +114,7 @@ func withoutChatter(steps []step) []step {
 // clauseWords are the words of one clause, and whether they are its whole
 // sentence.
 type clauseWords struct {
-	ws    []word
+	ws    []words.Word
 	whole bool
 	aside bool // a reason given for the request before: see asideAt
 }
@@ -121,11 +123,11 @@ type clauseWords struct {
 // of its own; what follows a connector but is no request ("bread and
 // butter", "2 and 3") stays with the clause before.
 func splitClauses(sentence string) []clauseWords {
-	ws := trimPunctuation(splitWords(sentence))
+	ws := words.TrimPunctuation(words.Split(sentence))
 	if len(ws) == 0 {
 		return nil
 	}
-	if asksYesOrNo(trimClause(ws)) {
+	if slots.AsksYesOrNo(trimClause(ws)) {
 		return []clauseWords{{ws: ws, whole: true}}
 	}
 	var out, asides []clauseWords
@@ -138,14 +140,14 @@ func splitClauses(sentence string) []clauseWords {
 		start, instead = end, end
 	}
 	for i := start + 1; i < len(ws); i++ {
-		if ws[i].low == "," && stateRemark(ws[i+1:]) && requestsChange(sentence, ws[start:i]) {
+		if ws[i].Low == "," && stateRemark(ws[i+1:]) && requestsChange(sentence, ws[start:i]) {
 			return append(append(out, clauseWords{ws: ws[start:i]}, clauseWords{ws: ws[i:], aside: true}), asides...)
 		}
 		if asideAt(ws, i) && changesTasks(sentence, ws[start:i]) {
 			end, more := asideEnd(sentence, ws, i)
 			if more { // "delete task 5 because I sold it and task 7": the request goes on
 				asides = append(asides, clauseWords{ws: ws[i:end:end], aside: true})
-				ws = append(append([]word(nil), ws[:i]...), ws[end:]...)
+				ws = append(append([]words.Word(nil), ws[:i]...), ws[end:]...)
 				i--
 				continue
 			}
@@ -153,19 +155,19 @@ func splitClauses(sentence string) []clauseWords {
 			if end == len(ws) {
 				return append(out, asides...)
 			}
-			for start = end; start < len(ws) && connectors[ws[start].low]; start++ {
+			for start = end; start < len(ws) && connectors[ws[start].Low]; start++ {
 			}
 			i = start
 			continue
 		}
-		if !connectors[ws[i].low] || connectors[ws[i-1].low] {
+		if !connectors[ws[i].Low] || connectors[ws[i-1].Low] {
 			continue
 		}
 		next := i
-		for next < len(ws) && connectors[ws[next].low] {
+		for next < len(ws) && connectors[ws[next].Low] {
 			next++
 		}
-		if inNumberList(ws, i, next) || ws[i].low == "but" && aboutAll(sentence, ws[start:i]) && !leadsRequest(sentence, ws[next:]) {
+		if inNumberList(ws, i, next) || ws[i].Low == "but" && aboutAll(sentence, ws[start:i]) && !leadsRequest(sentence, ws[next:]) {
 			continue
 		}
 		if next < len(ws) && !fillerOnly(ws[start:i]) && !takesBack(sentence, ws[next:]) && startsRequest(sentence, ws[next:]) {
@@ -195,22 +197,22 @@ func splitClauses(sentence string) []clauseWords {
 // takesBack reports a no said after a comma, up to the next one: "delete
 // task 3, no wait", "…, never mind". Cut there, it takes back what was
 // asked before it (takenBack) instead of trailing a request as words.
-func takesBack(sentence string, ws []word) bool {
+func takesBack(sentence string, ws []words.Word) bool {
 	end := 0
-	for end < len(ws) && ws[end].low != "," {
+	for end < len(ws) && ws[end].Low != "," {
 		end++
 	}
 	s, ok := peek(sentence, ws[:end], true)
-	return ok && s.act == actNo
+	return ok && s.Act == ActNo
 }
 
 // takeBackEnd returns where what follows a no said at ws[from] starts:
 // after the comma that ends it, or len(ws) when none does or nothing
 // follows it.
-func takeBackEnd(ws []word, from int) int {
+func takeBackEnd(ws []words.Word, from int) int {
 	for i := from; i < len(ws); i++ {
-		if ws[i].low == "," {
-			for i < len(ws) && ws[i].low == "," {
+		if ws[i].Low == "," {
+			for i < len(ws) && ws[i].Low == "," {
 				i++
 			}
 			return i
@@ -225,15 +227,15 @@ func takeBackEnd(ws []word, from int) int {
 // except 3 and" does too, but cut there the list would lose a number or,
 // worse, act on one it was to leave out. What follows the list ("as
 // done") belongs to all of it.
-func inNumberList(ws []word, connector, next int) bool {
-	return connector > 0 && next < len(ws) && taskNumber(ws[connector-1]) != 0 && taskNumber(ws[next]) != 0
+func inNumberList(ws []words.Word, connector, next int) bool {
+	return connector > 0 && next < len(ws) && words.TaskNumber(ws[connector-1]) != 0 && words.TaskNumber(ws[next]) != 0
 }
 
 // leadsRequest reports words after "but" that start a request of their
 // own ("mark all done but add buy milk"), not the tasks an exception
 // leaves out ("but tasks 3 and 4 as done", "but the dentist one").
-func leadsRequest(sentence string, ws []word) bool {
-	if len(ws) == 0 || taskRefAt(ws, 0) > 0 || taskNumber(ws[0]) > 0 || topicStarts[ws[0].low] || taskNouns[ws[0].low] {
+func leadsRequest(sentence string, ws []words.Word) bool {
+	if len(ws) == 0 || slots.TaskRefAt(ws, 0) > 0 || words.TaskNumber(ws[0]) > 0 || TopicStarts[ws[0].Low] || slots.TaskNouns[ws[0].Low] {
 		return false
 	}
 	return startsRequest(sentence, ws)
@@ -242,13 +244,13 @@ func leadsRequest(sentence string, ws []word) bool {
 // changesTasks reports a request to complete or delete tasks: what a
 // reason may follow. After an add, "since it's her birthday" is part of
 // the title.
-func changesTasks(sentence string, ws []word) bool {
+func changesTasks(sentence string, ws []words.Word) bool {
 	s, ok := peek(sentence, ws, false)
-	return ok && (s.act == actComplete || s.act == actDelete) && s.ref.kind != refNone
+	return ok && (s.Act == ActComplete || s.Act == ActDelete) && s.Ref.Kind != slots.RefNone
 }
 
 // requestsChange reports a clause that asks to change the list.
-func requestsChange(sentence string, ws []word) bool {
+func requestsChange(sentence string, ws []words.Word) bool {
 	s, ok := peek(sentence, ws, false)
 	return ok && changes(s)
 }
@@ -256,17 +258,17 @@ func requestsChange(sentence string, ws []word) bool {
 // aboutAll reports a request about all tasks, or all of those shown,
 // that an exception may follow: after "tick off everything", "but tasks
 // 3 and 4 as done" leaves 3 and 4 out, and is no request of its own.
-func aboutAll(sentence string, ws []word) bool {
+func aboutAll(sentence string, ws []words.Word) bool {
 	s, ok := peek(sentence, ws, false)
-	return ok && (s.act == actComplete || s.act == actDelete) &&
-		(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural)
+	return ok && (s.Act == ActComplete || s.Act == ActDelete) &&
+		(s.Ref.Kind == slots.RefAll || s.Ref.Kind == slots.RefFocus && s.Ref.Plural)
 }
 
 // startsRequest reports whether ws, up to its next connector, is a request
 // of its own; or, when short enough to be one request, all of it ("tasks 2
 // and 3 are done"). The bound keeps a long message from being read again
 // at every comma.
-func startsRequest(sentence string, ws []word) bool {
+func startsRequest(sentence string, ws []words.Word) bool {
 	first := toConnector(ws)
 	if _, ok := parseWords(sentence, first, false); ok {
 		return true
@@ -280,9 +282,9 @@ func startsRequest(sentence string, ws []word) bool {
 
 // toConnector returns ws up to its first connector after the first word:
 // the request it starts, when it starts one.
-func toConnector(ws []word) []word {
+func toConnector(ws []words.Word) []words.Word {
 	for i := 1; i < len(ws); i++ {
-		if connectors[ws[i].low] {
+		if connectors[ws[i].Low] {
 			return ws[:i]
 		}
 	}
@@ -298,33 +300,33 @@ const maxClauseWords = 40
 // everything done", "delete task 5"). Each cut is weighed by reading
 // around it, so without the bound a long sentence would be read again at
 // every connector, its cost the square of its length.
-func peek(sentence string, ws []word, whole bool) (step, bool) {
+func peek(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	if len(ws) > maxClauseWords {
-		return step{}, false
+		return Step{}, false
 	}
 	return parseWords(sentence, ws, whole)
 }
 
 // readClause reads one clause into a step; a clause the grammar does not
 // know becomes a question back.
-func readClause(sentence string, ws []word, whole bool) step {
+func readClause(sentence string, ws []words.Word, whole bool) Step {
 	if s, ok := parseWords(sentence, ws, whole); ok {
 		return s
 	}
-	if s, ok := parseWords(sentence, ws, true); ok && s.act == actNo {
+	if s, ok := parseWords(sentence, ws, true); ok && s.Act == ActNo {
 		return s // "no wait" after a request: see takesBack
 	}
 	ws = trimClause(ws)
-	return unknownStep(span(sentence, ws, 0, len(ws)), ws)
+	return unknownStep(words.Span(sentence, ws, 0, len(ws)), ws)
 }
 
 // parseWords reads a clause with the grammar: first without a modal lead-in
 // when what follows it is a command ("I need to delete task 3", "I'd like
 // to see my list"), then as said ("I need to call the bank" is a task).
-func parseWords(sentence string, ws []word, whole bool) (step, bool) {
-	ws = withFrameSpelled(trimClause(ws))
+func parseWords(sentence string, ws []words.Word, whole bool) (Step, bool) {
+	ws = slots.WithFrameSpelled(trimClause(ws))
 	if len(ws) == 0 {
-		return step{}, false
+		return Step{}, false
 	}
 	if s, ok := parseAnswer(sentence, ws, whole); ok {
 		return s, true
@@ -333,100 +335,33 @@ func parseWords(sentence string, ws []word, whole bool) (step, bool) {
 		return s, true
 	}
 	if stillToDo(ws) { // "I have to": no task called "To"
-		return step{act: actYes, stillToDo: true, doubtful: true}, true
+		return Step{Act: ActYes, StillToDo: true, Doubtful: true}, true
 	}
 	if s, ok := parseException(sentence, ws, whole); ok {
 		return s, true
 	}
-	if rest := stripLeading(ws, modals); len(rest) < len(ws) {
+	if rest := words.StripLeading(ws, modals); len(rest) < len(ws) {
 		if s, ok := parseClause(sentence, rest, whole); ok && isCommand(s) {
 			return askedIfWork(s, rest), true
 		}
 	}
 	s, ok := parseClause(sentence, ws, whole)
-	if ok && s.act == actAdd {
+	if ok && s.Act == ActAdd {
 		s = offeredIfTask(s, ws)
 	}
-	if ok && s.act == actCorrect {
-		if r, meant := meantRequest(s.text); meant {
+	if ok && s.Act == ActCorrect {
+		if r, meant := meantRequest(s.Text); meant {
 			return r, true
 		}
 	}
-	if (!ok || s.act == actAnswer) && len(ws) > 2 && (ws[0].low == "first" || ws[0].low == "next") {
+	if (!ok || s.Act == ActAnswer) && len(ws) > 2 && (ws[0].Low == "first" || ws[0].Low == "next") {
 		// "first add walk the dog": the order it is said in, when the
 		// rest is a request ("first one is done" read as said).
-		if t, ok := parseWords(sentence, ws[1:], whole); ok && t.act != actAnswer {
+		if t, ok := parseWords(sentence, ws[1:], whole); ok && t.Act != ActAnswer {
 			return t, true
 		}
 	}
 	return s, ok
-}
-
-// frameTypos are the keywords of a request that are read when mistyped,
-// each with the words that must follow it ("remnd me to …", "delet the
-// passport one"), in the order they are tried.
-var frameTypos = []struct {
-	keyword string
-	next    map[string]bool
-}{
-	{"remind", lexicon.Words("frame typos: remind")},
-	{"remember", lexicon.Words("frame typos: remember")},
-	{"create", lexicon.Words("frame typos: create")},
-	{"delete", lexicon.Words("frame typos: on a task")},
-	{"remove", lexicon.Words("frame typos: on a task")},
-	{"complete", lexicon.Words("frame typos: on a task")},
-	// "ad buy printer ink": a short keyword only with a letter dropped
-	// or doubled ("and", "odd" are words), and only before a verb a task
-	// starts with.
-	{"add", taskVerbs},
-}
-
-// withFrameSpelled returns ws with a mistyped first frame word read as
-// the keyword it differs from by one letter (one added, dropped, changed
-// or two swapped), but for a form of it ("deleted", "reminds"). Only the
-// word's low changes: a title keeps what was written.
-func withFrameSpelled(ws []word) []word {
-	if len(ws) < 2 {
-		return ws
-	}
-	for _, f := range frameTypos {
-		typed := ws[0].low
-		if typed != f.keyword && f.next[ws[1].low] && oneEditApart(typed, f.keyword) && !isFormOf(typed, f.keyword) &&
-			(len(f.keyword) > 3 || len(typed) != len(f.keyword)) {
-			out := append([]word(nil), ws...)
-			out[0].low = f.keyword
-			return out
-		}
-	}
-	return ws
-}
-
-// isFormOf reports a word that is keyword with the letter of an ending:
-// "reminds", "deletes", "deleted" ("addd" is a typo).
-func isFormOf(typed, keyword string) bool {
-	return typed == keyword+"s" || strings.HasSuffix(keyword, "e") && typed == keyword+"d"
-}
-
-// oneEditApart reports whether a and b differ by exactly one letter
-// added, dropped or changed, or two neighbours swapped.
-func oneEditApart(a, b string) bool {
-	if a == b || len(a)-len(b) > 1 || len(b)-len(a) > 1 {
-		return false
-	}
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	i := 0
-	for i < len(a) && a[i] == b[i] {
-		i++
-	}
-	switch {
-	case len(a) < len(b): // one added
-		return a[i:] == b[i+1:]
-	case i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i]: // two swapped
-		return a[i+2:] == b[i+2:]
-	}
-	return a[i+1:] == b[i+1:] // one changed
 }
 
 // exceptionWords leave tasks out of a request about all of them.
@@ -438,27 +373,27 @@ var exceptionWords = lexicon.Phrases("exception words")
 // exception word must be such a request on its own, and what follows it
 // must name tasks; otherwise the clause is read as said ("delete the
 // dentist but keep the gym", "add buy everything but the sink").
-func parseException(sentence string, ws []word, whole bool) (step, bool) {
+func parseException(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	for k := 1; k < len(ws)-1; k++ {
-		n := longestPhrase(exceptionWords, ws, k)
+		n := words.LongestPhrase(exceptionWords, ws, k)
 		if n == 0 {
 			continue
 		}
 		s, ok := parseWords(sentence, ws[:k], whole)
-		if !ok || (s.act != actComplete && s.act != actDelete) ||
-			!(s.ref.kind == refAll || s.ref.kind == refFocus && s.ref.plural) {
-			return step{}, false
+		if !ok || (s.Act != ActComplete && s.Act != ActDelete) ||
+			!(s.Ref.Kind == slots.RefAll || s.Ref.Kind == slots.RefFocus && s.Ref.Plural) {
+			return Step{}, false
 		}
 		except := ws[k+n:]
-		if s.act == actComplete {
+		if s.Act == ActComplete {
 			// "mark all except 3 and 5 as done": the state is the
 			// request's, not a word of the exception.
-			except = stripTrailing(except, stateTails)
+			except = words.StripTrailing(except, stateTails)
 		}
-		s.ref.except = exceptionRefs(except)
-		return s, len(s.ref.except) > 0
+		s.Ref.Except = slots.ExceptionRefs(except)
+		return s, len(s.Ref.Except) > 0
 	}
-	return step{}, false
+	return Step{}, false
 }
 
 // stateTails may end a request to complete all tasks after its exception.
@@ -467,12 +402,12 @@ var stateTails = lexicon.Phrases("state tails")
 // isCommand reports whether a step after "I need to" is a request to the
 // assistant rather than the task itself: "delete task 3" is one, "delete
 // old emails" (a name, not a reference) is a task.
-func isCommand(s step) bool {
-	switch s.act {
-	case actList, actAdd, actReply:
+func isCommand(s Step) bool {
+	switch s.Act {
+	case ActList, ActAdd, ActReply:
 		return true
-	case actComplete, actDelete, actQuery, actUpdate, actNote:
-		return s.ref.kind != refName
+	case ActComplete, ActDelete, ActQuery, ActUpdate, ActNote:
+		return s.Ref.Kind != slots.RefName
 	}
 	return false
 }
@@ -482,9 +417,9 @@ func isCommand(s step) bool {
 // task is still to do, or the person may want it marked; a completion
 // cannot be undone, so it is asked about. Said with a verb of ticking it
 // off ("I need to mark task 4 as done") it is a request to the assistant.
-func askedIfWork(s step, ws []word) step {
-	if s.act == actComplete && !markVerbs[ws[0].low] && !(tickVerbs[ws[0].low] && hasWord(ws, "off")) {
-		s.askFirst = true
+func askedIfWork(s Step, ws []words.Word) Step {
+	if s.Act == ActComplete && !markVerbs[ws[0].Low] && !(tickVerbs[ws[0].Low] && hasWord(ws, "off")) {
+		s.AskFirst = true
 	}
 	return s
 }
@@ -494,9 +429,9 @@ var (
 	tickVerbs = lexicon.Words("tick verbs")
 )
 
-func hasWord(ws []word, low string) bool {
+func hasWord(ws []words.Word, low string) bool {
 	for _, w := range ws {
-		if w.low == low {
+		if w.Low == low {
 			return true
 		}
 	}
@@ -507,43 +442,32 @@ func hasWord(ws []word, low string) bool {
 // task of the list ("need to do task 5", "have to finish the bike task
 // by friday"): the task it names is meant, not a new one, so the add is
 // only offered.
-func offeredIfTask(s step, ws []word) step {
-	rest := stripLeading(ws, modals)
-	if len(rest) == len(ws) || len(s.items) != 1 || !refersToTask(rest) {
+func offeredIfTask(s Step, ws []words.Word) Step {
+	rest := words.StripLeading(ws, modals)
+	if len(rest) == len(ws) || len(s.Items) != 1 || !slots.RefersToTask(rest) {
 		return s
 	}
-	return step{act: actSuggest, text: s.items[0].title, continues: s.continues}
+	return Step{Act: ActSuggest, Text: s.Items[0].Title, Continues: s.Continues}
 }
 
 // trimClause takes politeness and filler off both ends of a clause.
-func trimClause(ws []word) []word {
-	ws = trimPunctuation(ws)
+func trimClause(ws []words.Word) []words.Word {
+	ws = words.TrimPunctuation(ws)
 	for {
 		n := len(ws)
-		ws = trimPunctuation(stripTrailing(stripLeading(ws, leadIns), trailers))
+		ws = words.TrimPunctuation(words.StripTrailing(words.StripLeading(ws, leadIns), trailers))
 		if len(ws) == n {
 			return ws
 		}
 	}
 }
 
-// trimPunctuation drops words that are only punctuation at either end.
-func trimPunctuation(ws []word) []word {
-	for len(ws) > 0 && ws[0].low == "" || len(ws) > 0 && (ws[0].low == "," || ws[0].low == ":") {
-		ws = ws[1:]
-	}
-	for len(ws) > 0 && (ws[len(ws)-1].low == "" || ws[len(ws)-1].low == "," || ws[len(ws)-1].low == ":") {
-		ws = ws[:len(ws)-1]
-	}
-	return ws
-}
-
 // fillerOnly reports words that are only lead-ins or a yes or no:
 // "actually," before "rename it" and "yes," before "delete them" are no
 // clauses of their own.
-func fillerOnly(ws []word) bool {
+func fillerOnly(ws []words.Word) bool {
 	for len(ws) > 0 {
-		n := max(longestPhrase(leadIns, ws, 0), longestPhrase(yesLeads, ws, 0), longestPhrase(noLeads, ws, 0))
+		n := max(words.LongestPhrase(leadIns, ws, 0), words.LongestPhrase(yesLeads, ws, 0), words.LongestPhrase(noLeads, ws, 0))
 		if n == 0 {
 			return false
 		}

@@ -1,9 +1,11 @@
-package offline
+package words
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 )
 
 // This file is the small pattern language the grammar is written in. A
@@ -14,7 +16,7 @@ import (
 //	as|to         either word
 //	get_rid_of    several words in a row ("_" stands for a space)
 //	the?          an optional element
-//	@done         any phrase of the named set phraseSets["done"]
+//	@done         any phrase of the named set PhraseSets["done"]
 //	@done|over    either, and sets and words mix
 //	{task}        a slot: one or more words, captured as written
 //
@@ -28,7 +30,8 @@ type element struct {
 	optional bool
 }
 
-type pattern struct {
+// Pattern is one compiled line of the pattern language.
+type Pattern struct {
 	source string
 	elems  []element
 	// starts are the words a clause it matches can start with; nil when
@@ -37,18 +40,19 @@ type pattern struct {
 	starts map[string]bool
 }
 
-// captures are the spans a match gave its slots: words [i, j) of the clause.
-type captures map[string][2]int
+// Captures are the spans a match gave its slots: words [i, j) of the clause.
+type Captures map[string][2]int
 
-func (c *captures) set(slot string, i, j int) {
+func (c *Captures) set(slot string, i, j int) {
 	if *c == nil {
-		*c = captures{}
+		*c = Captures{}
 	}
 	(*c)[slot] = [2]int{i, j}
 }
 
-func compilePattern(src string) pattern {
-	p := pattern{source: src}
+// CompilePattern reads a pattern written in the notation above.
+func CompilePattern(src string) Pattern {
+	p := Pattern{source: src}
 	for _, field := range strings.Fields(src) {
 		var e element
 		if strings.HasSuffix(field, "?") && len(field) > 1 {
@@ -89,22 +93,22 @@ func expandPhrases(src, alts string) [][]string {
 	var out [][]string
 	for _, alt := range strings.Split(alts, "|") {
 		if !strings.HasPrefix(alt, "@") {
-			out = append(out, phrases(alt)...)
+			out = append(out, Phrases(alt)...)
 			continue
 		}
-		set, ok := phraseSets[alt[1:]]
+		set, ok := PhraseSets[alt[1:]]
 		if !ok {
 			panic(fmt.Sprintf("offline grammar: pattern %q names the unknown set %s", src, alt))
 		}
-		out = append(out, phrases(set)...)
+		out = append(out, Phrases(set)...)
 	}
 	// The longest phrase is tried first: "clear out" before "clear".
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }
 
-// phrases reads "a|b_c" as the alternatives ["a"] and ["b", "c"].
-func phrases(alts string) [][]string {
+// Phrases reads "a|b_c" as the alternatives ["a"] and ["b", "c"].
+func Phrases(alts string) [][]string {
 	var out [][]string
 	for _, alt := range strings.Split(alts, "|") {
 		out = append(out, strings.Split(alt, "_"))
@@ -112,19 +116,19 @@ func phrases(alts string) [][]string {
 	return out
 }
 
-// match matches all of ws, returning the slots' spans.
-func (p pattern) match(ws []word) (captures, bool) {
-	if p.starts != nil && (len(ws) == 0 || !p.starts[ws[0].low]) {
+// Match matches all of ws, returning the slots' spans.
+func (p Pattern) Match(ws []Word) (Captures, bool) {
+	if p.starts != nil && (len(ws) == 0 || !p.starts[ws[0].Low]) {
 		return nil, false
 	}
-	var caps captures // made only for a match: most lines match no clause
+	var caps Captures // made only for a match: most lines match no clause
 	if matchFrom(p.elems, ws, 0, &caps) {
 		return caps, true
 	}
 	return nil, false
 }
 
-func matchFrom(elems []element, ws []word, at int, caps *captures) bool {
+func matchFrom(elems []element, ws []Word, at int, caps *Captures) bool {
 	if len(elems) == 0 {
 		return at == len(ws)
 	}
@@ -142,7 +146,7 @@ func matchFrom(elems []element, ws []word, at int, caps *captures) bool {
 		}
 	} else {
 		for _, ph := range e.phrases {
-			if n, ok := matchPhrase(ph, ws, at); ok && matchFrom(rest, ws, at+n, caps) {
+			if n, ok := MatchPhrase(ph, ws, at); ok && matchFrom(rest, ws, at+n, caps) {
 				return true
 			}
 		}
@@ -151,35 +155,36 @@ func matchFrom(elems []element, ws []word, at int, caps *captures) bool {
 	return e.optional && matchFrom(rest, ws, at, caps)
 }
 
-func matchPhrase(ph []string, ws []word, at int) (int, bool) {
+// MatchPhrase reports how many words the phrase ph covers at ws[at], if it stands there.
+func MatchPhrase(ph []string, ws []Word, at int) (int, bool) {
 	if at+len(ph) > len(ws) {
 		return 0, false
 	}
 	for i, w := range ph {
-		if ws[at+i].low != w {
+		if ws[at+i].Low != w {
 			return 0, false
 		}
 	}
 	return len(ph), true
 }
 
-// longestPhrase returns how many words of ws, from at, the longest phrase
+// LongestPhrase returns how many words of ws, from at, the longest phrase
 // of set that stands there covers; 0 when none does.
-func longestPhrase(set [][]string, ws []word, at int) int {
+func LongestPhrase(set [][]string, ws []Word, at int) int {
 	n := 0
 	for _, ph := range set {
-		if k, ok := matchPhrase(ph, ws, at); ok && k > n {
+		if k, ok := MatchPhrase(ph, ws, at); ok && k > n {
 			n = k
 		}
 	}
 	return n
 }
 
-// stripLeading removes any of the phrases from the start of ws, as often
+// StripLeading removes any of the phrases from the start of ws, as often
 // as they follow one another, never leaving it empty.
-func stripLeading(ws []word, set [][]string) []word {
+func StripLeading(ws []Word, set [][]string) []Word {
 	for len(ws) > 1 {
-		n := longestPhrase(set, ws[:len(ws)-1], 0) // never the last word
+		n := LongestPhrase(set, ws[:len(ws)-1], 0) // never the last word
 		if n == 0 {
 			break
 		}
@@ -188,16 +193,16 @@ func stripLeading(ws []word, set [][]string) []word {
 	return ws
 }
 
-// stripTrailing removes any of the phrases from the end of ws, as often as
+// StripTrailing removes any of the phrases from the end of ws, as often as
 // they follow one another, never leaving it empty.
-func stripTrailing(ws []word, set [][]string) []word {
+func StripTrailing(ws []Word, set [][]string) []Word {
 	for {
 		n := 0
 		for _, ph := range set {
 			if len(ph) >= len(ws) {
 				continue
 			}
-			if k, ok := matchPhrase(ph, ws, len(ws)-len(ph)); ok && k > n {
+			if k, ok := MatchPhrase(ph, ws, len(ws)-len(ph)); ok && k > n {
 				n = k
 			}
 		}
@@ -206,4 +211,25 @@ func stripTrailing(ws []word, set [][]string) []word {
 		}
 		ws = ws[:len(ws)-n]
 	}
+}
+
+// PhraseSets are the named sets patterns refer to as @name: the lexicon's [@name] sections.
+var PhraseSets = map[string]string{
+	"done":     lexicon.Alternatives("@done"),
+	"finish":   lexicon.Alternatives("@finish"),
+	"finished": lexicon.Alternatives("@finished"),
+	"delete":   lexicon.Alternatives("@delete"),
+	"clear":    lexicon.Alternatives("@clear"),
+	"update":   lexicon.Alternatives("@update"),
+	"show":     lexicon.Alternatives("@show"),
+	"ask":      lexicon.Alternatives("@ask"),
+	"add":      lexicon.Alternatives("@add"),
+	"me":       lexicon.Alternatives("@me"),
+	"must":     lexicon.Alternatives("@must"),
+	"note":     lexicon.Alternatives("@note"),
+	"list":     lexicon.Alternatives("@list"),
+	"yes":      lexicon.Alternatives("@yes"),
+	"listkind": lexicon.Alternatives("@listkind"),
+	"dated":    lexicon.Alternatives("@dated"),
+	"no":       lexicon.Alternatives("@no"),
 }

@@ -1,0 +1,510 @@
+package grammar
+
+import (
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
+)
+
+// This file turns a line of the grammar that matched into a step: it reads
+// the line's slots (a reference, a title, a note) and may still refuse the
+// match ("what's the weather?" is no listing), letting the next line try.
+
+func reply(text string) func(clause) (Step, bool) {
+	return func(clause) (Step, bool) { return Step{Act: ActReply, Text: text}, true }
+}
+
+func chatter(text string) func(clause) (Step, bool) {
+	return func(clause) (Step, bool) { return Step{Act: ActReply, Text: text, chatter: true}, true }
+}
+
+// smallTalk reads a message made only of thanks and goodbyes, said any
+// way ("thank u so much!! 😊", "good night", "ok thanks, bye", "gotta
+// go"): it is answered, never offered as a task. It reads the words as
+// written, before the politeness that would be taken off a request.
+func smallTalk(c clause) (Step, bool) {
+	if len(c.text) > maxSmallTalk {
+		return Step{}, false
+	}
+	ws := words.Split(c.text)
+	thanks, bye := false, leaving(ws)
+	if bye {
+		ws = nil
+	}
+	for _, w := range ws {
+		switch {
+		case thanksWords[w.Low]:
+			thanks = true
+		case byeWords[w.Low]:
+			bye = true
+		case !talkFiller[w.Low] && w.Low != "":
+			return Step{}, false
+		}
+	}
+	switch {
+	case thanks:
+		return Step{Act: ActReply, Text: "You're welcome! Anything else for your list?", chatter: true}, true
+	case bye:
+		return Step{Act: ActReply, Text: "Bye for now — your list will be here when you're back.", chatter: true}, true
+	}
+	return Step{}, false
+}
+
+// maxSmallTalk is the longest sentence read as small talk, in bytes: thanks
+// and goodbyes are short, and a long sentence is not read again for each
+// of its clauses.
+const maxSmallTalk = 160
+
+// leaving reports "gotta go", "I have to go now": leaving, not a task
+// to go.
+func leaving(ws []words.Word) bool {
+	n := len(ws)
+	for n > 0 && (ws[n-1].Low == "now" || ws[n-1].Low == "") {
+		n--
+	}
+	if n < 2 || n > 6 || ws[n-1].Low != "go" {
+		return false
+	}
+	for _, w := range ws[:n-1] {
+		if !leavingWords[w.Low] && !thanksWords[w.Low] && w.Low != "," && w.Low != "" {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	thanksWords  = lexicon.Words("thanks words")
+	byeWords     = lexicon.Words("bye words")
+	leavingWords = lexicon.Words("leaving words")
+	talkFiller   = lexicon.Words("talk filler")
+)
+
+func only(a Action) func(clause) (Step, bool) {
+	return func(clause) (Step, bool) { return Step{Act: a}, true }
+}
+
+// refusal reads "keep them" or "don't delete it": a no to acting on
+// tasks pointed at, not named ("keep the receipts" may be a task).
+func refusal(c clause) (Step, bool) {
+	r := slots.ParseRef(c.words("task"))
+	return Step{Act: ActNo}, r.Kind != slots.RefNone && r.Kind != slots.RefName
+}
+
+// correction reads "no, I meant task 4" or "make that buy AA batteries":
+// what follows is the task meant, or the title meant, for the last change.
+// "I meant to call mom" says what the person meant to do, and is no
+// correction.
+func correction(c clause) (Step, bool) {
+	for _, w := range c.words("lead") {
+		if !correctionLeads[w.Low] {
+			return Step{}, false
+		}
+	}
+	ws := c.words("value")
+	if len(ws) == 0 || ws[0].Low == "to" {
+		return Step{}, false
+	}
+	s := Step{Act: ActCorrect, Ref: slots.ParseRef(ws), Parts: refParts(ws), Text: words.CapitalizeFirst(cleanText(c.raw("value")))}
+	if added, _ := add(clause{text: c.text, ws: c.ws, caps: words.Captures{"items": c.caps["value"]}}); len(added.Items) == 1 {
+		s.Title, s.Desc = added.Items[0].Title, added.Items[0].Description
+	}
+	return s, true
+}
+
+// meantRequest reads what a correction says was meant when it is a
+// request of its own ("no, I meant delete it", "sorry I meant show my
+// list", "I meant keep it"): that request is carried out, never made the
+// title of the task just added or renamed. Words that read as a title,
+// or as tasks, stay the correction's.
+func meantRequest(value string) (Step, bool) {
+	r, ok := parseWords(value, words.Split(value), true)
+	if !ok {
+		return Step{}, false
+	}
+	switch r.Act {
+	case ActAdd, ActAnswer, ActSuggest, ActReply, ActYes, ActCorrect:
+		return Step{}, false
+	}
+	r.Corrects = true
+	return r, true
+}
+
+// correctionLeads are the words a correction starts with.
+var correctionLeads = lexicon.Words("correction leads")
+
+// onTask reads a request about the tasks in the {task} slot.
+func onTask(a Action) func(clause) (Step, bool) {
+	return func(c clause) (Step, bool) {
+		ws := c.words("task")
+		r, parts := slots.ParseRef(ws), refParts(ws)
+		if r.Kind == slots.RefName && parts == nil && slots.TaskRefAt(ws, 0) > 0 && ws[0].Low != "the" {
+			// "task 5 can be marked": a task number, then words the
+			// pattern left in the slot, which no title holds; another
+			// line reads them.
+			return Step{}, false
+		}
+		return Step{Act: a, Ref: r, Parts: parts}, r.Kind != slots.RefNone
+	}
+}
+
+// reported reads news of tasks done ("the report is done", "I'm done
+// with everything"): a request as onTask reads it, but one no verb asked
+// for, vague unless it names the list.
+func reported(a Action) func(clause) (Step, bool) {
+	build := onTask(a)
+	return func(c clause) (Step, bool) {
+		s, ok := build(c)
+		s.Vague = !namesList(c.words("task"))
+		if ok && a == ActComplete && strings.HasSuffix(strings.TrimSpace(c.text), "?") {
+			// "task 3 done?", "task 3 ✅?": asked, not told.
+			return Step{Act: ActQuery, Ref: s.Ref, Parts: s.Parts}, true
+		}
+		return s, ok
+	}
+}
+
+// namesList reports words that name the list, its tasks or the tasks
+// pointed at: "everything", "all my tasks", "all of them". A bare "all"
+// does not: "all done" may say no more than that the person is.
+func namesList(ws []words.Word) bool {
+	for _, w := range ws {
+		if listNouns[w.Low] || slots.PronounsMany[w.Low] || w.Low == "everything" || w.Low == "every" || w.Low == "each" {
+			return true
+		}
+	}
+	return false
+}
+
+// refParts reads "the report and the dentist" as two references; nil
+// when the words hold one.
+func refParts(ws []words.Word) []slots.Ref {
+	var parts []slots.Ref
+	from := 0
+	for i := 0; i <= len(ws); i++ {
+		if i < len(ws) && !partSeparators[ws[i].Low] {
+			continue
+		}
+		if i > from {
+			if r := slots.ParseRef(ws[from:i]); r.Kind != slots.RefNone {
+				parts = append(parts, r)
+			}
+		}
+		from = i + 1
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+var partSeparators = lexicon.Words("part separators")
+
+// answer reads a reference alone: the answer to a question ("the second
+// one", "4", "all of them", "the dentist one"), or, when none was asked,
+// words that may be a task.
+func answer(c clause) (Step, bool) {
+	r := slots.ParseRef(c.words("task"))
+	text := cleanText(c.raw("task"))
+	switch {
+	case r.Kind == slots.RefNone, r.Kind == slots.RefAll && r.Status != "all":
+		return Step{}, false
+	case r.Kind == slots.RefName && (slots.IsQuestion(text, c.ws) || slots.AsksYesOrNo(c.ws) || slots.NamesField(c.ws)):
+		return Step{}, false
+	}
+	if _, ok := cannotDo(c.ws); ok && r.Kind == slots.RefName {
+		return Step{}, false
+	}
+	return Step{Act: ActAnswer, Ref: r, Text: words.CapitalizeFirst(text), Parts: refParts(c.words("task"))}, true
+}
+
+// otherThan reads an answer that says which task is not meant: "not
+// the bank, the other one" points at the tasks asked about but the bank;
+// "not the bank, grandma" at grandma. The words after "not" never name
+// the task meant, nor one offered in its place.
+func otherThan(c clause) (Step, bool) {
+	if not := words.TrimPunctuation(c.words("not")); len(not) > 0 && notYetWords[not[0].Low] {
+		return Step{}, false // "no, not yet": no task is named
+	}
+	except := slots.ExceptionRefs(c.words("not"))
+	if len(except) == 0 {
+		return Step{}, false
+	}
+	rest := c.words("task")
+	if _, other := otherPattern.Match(rest); len(rest) == 0 || other {
+		several := len(rest) > 0 && (rest[len(rest)-1].Low == "others" || strings.HasSuffix(rest[len(rest)-1].Low, "s"))
+		return Step{Act: ActAnswer, Ref: slots.Ref{Kind: slots.RefOther, Except: except, Plural: several, Pointed: len(rest) > 0}}, true
+	}
+	r := slots.ParseRef(rest)
+	return Step{Act: ActAnswer, Ref: r, Parts: refParts(rest)}, r.Kind != slots.RefNone && r.Kind != slots.RefAll
+}
+
+// notYetWords start what "not" says of something other than a task: "not yet".
+var notYetWords = lexicon.Words("not yet words")
+
+// otherPattern is "the other one" said of tasks being chosen among.
+var otherPattern = words.CompilePattern("the? other|others one|ones|task|tasks?")
+
+// deed reads "I called mom": completing a task by saying it was done.
+func deed(c clause) (Step, bool) {
+	ws := c.words("deed")
+	switch {
+	case len(ws) < 2 || !slots.IsPastTense(ws[0].Low) || slots.IsQuestion(c.text, c.ws):
+		return Step{}, false
+	case ws[1].Low == "to" && (ws[0].Low == "got" || ws[0].Low == "had"),
+		ws[1].Low == "i" || ws[1].Low == "we" || ws[1].Low == "you":
+		return Step{}, false
+	}
+	r := slots.NameRef(ws[1:])
+	r.Words, r.Deed = append([]string{ws[0].Low}, r.Words...), true
+	return Step{Act: ActComplete, Ref: r}, true
+}
+
+// queryDeed reads "did I email the landlord?" and "have I returned the
+// books?": a question about a task said by what would have been done.
+func queryDeed(c clause) (Step, bool) {
+	r := slots.NameRef(c.words("deed"))
+	r.Deed = true
+	return Step{Act: ActQuery, Ref: r}, r.Kind == slots.RefName
+}
+
+// bareDeed reads "called mom" and "wrote the report": a past tense that
+// is not also the present ("put", "read").
+func bareDeed(c clause) (Step, bool) {
+	ws := c.words("deed")
+	if base, ok := slots.IrregularPast[ws[0].Low]; ok && base == ws[0].Low {
+		return Step{}, false
+	}
+	return deed(c)
+}
+
+// stateReached reads "the bathroom is clean now", "the car is washed":
+// the state a task's verb brings about, said of its object.
+func stateReached(c clause) (Step, bool) {
+	state := c.words("state")
+	if len(state) != 1 || !(slots.IsPastTense(state[0].Low) || stateWords[state[0].Low]) {
+		return Step{}, false
+	}
+	r := slots.NameRef(c.words("task"))
+	if r.Kind != slots.RefName {
+		return Step{}, false
+	}
+	// A state word ("the bathroom is clean") says the task is done
+	// whatever its verb; a past tense says so only of a task done by that
+	// verb ("the car got washed"): "the appointment got moved" says
+	// nothing of the appointment being done.
+	r.Words, r.Deed = append([]string{state[0].Low}, r.Words...), stateWords[state[0].Low]
+	return Step{Act: ActComplete, Ref: r}, true
+}
+
+// stateWords are states a task brings about that are no past tense.
+var stateWords = lexicon.Words("state words")
+
+// dropByName reads "I don't need to buy milk anymore".
+func dropByName(c clause) (Step, bool) {
+	r := slots.ParseRef(c.words("thing"))
+	return Step{Act: ActDelete, Ref: r}, r.Kind != slots.RefNone
+}
+
+// note reads a note on one task: a reference to every task ("add to my
+// list notes: …") is none.
+func note(c clause) (Step, bool) {
+	r := slots.ParseRef(c.words("task"))
+	text := cleanText(c.raw("note"))
+	return Step{Act: ActNote, Ref: r, Desc: text}, r.Kind != slots.RefNone && r.Kind != slots.RefAll && text != ""
+}
+
+// noteOnFocus reads "add a note: …": a note on the task the conversation
+// is about.
+func noteOnFocus(c clause) (Step, bool) {
+	text := cleanText(c.raw("note"))
+	return Step{Act: ActNote, Ref: slots.Ref{Kind: slots.RefFocus}, Desc: text}, text != ""
+}
+
+func describe(c clause) (Step, bool) {
+	r := slots.ParseRef(c.words("task"))
+	text := cleanText(c.raw("desc"))
+	return Step{Act: ActUpdate, Ref: r, Desc: text}, r.Kind != slots.RefNone && text != ""
+}
+
+// retitle reads a new title, with a new description if it says one.
+func retitle(c clause) (Step, bool) {
+	r := slots.ParseRef(withoutFieldWords(c.words("task")))
+	title, desc := slots.SplitDescription(c.raw("title"))
+	title = words.CapitalizeFirst(withoutInstead(cleanText(title)))
+	return Step{Act: ActUpdate, Ref: r, Title: title, Desc: cleanText(desc)}, r.Kind != slots.RefNone && title != ""
+}
+
+// retitleQuoted reads "task 2 should be 'Buy milk'": a new title, said
+// in quotes. Unquoted, "should be" says how a task ought to end up ("the
+// fence should be fixed by friday"), never what it should say.
+func retitleQuoted(c clause) (Step, bool) {
+	raw := strings.TrimSpace(c.raw("title"))
+	if words.Unquote(raw) == raw {
+		return Step{}, false
+	}
+	return retitle(c)
+}
+
+// withoutInstead takes "instead" off the end of a new title: "rename it
+// to clean the attic instead" says what replaces the old title, not what
+// the new one says.
+func withoutInstead(title string) string {
+	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") {
+		return cleanText(title[:n])
+	}
+	return title
+}
+
+// withoutFieldWords drops "title" and "name" from "task 1 title".
+func withoutFieldWords(ws []words.Word) []words.Word {
+	var out []words.Word
+	for _, w := range ws {
+		if w.Low != "title" && w.Low != "name" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// list reads a request to see tasks. Its words must be about the list:
+// "what's the weather?" is not a listing.
+func list(c clause) (Step, bool) {
+	ws := c.words("what")
+	topic := slots.TopicRef(ws)
+	if len(ws) > 0 && topic.Kind == slots.RefNone && !aboutTheList(ws) {
+		return Step{}, false
+	}
+	return Step{Act: ActList, Status: statusOf(c.ws), Ref: topic}, true
+}
+
+// listShorthand reads a message made only of listing words: "my tasks",
+// "pending?", "todo list".
+func listShorthand(c clause) (Step, bool) {
+	named := false
+	for _, w := range c.ws {
+		switch {
+		case w.Low == "complete":
+			return Step{}, false
+		case listNouns[w.Low] || words.StatusWord(w.Low) == "pending":
+			named = true
+		case listFiller[w.Low] || words.StatusWord(w.Low) != "":
+		default:
+			return Step{}, false
+		}
+	}
+	return Step{Act: ActList, Status: statusOf(c.ws)}, named
+}
+
+var (
+	listNouns  = lexicon.Words("list nouns")
+	listFiller = lexicon.Words("list filler")
+)
+
+func aboutTheList(ws []words.Word) bool {
+	vague, lastVague := false, 0
+	for i, w := range ws {
+		if slots.ListTopics[w.Low] || words.StatusWord(w.Low) != "" || owesDoing(ws, i) {
+			return true
+		}
+		if slots.VagueTopics[w.Low] {
+			vague, lastVague = true, i
+		}
+	}
+	// "what should I have for dinner?": what follows the vague word is
+	// about something else.
+	return vague && len(ws) <= 5 && !saysWhatFor(ws[lastVague+1:])
+}
+
+// saysWhatFor reports words that say what a vague question is about:
+// "for dinner", "on TV", "about cooking".
+func saysWhatFor(ws []words.Word) bool {
+	for i, w := range ws {
+		if whatForWords[w.Low] && i+1 < len(ws) && !listFiller[ws[i+1].Low] && words.StatusWord(ws[i+1].Low) == "" && !WhenWords[ws[i+1].Low] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	whatForWords = lexicon.Words("what for words")
+	// WhenWords keep a question about the list: "what do I have on today?".
+	WhenWords = lexicon.Words("when words")
+)
+
+// owesDoing reports whether ws[i] is the "do" of "have to do", "need to
+// do", "got to do": a question about what the person has to do is about
+// their list however long it is ("what do I need to do today?"), where
+// "what is there to do in Paris?" is not.
+func owesDoing(ws []words.Word, i int) bool {
+	return i >= 2 && ws[i].Low == "do" && ws[i-1].Low == "to" && obligations[ws[i-2].Low]
+}
+
+var obligations = lexicon.Words("obligations")
+
+// statusOf picks the state a listing asks for: "pending", "still to do"
+// and "not done" mean pending; "completed", "done" and "finished" mean
+// completed; anything else means all.
+func statusOf(ws []words.Word) string {
+	negated := false
+	for i, w := range ws {
+		switch w.Low {
+		case "still", "yet", "left", "next", "plate", "today", "due":
+			return "pending"
+		case "did":
+			// "the stuff I already did", "what I did": what was done.
+			if i > 0 && (ws[i-1].Low == "already" || i == len(ws)-1 && (ws[i-1].Low == "i" || ws[i-1].Low == "we")) {
+				return "completed"
+			}
+		case "finish", "accomplish", "accomplished":
+			if !negated {
+				return "completed"
+			}
+		case "not", "haven't", "havent", "didn't", "didnt", "isn't", "aren't", "un":
+			negated = true
+		case "do":
+			if owesDoing(ws, i) {
+				return "pending"
+			}
+		}
+		switch words.StatusWord(w.Low) {
+		case "pending":
+			return "pending"
+		case "completed":
+			if negated {
+				return "pending"
+			}
+			return "completed"
+		}
+	}
+	return "all"
+}
+
+// add reads the {items} slot of an add request: one task, or several when
+// the lead-in says so ("add three tasks: a, b and c") or the infinitive
+// repeats ("remind me to call mom and to pay rent").
+func add(c clause) (Step, bool) {
+	if from := c.caps["items"][0]; slots.PointsAtTask(c.ws, from) || from > 0 && slots.PointsAtTask(c.ws, from-1) || slots.NamesField(c.words("items")) {
+		// "remind me about task 3 tomorrow", "make task 5 high priority",
+		// "add to the bike task's notes …": a task of the list is no new
+		// one.
+		return Step{}, false
+	}
+	ws, plural := slots.StripAddLeadIns(c.words("items"))
+	ws = slots.StripListTail(words.StripTrailing(ws, slots.AddTails))
+	if len(ws) == 0 || (len(ws) == 1 && (ws[0].Low == "" || slots.AddFrameOnly[ws[0].Low])) {
+		return Step{Act: ActAdd}, true // nothing said: the executor asks what
+	}
+	text := words.Span(c.text, ws, 0, len(ws))
+	var items []Item
+	for _, part := range slots.SplitItems(text, plural || slots.AllQuoted(text)) {
+		title, desc := slots.SplitDescription(part)
+		if t := words.CapitalizeFirst(cleanText(slots.StripInfinitive(title))); t != "" {
+			items = append(items, Item{Title: t, Description: cleanText(desc)})
+		}
+	}
+	return Step{Act: ActAdd, Items: items}, true
+}

@@ -1,0 +1,62 @@
+package grammar
+
+import (
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
+)
+
+// This file decides what to do with what the grammar did not read: ask,
+// offer it as a task, or say what the tools cannot do.
+
+// unknownStep answers a clause the grammar does not read: a question
+// outside the list is told what the assistant does; words that may be a
+// task ("buy milk") are offered as one.
+func unknownStep(text string, ws []words.Word) Step {
+	if text, ok := cannotDo(ws); ok {
+		return Step{Act: ActReply, Text: text}
+	}
+	switch {
+	case len(ws) == 0:
+		return Step{Act: ActReply, Text: HelpText}
+	case slots.RefersToTask(ws) || slots.NamesField(ws):
+		// About a task, in words the grammar does not read: never a task
+		// of its own ("task 3 to the top", "the bike task's notes …").
+		return Step{Act: ActReply, Text: "Sorry, I'm not sure what you want done with that task. " + HelpText}
+	case slots.IsQuestion(text, ws):
+		return Step{Act: ActReply, Text: outOfScopeText}
+	case len(ws) <= 8 && slots.MayBeTask(ws):
+		return Step{Act: ActSuggest, Text: words.CapitalizeFirst(cleanText(text))}
+	}
+	return Step{Act: ActReply, Text: "Sorry, I'm not sure what you mean. " + HelpText}
+}
+
+// cannotDo answers a request about a task that the tools cannot carry
+// out — a priority, a reminder or a time, an order, a task brought back —
+// with what can be done instead: "make task 5 high priority", "remind me
+// about task 3 tomorrow at 9", "move task 3 to the top", "restore the task
+// I deleted". Said of no task, the same words may be a task to add.
+func cannotDo(ws []words.Word) (string, bool) {
+	if !slots.RefersToTask(ws) {
+		return "", false
+	}
+	for _, c := range cannotDoKinds {
+		for _, w := range ws {
+			if c.words[w.Low] {
+				return c.text, true
+			}
+		}
+	}
+	return "", false
+}
+
+// cannotDoKinds are the words that ask for what the tools cannot do, by kind, the first deciding.
+var cannotDoKinds = []struct {
+	words map[string]bool
+	text  string
+}{
+	{lexicon.Words("cannot do: dates"), NoDatesText},
+	{lexicon.Words("cannot do: undo"), noUndoText},
+	{lexicon.Words("cannot do: reminders"), noRemindText},
+	{lexicon.Words("cannot do: order"), noOrderText},
+}
