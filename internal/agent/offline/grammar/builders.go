@@ -495,8 +495,10 @@ func add(c clause) (Step, bool) {
 	}
 	ws, plural := slots.StripAddLeadIns(c.words("items"))
 	ws = slots.StripListTail(words.StripTrailing(ws, slots.AddTails))
-	if len(ws) == 0 || (len(ws) == 1 && (ws[0].Low == "" || slots.AddFrameOnly[ws[0].Low])) {
-		return Step{Act: ActAdd}, true // nothing said: the executor asks what
+	if len(ws) == 0 || (len(ws) == 1 && (ws[0].Low == "" || slots.AddFrameOnly[ws[0].Low])) || onlyFollowing(ws) {
+		// Nothing said ("add", "add these", "add the following"): the
+		// executor asks what, and no task is called "These".
+		return Step{Act: ActAdd}, true
 	}
 	text := words.Span(c.text, ws, 0, len(ws))
 	var items []Item
