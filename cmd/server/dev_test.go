@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -53,14 +54,14 @@ var openLine = regexp.MustCompile(`taskchat dev: open (http://localhost:\d+)/\n`
 // slash), a stop function that
 // waits for run to return, its log (stdout) and what it told the person
 // (stderr).
-func mustRunDev(tb testing.TB, vars map[string]string) (base string, stop func() error, logs, told *lockedBuffer) {
+func mustRunDev(tb testing.TB, vars map[string]string) (base string, stop func() error, logs, told *logtest.Buffer) {
 	tb.Helper()
 	all := map[string]string{"ADDR": "127.0.0.1:0"}
 	for k, v := range vars {
 		all[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs, told = &lockedBuffer{}, &lockedBuffer{}
+	logs, told = &logtest.Buffer{}, &logtest.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"dev"}, env(all), logs, told) }()
 	deadline := time.Now().Add(20 * time.Second)

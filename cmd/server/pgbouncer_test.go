@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
@@ -340,7 +341,7 @@ func mustPgBouncer(tb testing.TB, databaseURL string) string {
 	}
 	port := freePort(tb)
 	ini := pgBouncerINI(tb, u, port, string(version))
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	cmd := exec.Command(path, ini)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
@@ -52,7 +53,7 @@ func TestRetentionRunsUntilShutdown(t *testing.T) {
 		Retention:      store.RetentionConfig{Days: 30, KeyTTL: time.Hour, Batch: 2, Pause: time.Millisecond, RunsFor: time.Minute},
 		RetentionEvery: 10 * time.Millisecond,
 	}
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	ctx, shutdown := context.WithCancel(context.Background())
 	defer shutdown()
 	stop := startRetention(ctx, pool, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
@@ -84,7 +85,7 @@ func TestRetentionRunsUntilShutdown(t *testing.T) {
 // are swept), nothing says retention is on, and stop still stops.
 func TestRetentionOffByDefault(t *testing.T) {
 	_, pool := mustRetentionDB(t, 1)
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	cfg := config{Retention: store.RetentionConfig{Batch: 2, RunsFor: time.Minute}, RetentionEvery: time.Millisecond}
 	stop := startRetention(context.Background(), pool, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	stop()

@@ -9,10 +9,10 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -25,37 +25,19 @@ func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// lockedBuffer lets the server log while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 var listening = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
 
 // mustRun starts run in the background on a free port and returns the
 // server's base URL, a stop function that waits for run to return, and
 // the log.
-func mustRun(tb testing.TB, vars map[string]string) (base string, stop func() error, logs *lockedBuffer) {
+func mustRun(tb testing.TB, vars map[string]string) (base string, stop func() error, logs *logtest.Buffer) {
 	tb.Helper()
 	all := map[string]string{"ADDR": "127.0.0.1:0", "DATABASE_URL": storetest.URL(tb), "JWT_SECRET": secret}
 	for k, v := range vars {
 		all[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs = &lockedBuffer{}
+	logs = &logtest.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, nil, env(all), logs, io.Discard) }()
 	deadline := time.Now().Add(20 * time.Second)

@@ -26,6 +26,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/taskchat/taskchat/internal/auth/authtest"
+	"github.com/taskchat/taskchat/internal/logtest"
 )
 
 // The issuer and audience an identity provider such as Better Auth puts in
@@ -143,24 +144,6 @@ func (s *jwksServer) setStatus(status int) {
 	s.status = status
 }
 
-// logBuffer collects a verifier's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // testJWKS is the JWKS configuration of these tests: no periodic refresh
 // within a test unless it asks for one, so that fetch counts are exact.
 func testJWKS(url string) JWKSConfig {
@@ -169,9 +152,9 @@ func testJWKS(url string) JWKSConfig {
 
 // mustJWKSVerifier trusts the key set at url, with the provider's
 // issuer and audience; change adjusts the configuration first.
-func mustJWKSVerifier(tb testing.TB, url string, change func(*Config)) (*Verifier, *logBuffer) {
+func mustJWKSVerifier(tb testing.TB, url string, change func(*Config)) (*Verifier, *logtest.Buffer) {
 	tb.Helper()
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	cfg := Config{
 		Issuer: idpIssuer, Audience: idpAudience, JWKS: testJWKS(url),
 		Log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

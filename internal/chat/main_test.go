@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -39,7 +39,7 @@ type engineEnv struct {
 	engine *chat.Engine
 	convs  *store.Conversations
 	tasks  *store.Tasks
-	logs   *syncBuffer
+	logs   *logtest.Buffer
 }
 
 // mustEngine builds the engine as cmd/server does, on real PostgreSQL and
@@ -54,7 +54,7 @@ func mustEngine(tb testing.TB, model agent.Model) engineEnv {
 func mustEngineWith(tb testing.TB, model agent.Model, wrap func(tasks.TurnStore) tasks.TurnStore, adjust func(*chat.Config)) engineEnv {
 	tb.Helper()
 	pool := storetest.Pool(tb)
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	taskStore := store.NewTasks(pool)
 	var turns tasks.TurnStore = store.NewTurns(pool)
@@ -210,22 +210,4 @@ func sameJSON(a, b json.RawMessage) bool {
 	ja, _ := json.Marshal(x)
 	jb, _ := json.Marshal(y)
 	return bytes.Equal(ja, jb)
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

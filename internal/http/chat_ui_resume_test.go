@@ -15,6 +15,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -31,7 +32,7 @@ import (
 type sdkRun struct {
 	cmd    *exec.Cmd
 	lines  *bufio.Scanner
-	stderr *syncBuffer
+	stderr *logtest.Buffer
 	script string
 }
 
@@ -45,7 +46,7 @@ func startSDK(t *testing.T, user, chatID, mode string, api string, other ...stri
 	for _, o := range other {
 		args = append(args, o+"/api/"+user+"/chat/ui")
 	}
-	r := &sdkRun{cmd: exec.CommandContext(ctx, node, args...), stderr: &syncBuffer{}, script: script}
+	r := &sdkRun{cmd: exec.CommandContext(ctx, node, args...), stderr: &logtest.Buffer{}, script: script}
 	r.cmd.Stderr = r.stderr
 	out, err := r.cmd.StdoutPipe()
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/auth/authtest"
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -281,7 +282,7 @@ func TestUnauthorizedLogsItsReason(t *testing.T) {
 		{"another audience", "Bearer " + mustMint(t, authtest.Secret, "alice", now, time.Hour, cfg.Issuer, "billing"), auth.ReasonWrongAudience},
 		{"no sub", "Bearer " + authtest.Sign(t, jwt.SigningMethodHS256, claims(jwt.MapClaims{"sub": ""}), authtest.Secret), auth.ReasonBadSubject},
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	v := mustVerifier(t, cfg)
 	h := requestID(accessLog(log, nil)(requireUser(v)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))))

@@ -2,7 +2,6 @@ package http
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/store"
@@ -35,7 +34,7 @@ var testSecret = []byte("a-test-secret-that-is-long-enough-for-hs256")
 // testServer is the real handler on real PostgreSQL behind httptest.
 type testServer struct {
 	*httptest.Server
-	logs  *syncBuffer
+	logs  *logtest.Buffer
 	hub   *runs.Hub
 	tools *mcptools.Servers // the engine's
 }
@@ -88,7 +87,7 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 	for _, f := range adjust {
 		f(&cfg)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	svc := tasks.NewService(store.NewTasks(db))
 	tools := mcptools.NewServers(svc, 16)
@@ -264,24 +263,6 @@ func eventNames(events []sseEvent) string {
 		names = append(names, e.name)
 	}
 	return strings.Join(names, ",")
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // newFakeOpenAI starts an OpenAI-compatible fake answering from script.
