@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/mcptools"
@@ -25,10 +26,9 @@ func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
 // testConfig is a complete configuration with generous limits, on model.
 func testConfig(model agent.Model) chat.Config {
 	return chat.Config{
-		Model:  model,
-		Prompt: agent.DefaultPrompt(),
-		Limits: agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000,
-			TurnTimeout: 30 * time.Second, ToolTimeout: 10 * time.Second},
+		Model:        model,
+		Prompt:       agent.DefaultPrompt(),
+		Limits:       agenttest.Limits(),
 		HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour,
 	}
 }
@@ -96,21 +96,13 @@ func (e engineEnv) mustNotLogErrors(tb testing.TB) {
 	}
 }
 
-// modelFunc is a Model written as a function.
-type modelFunc func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error)
-
-func (f modelFunc) Name() string { return "func" }
-func (f modelFunc) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
-	return f(ctx, req, onText)
-}
-
 // round is what a scripted model does in one model call of a turn.
 type round func(ctx context.Context, onText func(string)) (agent.Response, error)
 
 // script is a model that answers the nth model call of each turn with
 // rounds[n], the last round repeating.
 func script(rounds ...round) agent.Model {
-	return modelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	return agenttest.ModelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 		n := 0 // the assistant messages since the turn's user message
 		for _, m := range req.Messages {
 			switch m.Role {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -85,7 +86,7 @@ func TestToolCallOutlivesItsDeadline(t *testing.T) {
 			return agent.Response{Text: "Done."}, nil
 		},
 	)
-	spy := modelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	spy := agenttest.ModelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
 			told.Store(last.Content)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -335,7 +336,7 @@ func TestStreamClientThatStopsReadingEndsTheTurn(t *testing.T) {
 }
 
 func TestStreamEndsWithAnErrorEventWhenTheTurnPanics(t *testing.T) {
-	model := modelFunc(func(_ context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+	model := agenttest.ModelFunc(func(_ context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
 		onText("Let me ")
 		panic("a bug mid-stream")
 	})

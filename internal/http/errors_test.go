@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store"
@@ -149,7 +150,7 @@ func TestErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("internal", func(t *testing.T) {
-		panicky := modelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
+		panicky := agenttest.ModelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
 			panic("secret detail that must not leak")
 		})
 		s := mustServer(t, panicky)
@@ -219,11 +220,4 @@ func TestHealth(t *testing.T) {
 		}
 		mustMatchSpec(t, "GET", path, r.status, r.header, r.body)
 	}
-}
-
-type modelFunc func(context.Context, agent.Request, func(string)) (agent.Response, error)
-
-func (f modelFunc) Name() string { return "func" }
-func (f modelFunc) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
-	return f(ctx, req, onText)
 }

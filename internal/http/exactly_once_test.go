@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -176,7 +177,7 @@ func runFaultCase(t *testing.T, c faultCase) {
 // replies. Before each call it runs before(ctx, n) with the call's number
 // in the turn, from 1.
 func twoAdds(before func(ctx context.Context, call int)) agent.Model {
-	return modelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	return agenttest.ModelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 		done := 0 // the tool results since the turn's user message
 		for _, m := range req.Messages {
 			switch m.Role {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -69,7 +70,7 @@ func TestDatabaseOutage(t *testing.T) {
 // too, the client must hear that the database failed, not the model's
 // "your message was saved".
 func TestModelFailureDuringADatabaseOutageIsNotCalledSaved(t *testing.T) {
-	model := modelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
+	model := agenttest.ModelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
 		storetest.CutDatabase(t) // restored when the test ends
 		return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelServer, Status: 500}
 	})

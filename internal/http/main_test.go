@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
@@ -77,7 +78,7 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 	cfg := serverConfig{
 		chat: chat.Config{
 			Model: model, Prompt: agent.DefaultPrompt(),
-			Limits:       agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 30 * time.Second, ToolTimeout: 10 * time.Second},
+			Limits:       agenttest.Limits(),
 			HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour,
 		},
 		api:       testAPIConfig,

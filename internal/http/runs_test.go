@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/chat"
@@ -178,7 +179,7 @@ func TestAFollowerOfATurnCutShortIsTold(t *testing.T) {
 func TestAKeyedTurnStoppedBeforeItSaidAnythingReplaysTheStop(t *testing.T) {
 	calls := 0
 	var mu sync.Mutex
-	model := modelFunc(func(ctx context.Context, _ agent.Request, _ func(string)) (agent.Response, error) {
+	model := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, _ func(string)) (agent.Response, error) {
 		mu.Lock()
 		calls++
 		mu.Unlock()

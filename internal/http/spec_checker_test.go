@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -219,7 +220,7 @@ func specFollowAndStop(t *testing.T) {
 		stopped  = "/api/{user_id}/conversations/{conversation_id}/stop"
 		uiFollow = "/api/{user_id}/chat/ui/{chat_id}/stream"
 	)
-	waiting := modelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+	waiting := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
 		onText("Working on it")
 		<-ctx.Done() // until stopped
 		return agent.Response{Text: "Working on it"}, ctx.Err()

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
@@ -57,14 +58,6 @@ func series(name string, labels ...string) string {
 	return name + "{" + strings.Join(pairs, ",") + "}"
 }
 
-// modelFunc is a Model written as a function, named "m-1".
-type modelFunc func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error)
-
-func (f modelFunc) Name() string { return "m-1" }
-func (f modelFunc) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
-	return f(ctx, req, onText)
-}
-
 func newRecorded() (*tracetest.SpanRecorder, *sdktrace.TracerProvider) {
 	rec := tracetest.NewSpanRecorder()
 	return rec, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -82,7 +75,7 @@ func TestModelCallsAreObserved(t *testing.T) {
 	rec, tp := newRecorded()
 	tel := telemetry.New(prometheus.NewRegistry(), tp)
 	calls := 0
-	model := tel.Model(modelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	model := tel.Model(agenttest.Named{ModelName: "m-1", ModelFunc: func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 		calls++
 		if calls == 2 {
 			return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelTimeout}
@@ -90,7 +83,7 @@ func TestModelCallsAreObserved(t *testing.T) {
 		onText("Secret reply text")
 		return agent.Response{Text: "Secret reply text", ToolCalls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"secret"}`}},
 			Usage: agent.Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15}}, nil
-	}), "openai")
+	}}, "openai")
 	req := agent.Request{System: "Secret system prompt", Messages: []agent.Message{{Role: agent.RoleUser, Content: "Secret user text"}}}
 	var streamed string
 	if resp, err := model.Stream(context.Background(), req, func(s string) { streamed += s }); err != nil || resp.Usage.TotalTokens != 15 || streamed != "Secret reply text" {
@@ -199,13 +192,13 @@ func TestRequestsAreObservedByRouteNeverByPath(t *testing.T) {
 
 func TestNoTelemetryObservesNothing(t *testing.T) {
 	var tel *telemetry.Telemetry
-	model := modelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
+	model := agenttest.ModelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
 		return agent.Response{}, nil
 	})
 	if got := tel.Model(model, "offline"); got == nil || tel.Metrics() || tel.Tracing() {
 		t.Fatal("a nil Telemetry wraps or records")
 	}
-	if _, ok := tel.Model(model, "offline").(modelFunc); !ok {
+	if _, ok := tel.Model(model, "offline").(agenttest.ModelFunc); !ok {
 		t.Fatal("without telemetry the model is wrapped")
 	}
 	ctx := context.Background()
@@ -229,7 +222,7 @@ func TestNoTelemetryObservesNothing(t *testing.T) {
 	}
 	// Spans only: the model is wrapped, but no metric is recorded.
 	_, tp := newRecorded()
-	if _, ok := telemetry.New(nil, tp).Model(model, "offline").(modelFunc); ok {
+	if _, ok := telemetry.New(nil, tp).Model(model, "offline").(agenttest.ModelFunc); ok {
 		t.Fatal("with spans on, the model is not observed")
 	}
 }
