@@ -13,6 +13,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/telemetry"
+	"github.com/taskchat/taskchat/internal/telemetry/telemetrytest"
 )
 
 // usage asks for user's usage with query, and checks the answer against the spec.
@@ -157,7 +158,7 @@ func TestTokenBudgetHoldsAcrossReplicas(t *testing.T) {
 	if report["daily_token_budget"] != float64(40) || report["total"].(map[string]any)["total_tokens"] != float64(45) {
 		t.Errorf("usage = %v, want the budget of 40 and the 45 used", report)
 	}
-	if got := mustScrape(t, tel)[series("taskchat_turns_total", "outcome", "budget_exceeded")]; got != 1 {
+	if got := telemetrytest.Scrape(t, tel)[telemetrytest.Series("taskchat_turns_total", "outcome", "budget_exceeded")]; got != 1 {
 		t.Errorf("turns refused by the budget on replica b = %v, want 1", got)
 	}
 }

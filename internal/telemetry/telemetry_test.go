@@ -1,13 +1,11 @@
 package telemetry_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -20,43 +18,8 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/telemetry"
+	"github.com/taskchat/taskchat/internal/telemetry/telemetrytest"
 )
-
-// mustScrape reads the metrics as Prometheus would, by series: the name
-// with its labels as the text format writes them (sorted by name).
-func mustScrape(tb testing.TB, tel *telemetry.Telemetry) map[string]float64 {
-	tb.Helper()
-	w := httptest.NewRecorder()
-	tel.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
-	if w.Code != http.StatusOK {
-		tb.Fatalf("scrape = %d", w.Code)
-	}
-	series := map[string]float64{}
-	sc := bufio.NewScanner(w.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			tb.Fatalf("bad metric line %q", line)
-		}
-		series[line[:i]] = v
-	}
-	return series
-}
-
-// series names one series: labels are name, value pairs.
-func series(name string, labels ...string) string {
-	var pairs []string
-	for i := 0; i < len(labels); i += 2 {
-		pairs = append(pairs, labels[i]+`="`+labels[i+1]+`"`)
-	}
-	slices.Sort(pairs)
-	return name + "{" + strings.Join(pairs, ",") + "}"
-}
 
 func newRecorded() (*tracetest.SpanRecorder, *sdktrace.TracerProvider) {
 	rec := tracetest.NewSpanRecorder()
@@ -93,15 +56,15 @@ func TestModelCallsAreObserved(t *testing.T) {
 		t.Fatalf("the observed model changed the error: %v", err)
 	}
 
-	m := mustScrape(t, tel)
+	m := telemetrytest.Scrape(t, tel)
 	labels := []string{"gen_ai_operation_name", "chat", "gen_ai_provider_name", "openai", "gen_ai_request_model", "m-1"}
 	for s, want := range map[string]float64{
-		series("gen_ai_client_operation_duration_seconds_count", append(labels, "error_type", "")...):        1,
-		series("gen_ai_client_operation_duration_seconds_count", append(labels, "error_type", "timeout")...): 1,
-		series("gen_ai_client_token_usage_sum", append(labels, "gen_ai_token_type", "input")...):             12,
-		series("gen_ai_client_token_usage_sum", append(labels, "gen_ai_token_type", "output")...):            3,
+		telemetrytest.Series("gen_ai_client_operation_duration_seconds_count", append(labels, "error_type", "")...):        1,
+		telemetrytest.Series("gen_ai_client_operation_duration_seconds_count", append(labels, "error_type", "timeout")...): 1,
+		telemetrytest.Series("gen_ai_client_token_usage_sum", append(labels, "gen_ai_token_type", "input")...):             12,
+		telemetrytest.Series("gen_ai_client_token_usage_sum", append(labels, "gen_ai_token_type", "output")...):            3,
 		// The failed call reported no usage, and records none.
-		series("gen_ai_client_token_usage_count", append(labels, "gen_ai_token_type", "input")...): 1,
+		telemetrytest.Series("gen_ai_client_token_usage_count", append(labels, "gen_ai_token_type", "input")...): 1,
 	} {
 		if got, ok := m[s]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", s, got, ok, want)
@@ -143,11 +106,11 @@ func TestToolExecutionsAreObserved(t *testing.T) {
 		_, end := tel.StartTool(context.Background(), "complete_task", "call_7")
 		end(errType)
 	}
-	m := mustScrape(t, tel)
-	if got := m[series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "")]; got != 2 {
+	m := telemetrytest.Scrape(t, tel)
+	if got := m[telemetrytest.Series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "")]; got != 2 {
 		t.Errorf("successful executions = %v, want 2", got)
 	}
-	if got := m[series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "tool_error")]; got != 1 {
+	if got := m[telemetrytest.Series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "tool_error")]; got != 1 {
 		t.Errorf("failed executions = %v, want 1", got)
 	}
 	spans := rec.Ended()
@@ -173,11 +136,11 @@ func TestRequestsAreObservedByRouteNeverByPath(t *testing.T) {
 	}
 	_, q := tel.StartRequest(httptest.NewRequest("GET", "/api/alice/nowhere", nil))
 	q.End("GET", "", 404, 0)
-	m := mustScrape(t, tel)
+	m := telemetrytest.Scrape(t, tel)
 	for s, want := range map[string]float64{
-		series("http_server_request_duration_seconds_count", "http_request_method", "POST", "http_route", "/api/{user_id}/chat", "http_response_status_code", "200"):   2,
-		series("http_server_request_duration_seconds_count", "http_request_method", "_OTHER", "http_route", "/api/{user_id}/chat", "http_response_status_code", "200"): 1,
-		series("http_server_request_duration_seconds_count", "http_request_method", "GET", "http_route", "", "http_response_status_code", "404"):                       1,
+		telemetrytest.Series("http_server_request_duration_seconds_count", "http_request_method", "POST", "http_route", "/api/{user_id}/chat", "http_response_status_code", "200"):   2,
+		telemetrytest.Series("http_server_request_duration_seconds_count", "http_request_method", "_OTHER", "http_route", "/api/{user_id}/chat", "http_response_status_code", "200"): 1,
+		telemetrytest.Series("http_server_request_duration_seconds_count", "http_request_method", "GET", "http_route", "", "http_response_status_code", "404"):                       1,
 	} {
 		if m[s] != want {
 			t.Errorf("%s = %v, want %v", s, m[s], want)
