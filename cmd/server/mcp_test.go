@@ -9,17 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskchat/taskchat/internal/auth/authtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
-
-// withBearer adds a token to every request.
-type withBearer string
-
-func (b withBearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // The server that run builds serves /mcp with the token the token command
 // mints, and logs neither the token nor what the tools were asked.
@@ -29,7 +21,7 @@ func TestRunServesMCP(t *testing.T) {
 	tok := mustMint(t, storetest.UserID(t))
 	client := mcp.NewClient(&mcp.Implementation{Name: "run-test", Version: "1.0.0"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: withBearer(tok)}, MaxRetries: -1,
+		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authtest.Bearer(tok)}, MaxRetries: -1,
 	}, nil)
 	if err != nil {
 		t.Fatal(err)

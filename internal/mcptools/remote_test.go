@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskchat/taskchat/internal/auth/authtest"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -33,20 +34,11 @@ func serveMCP(tb testing.TB, h http.Handler) string {
 	return s.URL
 }
 
-// bearer adds a token to every request.
-type bearer string
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func connectHTTP(tb testing.TB, url, token string) (*mcp.ClientSession, error) {
 	tb.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "remote-test", Version: "1.0.0"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: url, HTTPClient: &http.Client{Transport: bearer(token)}, MaxRetries: -1, DisableStandaloneSSE: true,
+		Endpoint: url, HTTPClient: &http.Client{Transport: authtest.Bearer(token)}, MaxRetries: -1, DisableStandaloneSSE: true,
 	}, nil)
 	if err == nil {
 		tb.Cleanup(func() { cs.Close() })
