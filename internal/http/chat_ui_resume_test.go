@@ -198,7 +198,7 @@ func TestUIChatResumesOnTheOtherReplica(t *testing.T) {
 	// the rest of the reply.
 	var following struct{ Message, Sender sdkMessage }
 	run.next(t, "following", &following)
-	if n := mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'assistant'`, user); n != 0 {
+	if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'assistant'`, user); n != 0 {
 		t.Fatalf("the turn is over (%d replies) before the resumed clients follow it", n)
 	}
 	for _, m := range []sdkMessage{following.Message, following.Sender} {
@@ -243,7 +243,7 @@ func TestUIChatResumesOnTheOtherReplica(t *testing.T) {
 		}
 	}
 	// The turn ran once: two model calls, one task.
-	if fake.Requests() != 2 || mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user) != 1 {
+	if fake.Requests() != 2 || storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user) != 1 {
 		t.Fatalf("%d model calls, want the turn's two, and one task", fake.Requests())
 	}
 }
@@ -297,7 +297,7 @@ func TestUIChatStopWhileFollowing(t *testing.T) {
 
 	var following struct{ Message sdkMessage }
 	run.next(t, "following", &following)
-	if n := mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'assistant'`, user); n != 0 ||
+	if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'assistant'`, user); n != 0 ||
 		following.Message.tools() != "add_task:output-available" {
 		t.Fatalf("the follower shows %+v, with %d replies stored, want the turn running", following.Message, n)
 	}

@@ -140,7 +140,7 @@ func TestUIChatContinuesAChat(t *testing.T) {
 	if c, _ := mustLastTurn(t, user); c != convID || uiChunks(t, r.body)[0]["messageMetadata"].(map[string]any)["conversation_id"] != float64(convID) {
 		t.Fatalf("the conversation's own id went to conversation %d, want %d", c, convID)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM conversations WHERE user_id = $1`, user); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM conversations WHERE user_id = $1`, user); n != 1 {
 		t.Fatalf("%d conversations, want 1", n)
 	}
 	// Another user with the same chat id has a chat of their own.
@@ -194,7 +194,7 @@ func TestUIChatRefusesBadRequests(t *testing.T) {
 	if detail, _ := r.json(t)["detail"].(string); r.status != 400 || detail != "messages[0].parts[0] is a text part that has no text" {
 		t.Fatalf("a text part without text = %d %s, want 400 saying it has no text", r.status, r.body)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 0 {
+	if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 0 {
 		t.Fatalf("refused requests stored %d messages", n)
 	}
 	// Without a token, the problem comes before anything is read.
@@ -240,10 +240,10 @@ func TestUIChatRegenerateKeepsTheToolCalls(t *testing.T) {
 	if replies := mustReplies(t, user, convID); len(replies) != 1 || replies[0] != "I've added Buy milk as task 1." {
 		t.Fatalf("replies = %q, want the new one only", replies)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
 		t.Fatalf("%d tasks, want the one added once", n)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tool_calls c JOIN messages m ON m.id = c.message_id
+	if n := storetest.Count(t, `SELECT count(*) FROM tool_calls c JOIN messages m ON m.id = c.message_id
 		WHERE c.user_id = $1 AND c.turn_id = $2 AND m.content = 'I''ve added Buy milk as task 1.'`, user, turnID); n != 1 {
 		t.Fatalf("the new reply holds %d calls, want the first run's one", n)
 	}
@@ -274,7 +274,7 @@ func TestUIChatIdempotencyKey(t *testing.T) {
 	if chunkTypes(a) != chunkTypes(b) || a[0]["messageId"] != b[0]["messageId"] || a[2]["toolCallId"] != b[2]["toolCallId"] {
 		t.Fatalf("the replay differs:\n%s\n%s", first.body, again.body)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
 		t.Fatalf("%d tasks after a retry, want 1", n)
 	}
 	if r := s.ui(t, user, uiBody("keyed", "submit-message", "", "Add a task to buy eggs"), keyed); r.status != 422 {
@@ -311,7 +311,7 @@ func TestUIChatRetryAfterAModelFailure(t *testing.T) {
 	}
 	convID, _ := mustLastTurn(t, user)
 	if replies := mustReplies(t, user, convID); len(replies) != 1 || replies[0] != "Back again." ||
-		mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'user'`, user) != 1 {
+		storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'user'`, user) != 1 {
 		t.Fatalf("replies = %q, want one message answered once", replies)
 	}
 }
@@ -345,15 +345,6 @@ func mustReplies(tb testing.TB, user string, convID int64) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-func mustCount(tb testing.TB, sql string, args ...any) int {
-	tb.Helper()
-	var n int
-	if err := storetest.Pool(tb).QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
-	return n
 }
 
 // mustAISDK returns node and the path of clients/<script>, which imports
@@ -439,17 +430,17 @@ func TestUIChatWithTheAISDK(t *testing.T) {
 	// The database: one conversation, remembered under the chat id, of two
 	// turns; the second's reply replaced, its call made once.
 	convID, turnID := mustLastTurn(t, user)
-	if n := mustCount(t, `SELECT count(*) FROM chat_ids WHERE user_id = $1 AND chat_id = 'Xq7Vd0cLr1bH2tUe' AND conversation_id = $2`, user, convID); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM chat_ids WHERE user_id = $1 AND chat_id = 'Xq7Vd0cLr1bH2tUe' AND conversation_id = $2`, user, convID); n != 1 {
 		t.Fatal("the chat id is not remembered with its conversation")
 	}
 	replies := mustReplies(t, user, convID)
-	if len(replies) != 2 || mustCount(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, convID) != 4 {
+	if len(replies) != 2 || storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, convID) != 4 {
 		t.Fatalf("the conversation holds replies %q, want two turns", replies)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND turn_id = $2 AND tool = 'complete_task'`, user, turnID); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND turn_id = $2 AND tool = 'complete_task'`, user, turnID); n != 1 {
 		t.Fatalf("the second turn recorded %d complete_task calls, want 1", n)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1 AND completed`, user); n != 1 || mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user) != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1 AND completed`, user); n != 1 || storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user) != 1 {
 		t.Fatal("want one task, completed")
 	}
 

@@ -70,7 +70,7 @@ func TestMemberNamesMatchExactly(t *testing.T) {
 			}
 		})
 	}
-	if n := mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 2 {
+	if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 2 {
 		t.Fatalf("the user has %d messages, want the first turn's 2 only", n)
 	}
 }
@@ -119,7 +119,7 @@ func TestEscapedLoneSurrogateIsRefused(t *testing.T) {
 			mustMatchSpec(t, "POST", c.route, r.status, r.header, r.body)
 		})
 	}
-	if n := mustCount(t, `SELECT count(*) FROM conversations WHERE user_id = $1`, user); n != 0 {
+	if n := storetest.Count(t, `SELECT count(*) FROM conversations WHERE user_id = $1`, user); n != 0 {
 		t.Fatalf("refused turns left %d conversations behind", n)
 	}
 	r := s.chat(t, user, 0, "Add a task to buy milk \U0001F600")

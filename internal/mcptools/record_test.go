@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -108,11 +107,6 @@ func mustAuditRows(tb testing.TB, user string, turnID int64) []auditRow {
 	return out
 }
 
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
-}
-
 // A call made for a turn records its change with it: the audit says what
 // the model asked, and exactly what the tool answered.
 func TestToolCallsForATurnAreRecorded(t *testing.T) {
@@ -144,11 +138,11 @@ func TestToolCallsForATurnAreRecorded(t *testing.T) {
 		if r.CallID != fmt.Sprintf("call_%d", seq) || r.Tool != tools[seq] || r.MessageID != nil {
 			t.Errorf("row %d = %+v, want call_%d of %s, awaiting its reply", i, r, seq, tools[seq])
 		}
-		if want := mustJSON(t, calls[seq].StructuredContent); !jsonEqual(r.Result, want) {
+		if want := mustJSON(t, calls[seq].StructuredContent); !storetest.SameJSON(r.Result, want) {
 			t.Errorf("%s recorded %s, but the model was told %s", r.Tool, r.Result, want)
 		}
 	}
-	if !jsonEqual(rows[0].Arguments, []byte(`{"title":"Buy milk"}`)) {
+	if !storetest.SameJSON(rows[0].Arguments, []byte(`{"title":"Buy milk"}`)) {
 		t.Errorf("add_task's recorded arguments = %s", rows[0].Arguments)
 	}
 }

@@ -74,7 +74,7 @@ func TestDeleteConversationKeepsItsToolCalls(t *testing.T) {
 		before := mustAuditRows(t, user, turn.ID())
 
 		mustDeleteConversation(t, s, user, turn.Conversation.ID)
-		if n := mustCount(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 0 {
+		if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 0 {
 			t.Fatalf("%d messages left after delete", n)
 		}
 		after := mustAuditRows(t, user, turn.ID())
@@ -87,7 +87,7 @@ func TestDeleteConversationKeepsItsToolCalls(t *testing.T) {
 			}
 			b := before[i]
 			if r.UserID != user || r.TurnID != turn.ID() || r.Tool != b.Tool || r.CallID != b.CallID ||
-				!jsonEqual(r.Arguments, b.Arguments) || !jsonEqual(r.Result, b.Result) {
+				!storetest.SameJSON(r.Arguments, b.Arguments) || !storetest.SameJSON(r.Result, b.Result) {
 				t.Errorf("call %d = %+v after delete, was %+v", i, r, b)
 			}
 		}

@@ -49,7 +49,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	if _, err := s.FinishTurn(ctx, end); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.BeginIdempotent(ctx, req); err != nil || got.CutShort != nil || !jsonEqual(got.Replay, end.Response) {
+	if got, err := s.BeginIdempotent(ctx, req); err != nil || got.CutShort != nil || !storetest.SameJSON(got.Replay, end.Response) {
 		t.Fatalf("retry after completion: %+v, %v; want the stored response", got, err)
 	}
 
@@ -132,7 +132,7 @@ func mustCutShortKeyRunsOnce(t *testing.T, s *store.Turns, ts *store.Tasks, star
 	if err := s.CompleteIdempotent(ctx, user, key, response); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.BeginIdempotent(ctx, req); err != nil || !jsonEqual(got.Replay, response) || got.CutShort != nil {
+	if got, err := s.BeginIdempotent(ctx, req); err != nil || !storetest.SameJSON(got.Replay, response) || got.CutShort != nil {
 		t.Fatalf("retry after the turn was finished: %+v, %v; want its response replayed", got, err)
 	}
 }

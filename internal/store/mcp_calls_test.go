@@ -74,11 +74,11 @@ func TestMCPChangeCommitsWithItsRecord(t *testing.T) {
 			if r.TurnID != nil || r.ConversationID != nil || r.MessageID != nil {
 				t.Errorf("row has turn %v, conversation %v, message %v; want none", r.TurnID, r.ConversationID, r.MessageID)
 			}
-			if r.CallID != "req-7f3a" || r.Tool != c.tool || r.IsError || !jsonEqual(r.Arguments, json.RawMessage(args)) {
+			if r.CallID != "req-7f3a" || r.Tool != c.tool || r.IsError || !storetest.SameJSON(r.Arguments, json.RawMessage(args)) {
 				t.Errorf("row = %+v, want the call as made", r)
 			}
 			want := mustJSON(t, map[string]any{"task_id": task.ID, "status": c.status, "title": task.Title})
-			if !jsonEqual(r.Result, want) {
+			if !storetest.SameJSON(r.Result, want) {
 				t.Errorf("row's result = %s, want %s", r.Result, want)
 			}
 		})
@@ -119,8 +119,8 @@ func TestRecordCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := mustMCPRows(t, user)
-	if len(rows) != 2 || rows[0].Tool != "list_tasks" || rows[0].IsError || !jsonEqual(rows[0].Result, json.RawMessage(`{"tasks":[]}`)) ||
-		rows[1].Tool != "delete_task" || !rows[1].IsError || !jsonEqual(rows[1].Arguments, json.RawMessage(`{"task_id":9}`)) {
+	if len(rows) != 2 || rows[0].Tool != "list_tasks" || rows[0].IsError || !storetest.SameJSON(rows[0].Result, json.RawMessage(`{"tasks":[]}`)) ||
+		rows[1].Tool != "delete_task" || !rows[1].IsError || !storetest.SameJSON(rows[1].Arguments, json.RawMessage(`{"task_id":9}`)) {
 		t.Fatalf("rows = %+v", rows)
 	}
 	chat := *mcpRecord("list_tasks", `{}`)

@@ -34,7 +34,7 @@ func TestReopenTurnMovesTheCallsToTheNewReply(t *testing.T) {
 		t.Fatalf("history = %+v, want the first turn only", again.History)
 	}
 	if len(again.Earlier) != 2 || again.Earlier[0].Tool != "add_task" || again.Earlier[1].Tool != "list_tasks" ||
-		!jsonEqual(again.Earlier[0].Result, mustJSON(t, map[string]any{"task_id": 1, "status": "created", "title": "Buy milk"})) {
+		!storetest.SameJSON(again.Earlier[0].Result, mustJSON(t, map[string]any{"task_id": 1, "status": "created", "title": "Buy milk"})) {
 		t.Fatalf("earlier calls = %+v, want the turn's two, with the recorded result", again.Earlier)
 	}
 	if got := roles(mustMessages(t, convs, user, turn.Conversation.ID)); got != "user assistant user" {

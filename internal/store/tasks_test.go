@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -175,11 +176,11 @@ func TestRecordedChangeCommitsWithItsRecord(t *testing.T) {
 			if r.ConversationID == nil || *r.ConversationID != turn.Conversation.ID || r.MessageID != nil {
 				t.Errorf("row is in conversation %v, message %v; want %d and no reply yet", r.ConversationID, r.MessageID, turn.Conversation.ID)
 			}
-			if r.Seq != 2 || r.Round != 1 || r.CallID != "call_2" || r.Tool != c.tool || r.IsError || !jsonEqual(r.Arguments, json.RawMessage(args)) {
+			if r.Seq != 2 || r.Round != 1 || r.CallID != "call_2" || r.Tool != c.tool || r.IsError || !storetest.SameJSON(r.Arguments, json.RawMessage(args)) {
 				t.Errorf("row = %+v, want the call as recorded", r)
 			}
 			want := mustJSON(t, map[string]any{"task_id": task.ID, "status": c.status, "title": task.Title})
-			if !jsonEqual(r.Result, want) {
+			if !storetest.SameJSON(r.Result, want) {
 				t.Errorf("row's result = %s, want %s", r.Result, want)
 			}
 		})

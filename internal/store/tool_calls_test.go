@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -72,21 +71,12 @@ func mustExec(tb testing.TB, sql string, args ...any) {
 	}
 }
 
-func mustCount(tb testing.TB, sql string, args ...any) int {
-	tb.Helper()
-	var n int
-	if err := storetest.Pool(tb).QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
 // mustWaitForALockWait waits until a statement on this package's database
 // waits for a lock.
 func mustWaitForALockWait(tb testing.TB) {
 	tb.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if mustCount(tb, `SELECT count(*) FROM pg_stat_activity
+		if storetest.Count(tb, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0 {
 			return
 		}
@@ -101,12 +91,6 @@ func mustJSON(tb testing.TB, v any) json.RawMessage {
 		tb.Fatal(err)
 	}
 	return b
-}
-
-// jsonEqual reports whether a and b are the same JSON value.
-func jsonEqual(a, b json.RawMessage) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // A model writes anything as a tool's arguments; the turn must be stored

@@ -96,7 +96,7 @@ func TestTurnsBuildAHistory(t *testing.T) {
 		t.Fatalf("history = %+v", h)
 	}
 	got := h[1].ToolCalls
-	if len(got) != 2 || got[0].CallID != "call_1" || !jsonEqual(got[0].Result, added.Result) || got[0].Duration != added.Duration {
+	if len(got) != 2 || got[0].CallID != "call_1" || !storetest.SameJSON(got[0].Result, added.Result) || got[0].Duration != added.Duration {
 		t.Fatalf("replayed tool calls = %+v", got)
 	}
 	if got[1].Round != 1 || !got[1].IsError || string(got[1].Arguments) != `"{\"title\":"` {
@@ -216,14 +216,14 @@ func TestFinishTurnAttachesRecordedCalls(t *testing.T) {
 			t.Fatalf("call %d = %+v, want the turn's calls in order", i, c)
 		}
 	}
-	if !jsonEqual(got[1].Result, recorded[0].Result) || !jsonEqual(got[3].Result, recorded[1].Result) {
+	if !storetest.SameJSON(got[1].Result, recorded[0].Result) || !storetest.SameJSON(got[3].Result, recorded[1].Result) {
 		t.Errorf("recorded results became %s and %s, want %s and %s kept",
 			got[1].Result, got[3].Result, recorded[0].Result, recorded[1].Result)
 	}
 	if got[1].Duration != added.Duration {
 		t.Errorf("recorded call's duration = %v, want the engine's %v", got[1].Duration, added.Duration)
 	}
-	if !jsonEqual(got[0].Result, listed.Result) || !got[2].IsError || !jsonEqual(got[2].Result, refused.Result) {
+	if !storetest.SameJSON(got[0].Result, listed.Result) || !got[2].IsError || !storetest.SameJSON(got[2].Result, refused.Result) {
 		t.Errorf("unrecorded calls stored as %+v and %+v", got[0], got[2])
 	}
 	for _, r := range mustAuditRows(t, user, turn.ID()) {
@@ -256,7 +256,7 @@ func TestNextTurnFinishesATurnCutShort(t *testing.T) {
 			t.Fatalf("crashed turn's reply = %+v, want an empty interrupted reply before message %d", cut, next.ID())
 		}
 		if len(cut.ToolCalls) != 2 || cut.ToolCalls[0].Tool != "add_task" || cut.ToolCalls[1].Tool != "complete_task" ||
-			!jsonEqual(cut.ToolCalls[1].Result, mustJSON(t, map[string]any{"task_id": milk.ID, "status": "completed", "title": "Buy milk"})) {
+			!storetest.SameJSON(cut.ToolCalls[1].Result, mustJSON(t, map[string]any{"task_id": milk.ID, "status": "completed", "title": "Buy milk"})) {
 			t.Fatalf("crashed turn's calls = %+v", cut.ToolCalls)
 		}
 		msgs := mustMessages(t, convs, user, crashed.Conversation.ID)
@@ -343,7 +343,7 @@ func TestRecoverTurn(t *testing.T) {
 		if calls := mustRecover(t, storetest.UserID(t), turn); len(calls) != 0 {
 			t.Fatalf("another user recovers %+v", calls)
 		}
-		if n := mustCount(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 1 {
+		if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 1 {
 			t.Fatalf("the conversation holds %d messages after another user's recovery, want only the user's message", n)
 		}
 	})
