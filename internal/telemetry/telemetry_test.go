@@ -35,6 +35,7 @@ func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
 }
 
 func TestModelCallsAreObserved(t *testing.T) {
+	t.Parallel()
 	rec, tp := newRecorded()
 	tel := telemetry.New(prometheus.NewRegistry(), tp)
 	calls := 0
@@ -100,6 +101,7 @@ func TestModelCallsAreObserved(t *testing.T) {
 }
 
 func TestToolExecutionsAreObserved(t *testing.T) {
+	t.Parallel()
 	rec, tp := newRecorded()
 	tel := telemetry.New(prometheus.NewRegistry(), tp)
 	for _, errType := range []string{"", telemetry.ToolError, ""} {
@@ -129,6 +131,7 @@ func TestToolExecutionsAreObserved(t *testing.T) {
 }
 
 func TestRequestsAreObservedByRouteNeverByPath(t *testing.T) {
+	t.Parallel()
 	tel := telemetry.New(prometheus.NewRegistry(), nil)
 	for _, method := range []string{"POST", "POST", "BREW"} {
 		_, q := tel.StartRequest(httptest.NewRequest(method, "/api/alice/chat", nil))
@@ -154,6 +157,7 @@ func TestRequestsAreObservedByRouteNeverByPath(t *testing.T) {
 }
 
 func TestNoTelemetryObservesNothing(t *testing.T) {
+	t.Parallel()
 	var tel *telemetry.Telemetry
 	model := agenttest.ModelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
 		return agent.Response{}, nil
