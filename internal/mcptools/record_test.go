@@ -110,6 +110,7 @@ func mustAuditRows(tb testing.TB, user string, turnID int64) []auditRow {
 // A call made for a turn records its change with it: the audit says what
 // the model asked, and exactly what the tool answered.
 func TestToolCallsForATurnAreRecorded(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s, turn := mustTurnServers(t, user), mustTurn(t, user)
 	added := s.mustCallFor(t, turn, 0, "add_task", map[string]any{"title": "Buy milk"})
@@ -150,6 +151,7 @@ func TestToolCallsForATurnAreRecorded(t *testing.T) {
 // A call for a turn that no longer holds its conversation changes nothing,
 // and says so, so that the model does not claim it did.
 func TestToolCallForAnEndedTurnChangesNothing(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s := mustTurnServers(t, user)
 	cs := s.cs
@@ -178,6 +180,7 @@ func TestToolCallForAnEndedTurnChangesNothing(t *testing.T) {
 // A call whose record cannot be read fails: a change meant to be recorded
 // is never made without its record.
 func TestToolCallWithAnUnreadableRecordChangesNothing(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s := mustTurnServers(t, user)
 	cs := s.cs
@@ -263,6 +266,7 @@ func mustStructured(tb testing.TB, res *mcp.CallToolResult) map[string]any {
 // sent again, finds nothing, and the second call changes nothing. Another
 // user's call with the key fails and leaves the record to its owner.
 func TestCallRecordIsTakenOnce(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s := mustTurnServers(t, user)
 	cs := s.cs
@@ -292,6 +296,7 @@ func TestCallRecordIsTakenOnce(t *testing.T) {
 // user's server of another engine (another NewServers), or one built on its
 // own (NewServer), fails the call and leaves the record where it is.
 func TestCallRecordIsReadOnlyByItsServers(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s := mustTurnServers(t, user)
 	turn := mustTurn(t, user)

@@ -58,6 +58,7 @@ func mustConnectHTTP(tb testing.TB, url, token string) *mcp.ClientSession {
 // NewHTTPHandler serves each request on the server of its token's user,
 // however the cache evicts and whoever asked before.
 func TestHTTPHandlerBindsEachRequestToItsTokensUser(t *testing.T) {
+	t.Parallel()
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	url := serveMCP(t, mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 1), nil)) // every other request evicts
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
@@ -82,6 +83,7 @@ func TestHTTPHandlerBindsEachRequestToItsTokensUser(t *testing.T) {
 // A request that reaches the handler without a token's user gets no
 // server at all.
 func TestHTTPHandlerWithoutAUserServesNothing(t *testing.T) {
+	t.Parallel()
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	s := httptest.NewServer(mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 1), nil)) // no bearer middleware
 	defer s.Close()
@@ -94,6 +96,7 @@ func TestHTTPHandlerWithoutAUserServesNothing(t *testing.T) {
 // handed another user's request (a routing bug) refuses it; one reached in
 // process, with no token at all, refuses everything.
 func TestRemoteServerServesOnlyItsUser(t *testing.T) {
+	t.Parallel()
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 	alicesServer := mcptools.NewRemoteServer(alice, svc)
