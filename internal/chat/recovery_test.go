@@ -33,6 +33,7 @@ func (f *failFinishOnce) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks
 // hears what was done; the conversation is free at once, and so is the
 // key, whose retry replays the change instead of making it again.
 func TestFailedFinalWriteFreesTheConversationAndTheKey(t *testing.T) {
+	t.Parallel()
 	env := mustEngineWith(t, script(calls("", `c1 add_task {"title":"Water the plants"}`), say("Added it.")),
 		func(inner tasks.TurnStore) tasks.TurnStore { return &failFinishOnce{TurnStore: inner} }, nil)
 	user := storetest.UserID(t)
@@ -64,6 +65,7 @@ func TestFailedFinalWriteFreesTheConversationAndTheKey(t *testing.T) {
 // runs to its outcome, and the model and the client hear that outcome: a
 // change that was made is never reported as failed.
 func TestToolCallOutlivesItsDeadline(t *testing.T) {
+	t.Parallel()
 	var conv atomic.Int64
 	var told atomic.Value
 	locked := make(chan struct{})
