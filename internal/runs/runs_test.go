@@ -231,8 +231,9 @@ func waitWritten(tb testing.TB, pool *pgxpool.Pool, run int64, seq int) {
 	}
 }
 
-// It runs alone, not in parallel: the outage it makes is the package's
-// database's, every other test's connections with it.
+// TestAFollowerWaitsOutADatabaseOutage runs alone, not in parallel: the
+// outage it makes is the package's database's, every other test's
+// connections with it.
 func TestAFollowerWaitsOutADatabaseOutage(t *testing.T) {
 	pool := storetest.Pool(t)
 	a, b := mustReplica(t, pool, true), mustReplica(t, pool, true)
