@@ -96,6 +96,7 @@ func mustJSON(tb testing.TB, v any) json.RawMessage {
 // A model writes anything as a tool's arguments; the turn must be stored
 // whatever it wrote, and read back as valid JSON.
 func TestFinishTurnStoresWhateverAModelWrote(t *testing.T) {
+	t.Parallel()
 	s, convs, user := newTurns(t), newConversations(t), storetest.UserID(t)
 	ctx := context.Background()
 	turn := mustStart(t, s, user, 0, "hi")
@@ -183,6 +184,7 @@ var refusedByJSONB = []string{
 
 // Whatever StorableJSON returns, jsonb takes, and gives back as valid JSON.
 func TestStorableJSONFitsJSONB(t *testing.T) {
+	t.Parallel()
 	inputs := append([]string{
 		`{"title":"Buy milk","n":1.5,"ok":true,"none":null,"list":[1,-2e3]}`,
 		`{"emoji":"\ud83d\ude00"}`,
@@ -199,6 +201,7 @@ func TestStorableJSONFitsJSONB(t *testing.T) {
 // The refused inputs, cut and spliced at random: not one of them may
 // produce something jsonb refuses.
 func TestStorableJSONFitsJSONBWhateverTheInput(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 600 {
 		a, b := refusedByJSONB[r.IntN(len(refusedByJSONB))], refusedByJSONB[r.IntN(len(refusedByJSONB))]

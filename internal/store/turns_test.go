@@ -72,6 +72,7 @@ func call(id, tool, args, result string) tasks.ToolCall {
 }
 
 func TestTurnsBuildAHistory(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 
 	first := mustStart(t, s, user, 0, "Add a task to buy groceries\nplease")
@@ -109,6 +110,7 @@ func TestTurnsBuildAHistory(t *testing.T) {
 // there — a tool's, FinishTurn's — would be lazy too, and a reply could be
 // answered before it is durable.
 func TestStartTurnLeavesLaterCommitsDurable(t *testing.T) {
+	t.Parallel()
 	cfg, err := pgxpool.ParseConfig(storetest.URL(t))
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +141,7 @@ func TestStartTurnLeavesLaterCommitsDurable(t *testing.T) {
 }
 
 func TestHistoryLimit(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	turn := mustStart(t, s, user, 0, "m0")
 	mustFinish(t, s, turn, "r0", call("c0", "list_tasks", `{}`, `{"tasks":[]}`))
@@ -157,6 +160,7 @@ func TestHistoryLimit(t *testing.T) {
 }
 
 func TestConversationClaim(t *testing.T) {
+	t.Parallel()
 	s, convs, user := newTurns(t), newConversations(t), storetest.UserID(t)
 	ctx := context.Background()
 	turn := mustStart(t, s, user, 0, "hello")
@@ -180,6 +184,7 @@ func TestConversationClaim(t *testing.T) {
 }
 
 func TestConversationClaimExpires(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	turn := mustStartWith(t, s, tasks.TurnStart{UserID: user, Message: "crash after this", ClaimFor: time.Millisecond})
 	time.Sleep(5 * time.Millisecond) // the claim, not the test, is what expires
@@ -189,6 +194,7 @@ func TestConversationClaimExpires(t *testing.T) {
 // The calls that changed a task were recorded as they ran; FinishTurn gives
 // them the reply, keeping what was recorded, and records the other calls.
 func TestFinishTurnAttachesRecordedCalls(t *testing.T) {
+	t.Parallel()
 	turns, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add milk, then tick it off")
 	milk := mustCreate(t, ts, user, "Buy milk", recordOf(turn, 1, "add_task", `{"title":"Buy milk"}`))
@@ -237,6 +243,7 @@ func TestFinishTurnAttachesRecordedCalls(t *testing.T) {
 // finished by the next turn of its conversation, before the new message, so
 // that the model sees what was done.
 func TestNextTurnFinishesATurnCutShort(t *testing.T) {
+	t.Parallel()
 	turns, convs, ts := newTurns(t), newConversations(t), newTasks(t)
 
 	t.Run("its calls get an interrupted reply", func(t *testing.T) {
@@ -277,6 +284,7 @@ func TestNextTurnFinishesATurnCutShort(t *testing.T) {
 }
 
 func TestRecoverTurn(t *testing.T) {
+	t.Parallel()
 	turns, convs, ts := newTurns(t), newConversations(t), newTasks(t)
 	ctx := context.Background()
 	// crashed starts a turn that adds two tasks and then dies, claim held.
@@ -365,6 +373,7 @@ func roles(msgs []tasks.Message) string {
 // claim lapsed, and a read of the conversation gave its calls an
 // interrupted reply) must not take the calls away from that reply.
 func TestLateFinishLeavesARecoveredTurnAlone(t *testing.T) {
+	t.Parallel()
 	s, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, s, user, 0, "Add milk")
 	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
