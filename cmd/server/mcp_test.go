@@ -16,6 +16,7 @@ import (
 // The server that run builds serves /mcp with the token the token command
 // mints, and logs neither the token nor what the tools were asked.
 func TestRunServesMCP(t *testing.T) {
+	t.Parallel()
 	base, _, logs := mustRun(t, map[string]string{"PUBLIC_URL": "https://tasks.example.com/"})
 	waitHealthy(t, base)
 	tok := mustMint(t, storetest.UserID(t))
@@ -47,6 +48,7 @@ func TestRunServesMCP(t *testing.T) {
 }
 
 func TestConfigOfMCP(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	with := func(vars map[string]string) func(string) string {
 		all := map[string]string{}
@@ -59,12 +61,14 @@ func TestConfigOfMCP(t *testing.T) {
 		return env(all)
 	}
 	t.Run("defaults", func(t *testing.T) {
+		t.Parallel()
 		cfg, err := loadConfig(with(nil))
 		if err != nil || cfg.MCPRequestsPerMinute != 120 || cfg.MCPBurst != 30 || cfg.PublicURL != "" || cfg.MCPAuthorizationServers != nil {
 			t.Fatalf("%+v, %v", cfg, err)
 		}
 	})
 	t.Run("authorization servers", func(t *testing.T) {
+		t.Parallel()
 		for _, c := range []struct {
 			vars map[string]string
 			want []string
@@ -81,6 +85,7 @@ func TestConfigOfMCP(t *testing.T) {
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
 		_, err := loadConfig(with(map[string]string{
 			"PUBLIC_URL":                         "tasks.example.com",
 			"MCP_AUTHORIZATION_SERVERS":          "https://a.example.com,auth",

@@ -34,6 +34,7 @@ import (
 // another: anything session-scoped a replica left on it would be another
 // replica's next. The migrations go to PostgreSQL directly.
 func TestThroughPgBouncerInTransactionPooling(t *testing.T) {
+	t.Parallel()
 	direct := storetest.EmptyDatabase(t)
 	bouncer := mustPgBouncer(t, direct)
 
@@ -137,6 +138,7 @@ func TestThroughPgBouncerInTransactionPooling(t *testing.T) {
 }
 
 func TestConfigForAPooler(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{"DATABASE_URL": "postgres://app@pgbouncer:6432/taskchat", "JWT_SECRET": secret}
 	cfg, err := loadConfig(env(vars))
 	if want := (store.Settings{PlanCacheMode: "force_generic_plan"}); err != nil || cfg.MigrateDatabaseURL != vars["DATABASE_URL"] || cfg.Store != want {

@@ -109,6 +109,7 @@ func postChat(tb testing.TB, base, token, user, body string) map[string]any {
 }
 
 func TestRunServesChatsAndStopsCleanly(t *testing.T) {
+	t.Parallel()
 	base, stop, logs := mustRun(t, nil)
 	waitHealthy(t, base)
 	user := storetest.UserID(t)
@@ -141,6 +142,7 @@ func TestRunServesChatsAndStopsCleanly(t *testing.T) {
 }
 
 func TestConfigNamesEveryProblem(t *testing.T) {
+	t.Parallel()
 	_, err := loadConfig(env(map[string]string{
 		"JWT_SECRET":            "short",
 		"LLM_PROVIDER":          "openai",
@@ -160,6 +162,7 @@ func TestConfigNamesEveryProblem(t *testing.T) {
 }
 
 func TestConfigChoosesTheModel(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	for _, c := range []struct {
 		vars map[string]string
@@ -185,6 +188,7 @@ func TestConfigChoosesTheModel(t *testing.T) {
 }
 
 func TestRefusesToStartWithAWeakSecret(t *testing.T) {
+	t.Parallel()
 	err := run(context.Background(), nil, env(map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": "too-short"}), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "JWT_SECRET") {
 		t.Fatalf("err = %v", err)
