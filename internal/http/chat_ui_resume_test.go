@@ -182,6 +182,7 @@ func mustBeTheStoredReply(t *testing.T, what string, m sdkMessage, convID, turnI
 // The chat whose connection dropped resumes too, on the replica that runs
 // the turn: the replay rewrites the reply it held, in place.
 func TestUIChatResumesOnTheOtherReplica(t *testing.T) {
+	t.Parallel()
 	fake, release := uiHeldReply(t)
 	defer release()
 	a, b := mustServer(t, fake.Model()), mustServer(t, fake.Model())
@@ -252,6 +253,7 @@ func TestUIChatResumesOnTheOtherReplica(t *testing.T) {
 // and the chat stays ready, for a chat id never used, a chat whose turn is
 // over, and another user's chat of the same id.
 func TestUIChatResumeWhenNothingRuns(t *testing.T) {
+	t.Parallel()
 	a, b := mustServer(t, offline.New()), mustServer(t, offline.New())
 	user, other := storetest.UserID(t), storetest.UserID(t)
 	if r := a.ui(t, user, uiBody("finished", "submit-message", "", "Add a task to buy milk"), nil); r.status != 200 {
@@ -289,6 +291,7 @@ func TestUIChatResumeWhenNothingRuns(t *testing.T) {
 // resumeStream(), and the one that started it, both end with the reply so
 // far, marked stopped in its metadata, which is the stored reply.
 func TestUIChatStopWhileFollowing(t *testing.T) {
+	t.Parallel()
 	fake, release := uiHeldReply(t) // released at the end only: the turn waits on its model until stopped
 	defer release()
 	a, b := mustServer(t, fake.Model()), mustServer(t, fake.Model())

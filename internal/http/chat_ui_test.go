@@ -94,6 +94,7 @@ func chunkTypes(chunks []map[string]any) string {
 }
 
 func TestUIChatStreamsTheTurn(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	r := s.ui(t, user, uiBody("chat-1", "submit-message", "", "Add a task to buy milk"), nil)
@@ -128,6 +129,7 @@ func TestUIChatStreamsTheTurn(t *testing.T) {
 
 // A chat id continues its conversation; a conversation's id names it too.
 func TestUIChatContinuesAChat(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	s.ui(t, user, uiBody("my-chat", "submit-message", "", "Add a task to buy milk"), nil)
@@ -152,6 +154,7 @@ func TestUIChatContinuesAChat(t *testing.T) {
 }
 
 func TestUIChatRefusesBadRequests(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	fileMessage := `{"id":"c","trigger":"submit-message","messages":[{"id":"u","role":"user","parts":[` +
@@ -208,6 +211,7 @@ func TestUIChatRefusesBadRequests(t *testing.T) {
 // Regenerating the last reply runs its turn again with its tool calls
 // already made: the model sees them, and the task is not added twice.
 func TestUIChatRegenerateKeepsTheToolCalls(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t,
 		openaitest.Step{Calls: []agent.ToolCall{{ID: "call_a", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
 		openaitest.Step{Text: "Added, I think."},
@@ -262,6 +266,7 @@ func TestUIChatRegenerateKeepsTheToolCalls(t *testing.T) {
 }
 
 func TestUIChatIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	keyed := http.Header{"Idempotency-Key": {"ui-1"}}
@@ -285,6 +290,7 @@ func TestUIChatIdempotencyKey(t *testing.T) {
 // A failure once the stream started ends it with an error chunk, which
 // useChat surfaces; the conversation is known from the start chunk.
 func TestUIChatModelFailureMidStream(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, specFailingModel{})
 	user := storetest.UserID(t)
 	r := s.ui(t, user, uiBody("broken", "submit-message", "", "Add a task to buy milk"), nil)
@@ -297,6 +303,7 @@ func TestUIChatModelFailureMidStream(t *testing.T) {
 // useChat's Retry after a model failure is regenerate(): the failed
 // turn's message was saved, so it runs again, and the chat has one reply.
 func TestUIChatRetryAfterAModelFailure(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t, openaitest.Step{Status: 500}, openaitest.Step{Status: 500}, openaitest.Step{Text: "Back again."})
 	s := mustServer(t, fake.Model())
 	user := storetest.UserID(t)
@@ -396,6 +403,7 @@ func (m uiMessage) tools() string {
 // DefaultChatTransport — holds a chat of two turns and regenerates the
 // second reply, sending what sendMessage() and regenerate() send.
 func TestUIChatWithTheAISDK(t *testing.T) {
+	t.Parallel()
 	node, script := mustAISDK(t, "ui-chat.mjs")
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)

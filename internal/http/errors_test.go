@@ -29,6 +29,7 @@ func mustProblem(tb testing.TB, r reply, status int, code string) {
 }
 
 func TestChatRefusesBadBodies(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -71,6 +72,7 @@ func TestChatRefusesBadBodies(t *testing.T) {
 }
 
 func TestErrorCodes(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 
@@ -166,6 +168,7 @@ func TestErrorCodes(t *testing.T) {
 }
 
 func TestConversationBusy(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "first"})
 	s := mustServer(t, fake.Model())
@@ -193,6 +196,7 @@ func TestConversationBusy(t *testing.T) {
 }
 
 func TestConversationDelete(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -212,6 +216,7 @@ func TestConversationDelete(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	for _, path := range []string{"/healthz", "/readyz"} {
 		r := s.do(t, call{method: "GET", path: path})

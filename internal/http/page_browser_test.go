@@ -402,6 +402,7 @@ func jsString(s string) string {
 var screenshotDir = flag.String("screenshots", "", "write screenshots of the page to this directory")
 
 func TestPageInBrowser(t *testing.T) {
+	t.Parallel()
 	browser := mustBrowser(t)
 	// user names the test run alone has: the database outlives a run (and
 	// a user's token budget is counted by day), so a second run, with

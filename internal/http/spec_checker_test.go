@@ -27,6 +27,7 @@ import (
 // TestSpecCatchesWrongResponses shows that mustMatchSpec lets good answers
 // through and catches each kind of mistake.
 func TestSpecCatchesWrongResponses(t *testing.T) {
+	t.Parallel()
 	const (
 		chat     = "/api/{user_id}/chat"
 		followed = "/api/{user_id}/conversations/{conversation_id}/stream"
@@ -112,6 +113,7 @@ func TestSpecCatchesWrongResponses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			err := specMismatch(c.method, c.route, c.status, c.header, []byte(c.body))
 			switch {
 			case c.wantErr == "" && err != nil:
@@ -129,6 +131,7 @@ func TestSpecCatchesWrongResponses(t *testing.T) {
 // check against the contract: streams, replays, auth and query errors,
 // rate limits, and an unready database.
 func TestSpecMatchesTheServer(t *testing.T) {
+	t.Parallel()
 	const chat, tasksRoute = "/api/{user_id}/chat", "/api/{user_id}/tasks"
 	stream := http.Header{"Accept": {"text/event-stream"}}
 	s := mustServer(t, offline.New())

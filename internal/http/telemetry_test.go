@@ -28,6 +28,7 @@ func observedBy(tel *telemetry.Telemetry) func(*serverConfig) {
 }
 
 func TestMetricsAfterRealTurns(t *testing.T) {
+	t.Parallel()
 	tel := telemetry.New(prometheus.NewRegistry(), nil)
 	tel.ObservePool(storetest.Pool(t))
 	fake := newFakeOpenAI(t,
@@ -109,6 +110,7 @@ func TestMetricsAfterRealTurns(t *testing.T) {
 }
 
 func TestMetricsCountOpenStreams(t *testing.T) {
+	t.Parallel()
 	tel := telemetry.New(prometheus.NewRegistry(), nil)
 	release := make(chan struct{})
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "Done.", Wait: release})
@@ -123,6 +125,7 @@ func TestMetricsCountOpenStreams(t *testing.T) {
 }
 
 func TestTracesOfATurn(t *testing.T) {
+	t.Parallel()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	fake := newFakeOpenAI(t,

@@ -44,6 +44,7 @@ func mustTokens(tb testing.TB, what string, day map[string]any, input, output, t
 }
 
 func TestUsagePerDay(t *testing.T) {
+	t.Parallel()
 	// Every model call of the fake reports 10 input and 5 output tokens.
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "Noted."})
 	s := mustServer(t, fake.Model())
@@ -111,6 +112,7 @@ func TestUsagePerDay(t *testing.T) {
 }
 
 func TestTokenBudgetHoldsAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	// Two replicas on one database, each with its own model; every turn
 	// here is one model call of 15 tokens. The budget is 40 a day.
 	budget := func(c *serverConfig) { c.chat.DailyTokenBudget = 40 }
@@ -168,6 +170,7 @@ func TestTokenBudgetHoldsAcrossReplicas(t *testing.T) {
 // budget refuses the next one. Otherwise leaving just before the end of
 // every stream would dodge the budget.
 func TestTokenBudgetCountsATurnItsClientLeft(t *testing.T) {
+	t.Parallel()
 	pause := make(chan struct{})
 	fake := newFakeOpenAI(t, openaitest.Step{Text: strings.Repeat("and so on ", 50), Pause: pause, Rest: "the end."})
 	s := mustServer(t, fake.Model(), func(c *serverConfig) { c.chat.DailyTokenBudget = 15 })
