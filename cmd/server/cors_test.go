@@ -12,6 +12,7 @@ import (
 // origin CORS_ALLOWED_ORIGINS lists, however the operator wrote it, and
 // from no other.
 func TestRunAllowsTheOriginsConfigured(t *testing.T) {
+	t.Parallel()
 	base, _, _ := mustRun(t, map[string]string{"CORS_ALLOWED_ORIGINS": "HTTPS://App.Example.com:443/, http://localhost:5173"})
 	waitHealthy(t, base)
 	for _, c := range []struct {
@@ -41,6 +42,7 @@ func TestRunAllowsTheOriginsConfigured(t *testing.T) {
 }
 
 func TestConfigOfCORS(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	with := func(origins string) func(string) string {
 		return func(k string) string {
@@ -51,12 +53,14 @@ func TestConfigOfCORS(t *testing.T) {
 		}
 	}
 	t.Run("off by default", func(t *testing.T) {
+		t.Parallel()
 		cfg, err := loadConfig(with(""))
 		if err != nil || cfg.CORSOrigins != nil || cfg.CORSMaxAge != 10*time.Minute {
 			t.Fatalf("origins %q, max age %s, %v; want none and 10m", cfg.CORSOrigins, cfg.CORSMaxAge, err)
 		}
 	})
 	t.Run("origins as browsers write them", func(t *testing.T) {
+		t.Parallel()
 		for _, c := range []struct {
 			value string
 			want  []string
@@ -79,6 +83,7 @@ func TestConfigOfCORS(t *testing.T) {
 		}
 	})
 	t.Run("refused, naming the entry", func(t *testing.T) {
+		t.Parallel()
 		for _, c := range []struct {
 			value, entry, why string
 		}{
@@ -103,6 +108,7 @@ func TestConfigOfCORS(t *testing.T) {
 		}
 	})
 	t.Run("every bad entry is named", func(t *testing.T) {
+		t.Parallel()
 		_, err := loadConfig(with("https://ok.example.com,https://a.example.com/x,localhost:3000"))
 		for _, entry := range []string{`"https://a.example.com/x"`, `"localhost:3000"`} {
 			if err == nil || !strings.Contains(err.Error(), entry) {

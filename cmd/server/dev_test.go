@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -53,14 +54,14 @@ var openLine = regexp.MustCompile(`taskchat dev: open (http://localhost:\d+)/\n`
 // slash), a stop function that
 // waits for run to return, its log (stdout) and what it told the person
 // (stderr).
-func mustRunDev(tb testing.TB, vars map[string]string) (base string, stop func() error, logs, told *lockedBuffer) {
+func mustRunDev(tb testing.TB, vars map[string]string) (base string, stop func() error, logs, told *logtest.Buffer) {
 	tb.Helper()
 	all := map[string]string{"ADDR": "127.0.0.1:0"}
 	for k, v := range vars {
 		all[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs, told = &lockedBuffer{}, &lockedBuffer{}
+	logs, told = &logtest.Buffer{}, &logtest.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"dev"}, env(all), logs, told) }()
 	deadline := time.Now().Add(20 * time.Second)
@@ -125,6 +126,7 @@ func statusOf(tb testing.TB, base, path, token string) int {
 }
 
 func TestDev(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	vars := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"), "DATABASE_URL": mustNewDatabaseURL(t)}
 	secretFile := filepath.Join(home, "config", "taskchat", "dev-jwt-secret")
@@ -224,6 +226,7 @@ func mustMintWith(tb testing.TB, secret, user string) string {
 }
 
 func TestDevWithoutPostgres(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -243,6 +246,7 @@ func TestDevWithoutPostgres(t *testing.T) {
 }
 
 func TestTokenWithoutASecret(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	err := run(context.Background(), []string{"token", "alice"}, env(map[string]string{"XDG_CONFIG_HOME": dir}), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "JWT_SECRET is not set") || !strings.Contains(err.Error(), filepath.Join(dir, "taskchat", "dev-jwt-secret")) ||
@@ -254,7 +258,9 @@ func TestTokenWithoutASecret(t *testing.T) {
 // Two dev servers starting at once must agree on the secret and both find
 // their database.
 func TestDevStartingTwiceAtOnce(t *testing.T) {
+	t.Parallel()
 	t.Run("one secret", func(t *testing.T) {
+		t.Parallel()
 		path := filepath.Join(t.TempDir(), "taskchat", "dev-jwt-secret")
 		secrets := make([]string, 8)
 		var wg sync.WaitGroup
@@ -278,6 +284,7 @@ func TestDevStartingTwiceAtOnce(t *testing.T) {
 		}
 	})
 	t.Run("one database", func(t *testing.T) {
+		t.Parallel()
 		u := mustNewDatabaseURL(t)
 		var wg sync.WaitGroup
 		for range 4 {

@@ -41,6 +41,7 @@ func mustDial(tb testing.TB, base string) (net.Conn, *bufio.Reader) {
 // A replica holds at most MAX_CONNECTIONS connections: one more waits,
 // unanswered, until another closes.
 func TestRunCapsItsConnections(t *testing.T) {
+	t.Parallel()
 	base, _, _ := mustRun(t, map[string]string{"MAX_CONNECTIONS": "2"})
 	var held []net.Conn
 	for range 2 {
@@ -65,6 +66,7 @@ func TestRunCapsItsConnections(t *testing.T) {
 
 // Request headers are limited to what a token needs, not net/http's 1 MiB.
 func TestRunLimitsRequestHeaders(t *testing.T) {
+	t.Parallel()
 	base, _, _ := mustRun(t, nil)
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 	for _, tc := range []struct {
@@ -76,6 +78,7 @@ func TestRunLimitsRequestHeaders(t *testing.T) {
 		{"far more", 64 << 10, http.StatusRequestHeaderFieldsTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			req, _ := http.NewRequest("GET", base+"/healthz", nil)
 			req.Header.Set("X-Padding", strings.Repeat("a", tc.size))
 			resp, err := client.Do(req)
@@ -91,6 +94,7 @@ func TestRunLimitsRequestHeaders(t *testing.T) {
 }
 
 func TestConfigOfTheEdge(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	cfg, err := loadConfig(env(base))
 	if err != nil || cfg.WriteTimeout != 30*time.Second || cfg.MaxConnections != 1024 || cfg.MaxHeaderBytes != 16<<10 {
@@ -108,6 +112,7 @@ func TestConfigOfTheEdge(t *testing.T) {
 // The token command refuses a secret the server would refuse, in the
 // server's words.
 func TestTokenWithAWeakSecretSaysWhatTheServerSays(t *testing.T) {
+	t.Parallel()
 	weak := env(map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": "too-short"})
 	tokenErr := run(context.Background(), []string{"token", "alice"}, weak, io.Discard, io.Discard)
 	serveErr := run(context.Background(), nil, weak, io.Discard, io.Discard)

@@ -37,6 +37,7 @@ var fieldSamples = map[string]string{
 // alone, it changes that field of the package's configuration as
 // cmd/server builds it.
 func TestEachVariableFillsItsField(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	model, prompt := offline.New(), agent.DefaultPrompt()
 	build := map[string]func(config) any{
@@ -46,6 +47,7 @@ func TestEachVariableFillsItsField(t *testing.T) {
 	for pkg, vars := range map[string]map[string]string{"auth": authVars, "chat": chatVars} {
 		for field, name := range vars {
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				sample, ok := fieldSamples[name]
 				if !ok {
 					t.Fatalf("no sample value for %s: add one to fieldSamples", name)
@@ -82,6 +84,7 @@ func fieldOf(tb testing.TB, v any, path string) any {
 // What a package says of its fields reaches the operator as the
 // variables they set; fields no variable fills keep their Go names.
 func TestPackageErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(env(map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}))
 	if err != nil {
 		t.Fatal(err)

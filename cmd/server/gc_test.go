@@ -8,6 +8,7 @@ import (
 )
 
 func TestConfigOfGCHeadroom(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	for _, c := range []struct {
 		vars map[string]string
@@ -46,7 +47,8 @@ func gogc() uint64 {
 
 // While the server runs, the collector waits for its headroom, which no
 // test process's live heap comes near at 1 GiB; GOGC is the test's own
-// again once it stops.
+// again once it stops. It runs alone, not in parallel: GOGC is the
+// process's, and every other test's server tunes it too while it runs.
 func TestRunTunesTheCollector(t *testing.T) {
 	before := gogc()
 	base, stop, _ := mustRun(t, map[string]string{"GC_HEADROOM_MB": "1024"})

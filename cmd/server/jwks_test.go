@@ -73,6 +73,7 @@ func mustBetterAuth(tb testing.TB) betterAuth {
 // Auth's JWT plugin and its defaults, serves the token the plugin issues,
 // end to end; and HS256 is refused when no JWT_SECRET is set.
 func TestRunWithBetterAuth(t *testing.T) {
+	t.Parallel()
 	ba := mustBetterAuth(t)
 	idp := map[string]string{"JWT_JWKS_URL": ba.JWKSURL, "JWT_ISSUER": ba.BaseURL, "JWT_AUDIENCE": ba.BaseURL}
 	tasks := "/api/" + ba.UserID + "/tasks"
@@ -132,6 +133,7 @@ func mustRunToken(tb testing.TB, user, issuer string) string {
 }
 
 func TestConfigOfJWKS(t *testing.T) {
+	t.Parallel()
 	jwks := map[string]string{
 		"DATABASE_URL": "postgres://x@localhost/db",
 		"JWT_JWKS_URL": "https://app.example.com/api/auth/jwks",

@@ -9,27 +9,20 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskchat/taskchat/internal/auth/authtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
-
-// withBearer adds a token to every request.
-type withBearer string
-
-func (b withBearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // The server that run builds serves /mcp with the token the token command
 // mints, and logs neither the token nor what the tools were asked.
 func TestRunServesMCP(t *testing.T) {
+	t.Parallel()
 	base, _, logs := mustRun(t, map[string]string{"PUBLIC_URL": "https://tasks.example.com/"})
 	waitHealthy(t, base)
 	tok := mustMint(t, storetest.UserID(t))
 	client := mcp.NewClient(&mcp.Implementation{Name: "run-test", Version: "1.0.0"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: withBearer(tok)}, MaxRetries: -1,
+		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authtest.Bearer(tok)}, MaxRetries: -1,
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +48,7 @@ func TestRunServesMCP(t *testing.T) {
 }
 
 func TestConfigOfMCP(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	with := func(vars map[string]string) func(string) string {
 		all := map[string]string{}
@@ -67,12 +61,14 @@ func TestConfigOfMCP(t *testing.T) {
 		return env(all)
 	}
 	t.Run("defaults", func(t *testing.T) {
+		t.Parallel()
 		cfg, err := loadConfig(with(nil))
 		if err != nil || cfg.MCPRequestsPerMinute != 120 || cfg.MCPBurst != 30 || cfg.PublicURL != "" || cfg.MCPAuthorizationServers != nil {
 			t.Fatalf("%+v, %v", cfg, err)
 		}
 	})
 	t.Run("authorization servers", func(t *testing.T) {
+		t.Parallel()
 		for _, c := range []struct {
 			vars map[string]string
 			want []string
@@ -89,6 +85,7 @@ func TestConfigOfMCP(t *testing.T) {
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
 		_, err := loadConfig(with(map[string]string{
 			"PUBLIC_URL":                         "tasks.example.com",
 			"MCP_AUTHORIZATION_SERVERS":          "https://a.example.com,auth",

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
@@ -33,6 +34,7 @@ import (
 // another: anything session-scoped a replica left on it would be another
 // replica's next. The migrations go to PostgreSQL directly.
 func TestThroughPgBouncerInTransactionPooling(t *testing.T) {
+	t.Parallel()
 	direct := storetest.EmptyDatabase(t)
 	bouncer := mustPgBouncer(t, direct)
 
@@ -136,6 +138,7 @@ func TestThroughPgBouncerInTransactionPooling(t *testing.T) {
 }
 
 func TestConfigForAPooler(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{"DATABASE_URL": "postgres://app@pgbouncer:6432/taskchat", "JWT_SECRET": secret}
 	cfg, err := loadConfig(env(vars))
 	if want := (store.Settings{PlanCacheMode: "force_generic_plan"}); err != nil || cfg.MigrateDatabaseURL != vars["DATABASE_URL"] || cfg.Store != want {
@@ -340,7 +343,7 @@ func mustPgBouncer(tb testing.TB, databaseURL string) string {
 	}
 	port := freePort(tb)
 	ini := pgBouncerINI(tb, u, port, string(version))
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	cmd := exec.Command(path, ini)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

@@ -21,6 +21,7 @@ import (
 )
 
 func TestTwoReplicasOnOneDatabase(t *testing.T) {
+	t.Parallel()
 	// Both start at the same moment on an empty database: the migrations
 	// are applied once, and neither fails.
 	u := storetest.EmptyDatabase(t)
@@ -72,6 +73,7 @@ func TestTwoReplicasOnOneDatabase(t *testing.T) {
 }
 
 func TestGracefulShutdownUnderLoad(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	fake := openaitest.New(openaitest.Step{Text: "Finished despite the shutdown.", Wait: release})
 	defer fake.Close()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
@@ -47,12 +48,13 @@ func conversationsIn(tb testing.TB, pool *pgxpool.Pool) int {
 // The passes run in the background, log what they deleted, and stop when
 // the server shuts down.
 func TestRetentionRunsUntilShutdown(t *testing.T) {
+	t.Parallel()
 	_, pool := mustRetentionDB(t, 5)
 	cfg := config{
 		Retention:      store.RetentionConfig{Days: 30, KeyTTL: time.Hour, Batch: 2, Pause: time.Millisecond, RunsFor: time.Minute},
 		RetentionEvery: 10 * time.Millisecond,
 	}
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	ctx, shutdown := context.WithCancel(context.Background())
 	defer shutdown()
 	stop := startRetention(ctx, pool, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
@@ -83,8 +85,9 @@ func TestRetentionRunsUntilShutdown(t *testing.T) {
 // With RETENTION_DAYS unset, conversations are kept (only the turns' runs
 // are swept), nothing says retention is on, and stop still stops.
 func TestRetentionOffByDefault(t *testing.T) {
+	t.Parallel()
 	_, pool := mustRetentionDB(t, 1)
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	cfg := config{Retention: store.RetentionConfig{Batch: 2, RunsFor: time.Minute}, RetentionEvery: time.Millisecond}
 	stop := startRetention(context.Background(), pool, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	stop()
@@ -95,6 +98,7 @@ func TestRetentionOffByDefault(t *testing.T) {
 
 // The server started with RETENTION_DAYS says so, and still stops cleanly.
 func TestRunWithRetention(t *testing.T) {
+	t.Parallel()
 	u, _ := mustRetentionDB(t, 1)
 	base, stop, logs := mustRun(t, map[string]string{"DATABASE_URL": u, "RETENTION_DAYS": "30"})
 	waitHealthy(t, base)
@@ -107,6 +111,7 @@ func TestRunWithRetention(t *testing.T) {
 }
 
 func TestConfigOfRetention(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	cfg, err := loadConfig(env(vars))
 	if err != nil || cfg.Retention.Days != 0 {

@@ -9,10 +9,10 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -25,37 +25,19 @@ func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// lockedBuffer lets the server log while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 var listening = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
 
 // mustRun starts run in the background on a free port and returns the
 // server's base URL, a stop function that waits for run to return, and
 // the log.
-func mustRun(tb testing.TB, vars map[string]string) (base string, stop func() error, logs *lockedBuffer) {
+func mustRun(tb testing.TB, vars map[string]string) (base string, stop func() error, logs *logtest.Buffer) {
 	tb.Helper()
 	all := map[string]string{"ADDR": "127.0.0.1:0", "DATABASE_URL": storetest.URL(tb), "JWT_SECRET": secret}
 	for k, v := range vars {
 		all[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs = &lockedBuffer{}
+	logs = &logtest.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, nil, env(all), logs, io.Discard) }()
 	deadline := time.Now().Add(20 * time.Second)
@@ -127,6 +109,7 @@ func postChat(tb testing.TB, base, token, user, body string) map[string]any {
 }
 
 func TestRunServesChatsAndStopsCleanly(t *testing.T) {
+	t.Parallel()
 	base, stop, logs := mustRun(t, nil)
 	waitHealthy(t, base)
 	user := storetest.UserID(t)
@@ -159,6 +142,7 @@ func TestRunServesChatsAndStopsCleanly(t *testing.T) {
 }
 
 func TestConfigNamesEveryProblem(t *testing.T) {
+	t.Parallel()
 	_, err := loadConfig(env(map[string]string{
 		"JWT_SECRET":            "short",
 		"LLM_PROVIDER":          "openai",
@@ -178,6 +162,7 @@ func TestConfigNamesEveryProblem(t *testing.T) {
 }
 
 func TestConfigChoosesTheModel(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	for _, c := range []struct {
 		vars map[string]string
@@ -203,6 +188,7 @@ func TestConfigChoosesTheModel(t *testing.T) {
 }
 
 func TestRefusesToStartWithAWeakSecret(t *testing.T) {
+	t.Parallel()
 	err := run(context.Background(), nil, env(map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": "too-short"}), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "JWT_SECRET") {
 		t.Fatalf("err = %v", err)

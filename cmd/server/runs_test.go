@@ -140,6 +140,8 @@ func storedReply(tb testing.TB, base, token, user string, conv any, n int) map[s
 // TestTurnsOutliveTheirConnectionAcrossReplicas runs two replicas over one
 // database, the model behind both the same fake, and has clients leave,
 // resume, stop and follow turns, each on the replica that does not run it.
+// It runs alone, not in parallel: its last scene cuts the package's
+// database, every other test's connections with it.
 func TestTurnsOutliveTheirConnectionAcrossReplicas(t *testing.T) {
 	fake := openaitest.New()
 	defer fake.Close()
@@ -296,6 +298,7 @@ func TestTurnsOutliveTheirConnectionAcrossReplicas(t *testing.T) {
 }
 
 func TestConfigOfRuns(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{"DATABASE_URL": "postgres://app@db/taskchat", "JWT_SECRET": secret}
 	cfg, err := loadConfig(env(vars))
 	if err != nil || cfg.MaxRunningTurns != 4 || cfg.ListenDatabaseURL != vars["DATABASE_URL"] || cfg.Retention.RunsFor != 10*time.Minute {
@@ -317,6 +320,7 @@ func TestConfigOfRuns(t *testing.T) {
 // and follow and stop it, with no real model: here a reply of many pieces,
 // a second apart, is stopped after its first.
 func TestRunWithAPacedOfflineModel(t *testing.T) {
+	t.Parallel()
 	if _, err := loadConfig(env(map[string]string{"DATABASE_URL": "postgres://app@db/x", "JWT_SECRET": secret, "OFFLINE_MODEL_PACE": "soon"})); err == nil || !strings.Contains(err.Error(), "OFFLINE_MODEL_PACE") {
 		t.Fatalf("OFFLINE_MODEL_PACE=soon: %v", err)
 	}

@@ -52,6 +52,7 @@ func get(tb testing.TB, url string) (int, string) {
 }
 
 func TestRunServesMetricsApartAndExportsSpans(t *testing.T) {
+	t.Parallel()
 	otlp := newCollector(t)
 	base, stop, logs := mustRun(t, map[string]string{
 		"METRICS_ADDR":                "127.0.0.1:0",
@@ -115,6 +116,7 @@ func TestRunServesMetricsApartAndExportsSpans(t *testing.T) {
 }
 
 func TestConfigOfTelemetry(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	with := func(vars map[string]string) map[string]string {
 		all := map[string]string{}
@@ -127,6 +129,7 @@ func TestConfigOfTelemetry(t *testing.T) {
 		return all
 	}
 	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
 		for _, c := range []struct {
 			vars map[string]string
 			name string
@@ -145,6 +148,7 @@ func TestConfigOfTelemetry(t *testing.T) {
 		}
 	})
 	t.Run("the largest budget", func(t *testing.T) {
+		t.Parallel()
 		// 10^12 tokens: more than an int holds on a 32-bit platform.
 		cfg, err := loadConfig(env(with(map[string]string{"USER_DAILY_TOKEN_BUDGET": "1000000000000"})))
 		if err != nil || cfg.DailyTokenBudget != 1_000_000_000_000 {
@@ -152,6 +156,7 @@ func TestConfigOfTelemetry(t *testing.T) {
 		}
 	})
 	t.Run("accepted", func(t *testing.T) {
+		t.Parallel()
 		for _, c := range []struct {
 			vars   map[string]string
 			traces string

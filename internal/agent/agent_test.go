@@ -92,6 +92,7 @@ func (r *recorder) observe(e Event) {
 }
 
 func TestRunEventsInOrder(t *testing.T) {
+	t.Parallel()
 	model := &scripted{script: []Response{
 		{Text: "Let me add that.", ToolCalls: []ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
 		answer("Added task: Buy milk."),
@@ -127,6 +128,7 @@ func TestRunEventsInOrder(t *testing.T) {
 }
 
 func TestRunModelCallLimit(t *testing.T) {
+	t.Parallel()
 	model := &scripted{script: []Response{callTool("c", "list_tasks", `{}`)}}
 	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "loop forever", Limits: limitsWith(func(l *Limits) { l.MaxModelCalls = 3 })})
 	if err != nil {
@@ -138,6 +140,7 @@ func TestRunModelCallLimit(t *testing.T) {
 }
 
 func TestRunToolCallLimit(t *testing.T) {
+	t.Parallel()
 	many := Response{}
 	for i := range 5 {
 		many.ToolCalls = append(many.ToolCalls, ToolCall{ID: fmt.Sprint("c", i), Name: "list_tasks", Arguments: `{}`})
@@ -150,6 +153,7 @@ func TestRunToolCallLimit(t *testing.T) {
 }
 
 func TestRunTokenLimit(t *testing.T) {
+	t.Parallel()
 	model := &scripted{script: []Response{{ToolCalls: []ToolCall{{ID: "c", Name: "list_tasks", Arguments: `{}`}}, Usage: Usage{TotalTokens: 600}}}}
 	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Limits: limitsWith(func(l *Limits) { l.MaxTokens = 500 })})
 	if err != nil || res.Stop != StopMaxTokens || len(res.Calls) != 0 || res.Usage.TotalTokens != 600 {
@@ -158,6 +162,7 @@ func TestRunTokenLimit(t *testing.T) {
 }
 
 func TestRunToolFailuresBecomeResults(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, tool, args, want string
 	}{
@@ -171,6 +176,7 @@ func TestRunToolFailuresBecomeResults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			model := &scripted{script: []Response{callTool("c1", c.tool, c.args), answer("Sorry about that.")}}
 			res, err := Run(context.Background(), Input{Limits: testLimits(), Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x"})
 			if err != nil || res.Stop != StopCompleted {
@@ -190,6 +196,7 @@ func TestRunToolFailuresBecomeResults(t *testing.T) {
 // An argument a model sets to null is taken as left out, as the models
 // that write one mean it: the call runs, and is recorded, without it.
 func TestRunToolTakesNullAsLeftOut(t *testing.T) {
+	t.Parallel()
 	cs := mustTaskTools(t)
 	for _, c := range []struct{ tool, args, want, ran string }{
 		{"add_task", `{"title":"Buy milk","description":null}`, `"title":"Buy milk"`, `{"title":"Buy milk"}`},
@@ -223,6 +230,7 @@ func TestRunToolTakesNullAsLeftOut(t *testing.T) {
 }
 
 func TestRunToolTimeout(t *testing.T) {
+	t.Parallel()
 	server := mcp.NewServer(&mcp.Implementation{Name: "slow"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		<-ctx.Done()
@@ -249,6 +257,7 @@ func TestRunToolTimeout(t *testing.T) {
 }
 
 func TestRunCanceledMidStream(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	model := &scripted{script: []Response{answer("Half of a long answer")}, block: true}
 	var done *Event
@@ -269,6 +278,7 @@ func TestRunCanceledMidStream(t *testing.T) {
 }
 
 func TestRunDeadlineIsAModelTimeout(t *testing.T) {
+	t.Parallel()
 	model := &scripted{script: []Response{answer("never finished")}, block: true}
 	_, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Limits: limitsWith(func(l *Limits) { l.TurnTimeout = 30 * time.Millisecond })})
 	if !errors.Is(err, ErrModelTimeout) {
@@ -277,6 +287,7 @@ func TestRunDeadlineIsAModelTimeout(t *testing.T) {
 }
 
 func TestRunModelErrorIsReturned(t *testing.T) {
+	t.Parallel()
 	failing := modelFunc(func(context.Context, Request, func(string)) (Response, error) {
 		return Response{}, &ModelError{Kind: ErrModelQuota}
 	})
@@ -294,6 +305,7 @@ func (f modelFunc) Stream(ctx context.Context, req Request, onText func(string))
 }
 
 func TestHistoryReplaysToolCalls(t *testing.T) {
+	t.Parallel()
 	stored := []tasks.Message{
 		{Role: "assistant", Content: "orphaned reply is dropped: history starts at a user message"},
 		{Role: "user", Content: "delete the meeting task"},
@@ -329,6 +341,7 @@ func TestHistoryReplaysToolCalls(t *testing.T) {
 }
 
 func TestHistoryWindowKeepsNewestWholeMessages(t *testing.T) {
+	t.Parallel()
 	var stored []tasks.Message
 	for i := range 10 {
 		stored = append(stored,
@@ -348,6 +361,7 @@ func TestHistoryWindowKeepsNewestWholeMessages(t *testing.T) {
 }
 
 func TestPromptPlaceholders(t *testing.T) {
+	t.Parallel()
 	p := Prompt{template: "user {{user_id}} on {{model}} at {{date}}"}
 	got := p.Render("u1", "gpt-test", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
 	if got != "user u1 on gpt-test at Sunday, 22 November 2026" {
@@ -360,6 +374,7 @@ func TestPromptPlaceholders(t *testing.T) {
 }
 
 func TestLoadPrompt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "prompt.md")
 	if err := os.WriteFile(path, []byte("You help {{user_id}} on {{date}}."), 0o600); err != nil {
@@ -393,7 +408,8 @@ func limitsWith(adjust func(*Limits)) Limits {
 // A reply is built in memory proportional to its length, however many
 // pieces it streams in: a reply of many small deltas, concatenated anew at
 // each one, would allocate the square of its length (about 4 GB here).
-// It counts bytes allocated, not time, so a slow machine does not fail it.
+// It counts bytes allocated, not time, so a slow machine does not fail it;
+// the count is the process's, so it runs alone, not in parallel.
 func TestRunBuildsTheReplyInLinearMemory(t *testing.T) {
 	const deltas, size = 20_000, 20
 	whole := strings.Repeat(strings.Repeat("x", size-1)+" ", deltas)

@@ -13,6 +13,7 @@ import (
 // and a new call is numbered after them, also when the earlier run recorded
 // only some of its calls (here positions 0 and 2, in rounds 0 and 1).
 func TestRunResumesEarlierCalls(t *testing.T) {
+	t.Parallel()
 	model := &scripted{script: []Response{callTool("c9", "list_tasks", `{}`), answer("Milk and eggs are on your list.")}}
 	earlier := []tasks.ToolCall{
 		{CallID: "c1", Tool: "add_task", Arguments: json.RawMessage(`{"title":"Buy milk"}`), Result: json.RawMessage(`{"task_id":1}`), Round: 0, Seq: 0},

@@ -9,6 +9,7 @@ import (
 // Only a Host that names this machine is answered: a page whose name is
 // made to resolve to 127.0.0.1 (DNS rebinding) sends its own name.
 func TestAddressedToLoopback(t *testing.T) {
+	t.Parallel()
 	for host, want := range map[string]bool{
 		"localhost":             true,
 		"localhost:8080":        true,
@@ -34,6 +35,7 @@ func TestAddressedToLoopback(t *testing.T) {
 // The development login's tokens are the verifier's own: Verify accepts
 // them, and their expiry is the exp claim's, in whole seconds.
 func TestMintIsVerified(t *testing.T) {
+	t.Parallel()
 	v := mustVerifier(t, Config{Issuer: "https://id.taskchat.dev", Audience: "taskchat-api"})
 	now := time.Date(2026, 1, 2, 15, 4, 5, 600_000_000, time.UTC)
 	token, _, err := v.Mint("alice", time.Hour, time.Now())

@@ -26,6 +26,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/taskchat/taskchat/internal/auth/authtest"
+	"github.com/taskchat/taskchat/internal/logtest"
 )
 
 // The issuer and audience an identity provider such as Better Auth puts in
@@ -143,24 +144,6 @@ func (s *jwksServer) setStatus(status int) {
 	s.status = status
 }
 
-// logBuffer collects a verifier's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // testJWKS is the JWKS configuration of these tests: no periodic refresh
 // within a test unless it asks for one, so that fetch counts are exact.
 func testJWKS(url string) JWKSConfig {
@@ -169,9 +152,9 @@ func testJWKS(url string) JWKSConfig {
 
 // mustJWKSVerifier trusts the key set at url, with the provider's
 // issuer and audience; change adjusts the configuration first.
-func mustJWKSVerifier(tb testing.TB, url string, change func(*Config)) (*Verifier, *logBuffer) {
+func mustJWKSVerifier(tb testing.TB, url string, change func(*Config)) (*Verifier, *logtest.Buffer) {
 	tb.Helper()
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	cfg := Config{
 		Issuer: idpIssuer, Audience: idpAudience, JWKS: testJWKS(url),
 		Log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -233,6 +216,7 @@ func bearerRequest(token string) *http.Request {
 // A provider's EdDSA, RS256 and ES256 tokens are verified with the key
 // their kid names, from one fetch of the set.
 func TestJWKSVerifiesEachAlgorithm(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	srv := newJWKSServer(t,
 		publicJWK(t, "ed", k.ed.Public(), map[string]any{"alg": "EdDSA"}), // as Better Auth publishes it
@@ -269,6 +253,7 @@ func TestJWKSVerifiesEachAlgorithm(t *testing.T) {
 // Every token the issue lists is refused, each for a reason an operator
 // can act on, and answered 401.
 func TestJWKSRefusals(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	srv := newJWKSServer(t,
 		publicJWK(t, "ed", k.ed.Public(), map[string]any{"alg": "EdDSA"}),
@@ -323,6 +308,7 @@ func TestJWKSRefusals(t *testing.T) {
 // the set can sign with it, so the tokens naming it prove nothing. They
 // are refused, and the load says why; the set's other keys keep working.
 func TestJWKSRefusesAPublishedPrivateKey(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	leaked := publicJWK(t, "leaked", k.rotated.Public(), map[string]any{"alg": "EdDSA", "d": b64(k.rotated.Seed())})
 	srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil), leaked)
@@ -340,6 +326,7 @@ func TestJWKSRefusesAPublishedPrivateKey(t *testing.T) {
 // A flood of made-up kids costs the provider one fetch a minute, however
 // many there are and however they arrive; the known keys keep working.
 func TestJWKSFloodOfUnknownKidsFetchesOncePerMinute(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil))
 	v, _ := mustJWKSVerifier(t, srv.url(), nil)
@@ -371,6 +358,7 @@ func TestJWKSFloodOfUnknownKidsFetchesOncePerMinute(t *testing.T) {
 // The provider rotates a key in: the first token it signs fetches the set
 // again and is accepted, and the ones after it need no fetch.
 func TestJWKSRotationAddsAKey(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	old := publicJWK(t, "2026-01", k.ed.Public(), map[string]any{"alg": "EdDSA"})
 	srv := newJWKSServer(t, old)
@@ -394,6 +382,7 @@ func TestJWKSRotationAddsAKey(t *testing.T) {
 // limit delays a rotated-in key by at most that interval, even after a
 // flood.
 func TestJWKSUnknownKidFetchesAgainAfterTheInterval(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	old := publicJWK(t, "old", k.ed.Public(), nil)
 	srv := newJWKSServer(t, old)
@@ -412,6 +401,7 @@ func TestJWKSUnknownKidFetchesAgainAfterTheInterval(t *testing.T) {
 
 // The periodic refresh withdraws a key the provider no longer publishes.
 func TestJWKSRefreshWithdrawsAKey(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	keep := publicJWK(t, "keep", k.ed.Public(), nil)
 	srv := newJWKSServer(t, keep, publicJWK(t, "leak", &k.p256.PublicKey, nil))
@@ -438,8 +428,10 @@ func TestJWKSRefreshWithdrawsAKey(t *testing.T) {
 // start logs why, its tokens are refused as keys_unavailable, and the
 // first token after it answers loads the keys.
 func TestJWKSUnavailableAtStart(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	t.Run("an error status", func(t *testing.T) {
+		t.Parallel()
 		srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil))
 		srv.setStatus(http.StatusServiceUnavailable)
 		v, logs := mustJWKSVerifier(t, srv.url(), nil)
@@ -455,6 +447,7 @@ func TestJWKSUnavailableAtStart(t *testing.T) {
 		}
 	})
 	t.Run("nothing listening", func(t *testing.T) {
+		t.Parallel()
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -471,6 +464,7 @@ func TestJWKSUnavailableAtStart(t *testing.T) {
 
 // A fetch is bounded in time, in size and in where it may be redirected.
 func TestJWKSFetchIsBounded(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	token := authtest.SignKID(t, jwt.SigningMethodEdDSA, "ed", idpClaims("alice", nil), k.ed)
 	keys := map[string]any{"keys": []any{publicJWK(t, "ed", k.ed.Public(), nil)}}
@@ -485,6 +479,7 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 	}
 
 	t.Run("at most 1 MiB, streamed", func(t *testing.T) {
+		t.Parallel()
 		url := serve(t, func(w http.ResponseWriter, _ *http.Request) {
 			w.(http.Flusher).Flush() // no Content-Length: the body itself must be cut
 			_, _ = w.Write(padded(maxJWKSBytes))
@@ -496,6 +491,7 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 		}
 	})
 	t.Run("at most 1 MiB, announced", func(t *testing.T) {
+		t.Parallel()
 		url := serve(t, func(w http.ResponseWriter, _ *http.Request) {
 			body := padded(maxJWKSBytes)
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
@@ -508,6 +504,7 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 		}
 	})
 	t.Run("just under 1 MiB", func(t *testing.T) {
+		t.Parallel()
 		body := padded(0)
 		body = padded(maxJWKSBytes - len(body))
 		url := serve(t, func(w http.ResponseWriter, _ *http.Request) { w.(http.Flusher).Flush(); _, _ = w.Write(body) })
@@ -515,6 +512,7 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 		assertVerified(t, v, token, "alice")
 	})
 	t.Run("within the timeout", func(t *testing.T) {
+		t.Parallel()
 		url := serve(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 		start := time.Now()
 		v, logs := mustJWKSVerifier(t, url, func(c *Config) { c.JWKS.Timeout = 200 * time.Millisecond })
@@ -527,6 +525,7 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 		}
 	})
 	t.Run("no redirect to plain http", func(t *testing.T) {
+		t.Parallel()
 		url := serve(t, func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://keys.example.com/jwks", http.StatusFound)
 		})
@@ -537,6 +536,7 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 		}
 	})
 	t.Run("a redirect on loopback", func(t *testing.T) {
+		t.Parallel()
 		target := serve(t, func(w http.ResponseWriter, _ *http.Request) { _ = json.NewEncoder(w).Encode(keys) })
 		url := serve(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, target, http.StatusFound) })
 		v, _ := mustJWKSVerifier(t, url, nil)
@@ -548,6 +548,7 @@ func TestJWKSFetchIsBounded(t *testing.T) {
 // HS256 to the secret, whatever kid it names, and the asymmetric ones to
 // the JWKS.
 func TestJWKSWithASecretToo(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil))
 	v, _ := mustJWKSVerifier(t, srv.url(), func(c *Config) { c.Secret = authtest.Secret })
@@ -568,6 +569,7 @@ func TestJWKSWithASecretToo(t *testing.T) {
 }
 
 func TestNewVerifierChecksTheJWKSConfiguration(t *testing.T) {
+	t.Parallel()
 	k := mustIDPKeys(t)
 	srv := newJWKSServer(t, publicJWK(t, "ed", k.ed.Public(), nil))
 	for _, tc := range []struct {
@@ -586,6 +588,7 @@ func TestNewVerifierChecksTheJWKSConfiguration(t *testing.T) {
 		{"no timeout", func(c *Config) { c.JWKS.Timeout = 0 }, "must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := Config{Issuer: idpIssuer, Audience: idpAudience, JWKS: testJWKS(srv.url())}
 			tc.change(&cfg)
 			v, err := NewVerifier(cfg)
@@ -606,6 +609,7 @@ func TestNewVerifierChecksTheJWKSConfiguration(t *testing.T) {
 }
 
 func TestCheckJWKSURL(t *testing.T) {
+	t.Parallel()
 	for url, ok := range map[string]bool{
 		"https://auth.example.com/api/auth/jwks":  true,
 		"https://auth.example.com:8443/jwks.json": true,

@@ -35,6 +35,7 @@ func mustMint(tb testing.TB, secret []byte, userID string, start time.Time, ttl 
 }
 
 func TestNewVerifierRefusesWeakSecret(t *testing.T) {
+	t.Parallel()
 	_, err := NewVerifier(Config{Secret: authtest.Secret[:31]})
 	if !errors.Is(err, ErrWeakSecret) {
 		t.Fatalf("31-byte secret: err = %v, want ErrWeakSecret", err)
@@ -53,6 +54,7 @@ func TestNewVerifierRefusesWeakSecret(t *testing.T) {
 }
 
 func TestVerifierKeepsItsOwnSecret(t *testing.T) {
+	t.Parallel()
 	secret := append([]byte(nil), authtest.Secret...)
 	v := mustVerifier(t, Config{Secret: secret})
 	secret[0] ^= 0xff
@@ -63,7 +65,9 @@ func TestVerifierKeepsItsOwnSecret(t *testing.T) {
 }
 
 func TestMintTokenRoundTrip(t *testing.T) {
+	t.Parallel()
 	t.Run("plain", func(t *testing.T) {
+		t.Parallel()
 		v := mustVerifier(t, Config{})
 		token := mustMint(t, authtest.Secret, "user-ü@example.com", time.Now(), time.Minute, "", "")
 		if got, err := v.Verify(token); err != nil || got != "user-ü@example.com" {
@@ -71,6 +75,7 @@ func TestMintTokenRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("claims", func(t *testing.T) {
+		t.Parallel()
 		now := time.Unix(1_700_000_000, 0)
 		token := mustMint(t, authtest.Secret, "alice", now, time.Hour, "iss-1", "aud-1")
 		var c jwt.RegisteredClaims
@@ -83,6 +88,7 @@ func TestMintTokenRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("refuses bad input", func(t *testing.T) {
+		t.Parallel()
 		now := time.Now()
 		for name, mint := range map[string]func() (string, error){
 			"weak secret":   func() (string, error) { return MintToken(authtest.Secret[:31], "alice", time.Hour, "", "", now) },
@@ -98,6 +104,7 @@ func TestMintTokenRoundTrip(t *testing.T) {
 }
 
 func TestVerifyErrorsNeverEchoToken(t *testing.T) {
+	t.Parallel()
 	v := mustVerifier(t, Config{})
 	now := time.Now()
 	for _, token := range []string{
@@ -123,6 +130,7 @@ func TestVerifyErrorsNeverEchoToken(t *testing.T) {
 // is ErrNoToken, anything else that is not a valid token is
 // ErrInvalidToken, each with the reason the access log gives.
 func TestAuthenticate(t *testing.T) {
+	t.Parallel()
 	v := mustVerifier(t, Config{})
 	alice := mustMint(t, authtest.Secret, "alice", time.Now(), time.Hour, "", "")
 	for _, tc := range []struct {
@@ -143,6 +151,7 @@ func TestAuthenticate(t *testing.T) {
 		{"a lower-case scheme and spaces", []string{"  bearer   " + alice + " "}, "alice", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := httptest.NewRequest("GET", "/", nil)
 			for _, h := range tc.authorization {
 				r.Header.Add("Authorization", h)

@@ -15,9 +15,11 @@ import (
 // be recorded as asked), the turn goes on, and what the model wrote is kept
 // as text, so the turn, and a keyed request's replay, can be stored.
 func TestArgumentsPostgreSQLCannotStore(t *testing.T) {
+	t.Parallel()
 	const raw = `{"title":"\ud83d"}` // a lone high surrogate, as the model wrote it
 	for _, key := range []string{"", "surrogate"} {
 		t.Run(map[string]string{"": "no key", "surrogate": "key"}[key], func(t *testing.T) {
+			t.Parallel()
 			env := mustEngine(t, script(
 				calls("", "c1 add_task "+raw),
 				say("That title did not work."),

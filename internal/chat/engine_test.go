@@ -17,6 +17,7 @@ import (
 // then each call before its result, and text that adds up to the reply;
 // the outcome is exactly what a later reading of the conversation shows.
 func TestTurnTellsWhatHappensAsItHappens(t *testing.T) {
+	t.Parallel()
 	env := mustEngine(t, script(
 		calls("Let me add those.", `c1 add_task {"title":"Buy milk"}`),
 		calls("", `c2 add_task {"title":"Pay bills"}`, `c3 list_tasks {}`),
@@ -85,6 +86,7 @@ func TestTurnTellsWhatHappensAsItHappens(t *testing.T) {
 // naming the field that is wrong (cmd/server says which environment
 // variable filled it), rather than failing turn after turn.
 func TestNewRefusesAnIncompleteConfig(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		adjust func(*chat.Config)
@@ -101,6 +103,7 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := testConfig(script(say("hi")))
 			c.adjust(&cfg)
 			engine, err := chat.New(nil, nil, nil, cfg)
@@ -113,6 +116,7 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		})
 	}
 	t.Run("everything missing", func(t *testing.T) {
+		t.Parallel()
 		_, err := chat.New(nil, nil, nil, chat.Config{})
 		for _, want := range []string{"Model", "Limits.", "HistoryLimit"} {
 			if err == nil || !strings.Contains(err.Error(), want) {
@@ -126,6 +130,7 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 // the same outcome, no model call, no tool call. The key with another
 // request is a mistake the client hears about.
 func TestKeyedRequestReplaysWithoutRunningAgain(t *testing.T) {
+	t.Parallel()
 	var modelCalls atomic.Int32
 	counted := func(r round) round {
 		return func(ctx context.Context, onText func(string)) (agent.Response, error) {

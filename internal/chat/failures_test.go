@@ -17,8 +17,10 @@ import (
 // the failure and the change, the conversation shows the change on an
 // interrupted reply, and a retry with the key does not make it twice.
 func TestModelFailureAfterAChangeIsPartial(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{"", "plumber"} {
 		t.Run(map[string]string{"": "no key", "plumber": "key"}[key], func(t *testing.T) {
+			t.Parallel()
 			env := mustEngine(t, script(
 				calls("", `c1 add_task {"title":"Call the plumber"}`),
 				failWith(agent.ErrModelServer),
@@ -75,6 +77,7 @@ func TestModelFailureAfterAChangeIsPartial(t *testing.T) {
 // A model that fails after only reading changed nothing: its error is the
 // model's, not a partial one, though the read is kept with the turn.
 func TestModelFailureAfterAReadIsNotPartial(t *testing.T) {
+	t.Parallel()
 	env := mustEngine(t, script(
 		calls("", `c1 list_tasks {}`),
 		failWith(agent.ErrModelServer),
@@ -102,8 +105,10 @@ func TestModelFailureAfterAReadIsNotPartial(t *testing.T) {
 // work), the client hears "not found" with the change, and a keyed retry
 // replays what was done rather than adding the task again.
 func TestConversationDeletedDuringTheTurn(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{"", "deleted"} {
 		t.Run(map[string]string{"": "no key", "deleted": "key"}[key], func(t *testing.T) {
+			t.Parallel()
 			user := storetest.UserID(t)
 			var conv atomic.Int64
 			var env engineEnv

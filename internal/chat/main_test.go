@@ -8,12 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -25,10 +26,9 @@ func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
 // testConfig is a complete configuration with generous limits, on model.
 func testConfig(model agent.Model) chat.Config {
 	return chat.Config{
-		Model:  model,
-		Prompt: agent.DefaultPrompt(),
-		Limits: agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000,
-			TurnTimeout: 30 * time.Second, ToolTimeout: 10 * time.Second},
+		Model:        model,
+		Prompt:       agent.DefaultPrompt(),
+		Limits:       agenttest.Limits(),
 		HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour,
 	}
 }
@@ -39,7 +39,7 @@ type engineEnv struct {
 	engine *chat.Engine
 	convs  *store.Conversations
 	tasks  *store.Tasks
-	logs   *syncBuffer
+	logs   *logtest.Buffer
 }
 
 // mustEngine builds the engine as cmd/server does, on real PostgreSQL and
@@ -54,7 +54,7 @@ func mustEngine(tb testing.TB, model agent.Model) engineEnv {
 func mustEngineWith(tb testing.TB, model agent.Model, wrap func(tasks.TurnStore) tasks.TurnStore, adjust func(*chat.Config)) engineEnv {
 	tb.Helper()
 	pool := storetest.Pool(tb)
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	taskStore := store.NewTasks(pool)
 	var turns tasks.TurnStore = store.NewTurns(pool)
@@ -96,21 +96,13 @@ func (e engineEnv) mustNotLogErrors(tb testing.TB) {
 	}
 }
 
-// modelFunc is a Model written as a function.
-type modelFunc func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error)
-
-func (f modelFunc) Name() string { return "func" }
-func (f modelFunc) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
-	return f(ctx, req, onText)
-}
-
 // round is what a scripted model does in one model call of a turn.
 type round func(ctx context.Context, onText func(string)) (agent.Response, error)
 
 // script is a model that answers the nth model call of each turn with
 // rounds[n], the last round repeating.
 func script(rounds ...round) agent.Model {
-	return modelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	return agenttest.ModelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 		n := 0 // the assistant messages since the turn's user message
 		for _, m := range req.Messages {
 			switch m.Role {
@@ -210,22 +202,4 @@ func sameJSON(a, b json.RawMessage) bool {
 	ja, _ := json.Marshal(x)
 	jb, _ := json.Marshal(y)
 	return bytes.Equal(ja, jb)
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -32,6 +33,7 @@ func (f *failFinishOnce) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks
 // hears what was done; the conversation is free at once, and so is the
 // key, whose retry replays the change instead of making it again.
 func TestFailedFinalWriteFreesTheConversationAndTheKey(t *testing.T) {
+	t.Parallel()
 	env := mustEngineWith(t, script(calls("", `c1 add_task {"title":"Water the plants"}`), say("Added it.")),
 		func(inner tasks.TurnStore) tasks.TurnStore { return &failFinishOnce{TurnStore: inner} }, nil)
 	user := storetest.UserID(t)
@@ -63,6 +65,7 @@ func TestFailedFinalWriteFreesTheConversationAndTheKey(t *testing.T) {
 // runs to its outcome, and the model and the client hear that outcome: a
 // change that was made is never reported as failed.
 func TestToolCallOutlivesItsDeadline(t *testing.T) {
+	t.Parallel()
 	var conv atomic.Int64
 	var told atomic.Value
 	locked := make(chan struct{})
@@ -85,7 +88,7 @@ func TestToolCallOutlivesItsDeadline(t *testing.T) {
 			return agent.Response{Text: "Done."}, nil
 		},
 	)
-	spy := modelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	spy := agenttest.ModelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
 			told.Store(last.Content)
 		}

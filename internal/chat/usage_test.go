@@ -25,6 +25,7 @@ func using(in, out int, r round) round {
 // anything, or could not store its reply; and they count towards the
 // budget, which then refuses the next turn.
 func TestEveryTurnCountsItsTokens(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	ctx := context.Background()
 	run := func(env engineEnv, message string) error {

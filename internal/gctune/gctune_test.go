@@ -19,6 +19,7 @@ func goal(base uint64, p int) uint64 {
 }
 
 func TestPercentLeavesAtLeastTheHeadroom(t *testing.T) {
+	t.Parallel()
 	for _, headroom := range []uint64{1 * mib, 32 * mib, 256 * mib} {
 		for _, base := range []uint64{0, 1, 100 << 10, 1 * mib, 3 * mib, 4 * mib, 5 * mib, 31 * mib, 32 * mib, 33 * mib, 1 << 30} {
 			p := Percent(base, headroom)
@@ -57,13 +58,16 @@ func read(name string) uint64 {
 	return s[0].Value.Uint64()
 }
 
-// withGOGC runs the test at GOGC=p and puts back what was there.
+// withGOGC runs the test at GOGC=p and puts back what was there. GOGC and
+// the heap goal are the process's, so a test that calls it runs alone, not
+// in parallel.
 func withGOGC(t *testing.T, p int) {
 	old := debug.SetGCPercent(p)
 	t.Cleanup(func() { debug.SetGCPercent(old) })
 }
 
 func TestPercentOfExtremes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ base, headroom uint64 }{
 		{0, 1 << 63}, {1, 1 << 63}, {1 << 63, 1 << 63}, {1 << 63, 32 * mib}, {1<<64 - 1, 1<<64 - 1},
 	} {

@@ -99,6 +99,7 @@ func assertAuthProblem(tb testing.TB, rec *httptest.ResponseRecorder, status int
 }
 
 func TestAuthMatrix(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	alice := mustMint(t, authtest.Secret, "alice", now, time.Hour, "", "")
 	aliceClaims := func(extra map[string]any) jwt.MapClaims {
@@ -185,6 +186,7 @@ func TestAuthMatrix(t *testing.T) {
 }
 
 func TestRequirePathUserFailsClosed(t *testing.T) {
+	t.Parallel()
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	t.Run("without requireUser", func(t *testing.T) {
 		r := chi.NewRouter()
@@ -201,6 +203,7 @@ func TestRequirePathUserFailsClosed(t *testing.T) {
 }
 
 func TestAuthConcurrentRequests(t *testing.T) {
+	t.Parallel()
 	h := newAuthRouter(t, auth.Config{})
 	users := []string{"alice", "bob", "carol", "dave"}
 	var wg sync.WaitGroup
@@ -254,6 +257,7 @@ func FuzzAuthorizationHeader(f *testing.F) {
 // the invalid_token challenge, whatever internal/auth's reason (here
 // keys_unavailable: the provider never answered).
 func TestJWKSRefusalIsUnauthorized(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

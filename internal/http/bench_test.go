@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/telemetry"
 )
@@ -42,7 +43,7 @@ func BenchmarkChatTurnObserved(b *testing.B) {
 }
 
 func benchmarkChatTurn(b *testing.B, adjust ...func(*serverConfig)) {
-	model := modelFunc(func(_ context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	model := agenttest.ModelFunc(func(_ context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
 			onText("Added the task.")
 			return agent.Response{Text: "Added the task."}, nil

@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
 func TestChatJSONTurn(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 
@@ -60,6 +62,7 @@ func TestChatJSONTurn(t *testing.T) {
 }
 
 func TestChatStreamedTurn(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	resp := s.stream(t, context.Background(), user, `{"message":"I need to remember to pay bills"}`, nil)
@@ -99,6 +102,7 @@ func TestChatStreamedTurn(t *testing.T) {
 }
 
 func TestChatReplaysToolCallsToTheModel(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t,
 		openaitest.Step{Calls: []agent.ToolCall{{ID: "call_a", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
 		openaitest.Step{Text: "Added task: Buy milk."},
@@ -142,6 +146,7 @@ func TestChatReplaysToolCallsToTheModel(t *testing.T) {
 }
 
 func TestChatContinuesOnANewServerInstance(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	first := mustServer(t, offline.New())
 	r := first.chat(t, user, 0, "Add a task to water the plants").json(t)
@@ -160,6 +165,7 @@ func TestChatContinuesOnANewServerInstance(t *testing.T) {
 }
 
 func TestChatStaysWithinTheUser(t *testing.T) {
+	t.Parallel()
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 	offServer := mustServer(t, offline.New())
 	r := offServer.chat(t, alice, 0, "Add a task to buy a gift").json(t)
@@ -204,6 +210,7 @@ func TestChatStaysWithinTheUser(t *testing.T) {
 // runs to its end, and its reply is stored whole, as if the client had
 // stayed.
 func TestChatTurnOutlivesItsClient(t *testing.T) {
+	t.Parallel()
 	wait := make(chan struct{})
 	script := []openaitest.Step{
 		{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Write report"}`}}},
@@ -279,6 +286,7 @@ func mustAtoi(tb testing.TB, s string) int64 {
 }
 
 func TestStreamPingsWhileTheModelThinks(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "Here you go.", Delay: 150 * time.Millisecond})
 	s := mustServer(t, fake.Model(), func(c *serverConfig) { c.api.Stream.PingInterval = 20 * time.Millisecond })
 	user := storetest.UserID(t)
@@ -291,6 +299,7 @@ func TestStreamPingsWhileTheModelThinks(t *testing.T) {
 }
 
 func TestStreamClientThatStopsReadingEndsTheTurn(t *testing.T) {
+	t.Parallel()
 	// The model says, in eight chunks of 1 MiB (a line of the stream may
 	// not pass 4 MiB), far more than the socket buffers hold.
 	fake := newFakeOpenAI(t,
@@ -335,7 +344,8 @@ func TestStreamClientThatStopsReadingEndsTheTurn(t *testing.T) {
 }
 
 func TestStreamEndsWithAnErrorEventWhenTheTurnPanics(t *testing.T) {
-	model := modelFunc(func(_ context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+	t.Parallel()
+	model := agenttest.ModelFunc(func(_ context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
 		onText("Let me ")
 		panic("a bug mid-stream")
 	})

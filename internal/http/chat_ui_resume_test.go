@@ -15,6 +15,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -31,7 +32,7 @@ import (
 type sdkRun struct {
 	cmd    *exec.Cmd
 	lines  *bufio.Scanner
-	stderr *syncBuffer
+	stderr *logtest.Buffer
 	script string
 }
 
@@ -45,7 +46,7 @@ func startSDK(t *testing.T, user, chatID, mode string, api string, other ...stri
 	for _, o := range other {
 		args = append(args, o+"/api/"+user+"/chat/ui")
 	}
-	r := &sdkRun{cmd: exec.CommandContext(ctx, node, args...), stderr: &syncBuffer{}, script: script}
+	r := &sdkRun{cmd: exec.CommandContext(ctx, node, args...), stderr: &logtest.Buffer{}, script: script}
 	r.cmd.Stderr = r.stderr
 	out, err := r.cmd.StdoutPipe()
 	if err != nil {
@@ -181,6 +182,7 @@ func mustBeTheStoredReply(t *testing.T, what string, m sdkMessage, convID, turnI
 // The chat whose connection dropped resumes too, on the replica that runs
 // the turn: the replay rewrites the reply it held, in place.
 func TestUIChatResumesOnTheOtherReplica(t *testing.T) {
+	t.Parallel()
 	fake, release := uiHeldReply(t)
 	defer release()
 	a, b := mustServer(t, fake.Model()), mustServer(t, fake.Model())
@@ -197,7 +199,7 @@ func TestUIChatResumesOnTheOtherReplica(t *testing.T) {
 	// the rest of the reply.
 	var following struct{ Message, Sender sdkMessage }
 	run.next(t, "following", &following)
-	if n := mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'assistant'`, user); n != 0 {
+	if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'assistant'`, user); n != 0 {
 		t.Fatalf("the turn is over (%d replies) before the resumed clients follow it", n)
 	}
 	for _, m := range []sdkMessage{following.Message, following.Sender} {
@@ -242,7 +244,7 @@ func TestUIChatResumesOnTheOtherReplica(t *testing.T) {
 		}
 	}
 	// The turn ran once: two model calls, one task.
-	if fake.Requests() != 2 || mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user) != 1 {
+	if fake.Requests() != 2 || storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user) != 1 {
 		t.Fatalf("%d model calls, want the turn's two, and one task", fake.Requests())
 	}
 }
@@ -251,6 +253,7 @@ func TestUIChatResumesOnTheOtherReplica(t *testing.T) {
 // and the chat stays ready, for a chat id never used, a chat whose turn is
 // over, and another user's chat of the same id.
 func TestUIChatResumeWhenNothingRuns(t *testing.T) {
+	t.Parallel()
 	a, b := mustServer(t, offline.New()), mustServer(t, offline.New())
 	user, other := storetest.UserID(t), storetest.UserID(t)
 	if r := a.ui(t, user, uiBody("finished", "submit-message", "", "Add a task to buy milk"), nil); r.status != 200 {
@@ -288,6 +291,7 @@ func TestUIChatResumeWhenNothingRuns(t *testing.T) {
 // resumeStream(), and the one that started it, both end with the reply so
 // far, marked stopped in its metadata, which is the stored reply.
 func TestUIChatStopWhileFollowing(t *testing.T) {
+	t.Parallel()
 	fake, release := uiHeldReply(t) // released at the end only: the turn waits on its model until stopped
 	defer release()
 	a, b := mustServer(t, fake.Model()), mustServer(t, fake.Model())
@@ -296,7 +300,7 @@ func TestUIChatStopWhileFollowing(t *testing.T) {
 
 	var following struct{ Message sdkMessage }
 	run.next(t, "following", &following)
-	if n := mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'assistant'`, user); n != 0 ||
+	if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'assistant'`, user); n != 0 ||
 		following.Message.tools() != "add_task:output-available" {
 		t.Fatalf("the follower shows %+v, with %d replies stored, want the turn running", following.Message, n)
 	}

@@ -94,6 +94,7 @@ func chunkTypes(chunks []map[string]any) string {
 }
 
 func TestUIChatStreamsTheTurn(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	r := s.ui(t, user, uiBody("chat-1", "submit-message", "", "Add a task to buy milk"), nil)
@@ -128,6 +129,7 @@ func TestUIChatStreamsTheTurn(t *testing.T) {
 
 // A chat id continues its conversation; a conversation's id names it too.
 func TestUIChatContinuesAChat(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	s.ui(t, user, uiBody("my-chat", "submit-message", "", "Add a task to buy milk"), nil)
@@ -140,7 +142,7 @@ func TestUIChatContinuesAChat(t *testing.T) {
 	if c, _ := mustLastTurn(t, user); c != convID || uiChunks(t, r.body)[0]["messageMetadata"].(map[string]any)["conversation_id"] != float64(convID) {
 		t.Fatalf("the conversation's own id went to conversation %d, want %d", c, convID)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM conversations WHERE user_id = $1`, user); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM conversations WHERE user_id = $1`, user); n != 1 {
 		t.Fatalf("%d conversations, want 1", n)
 	}
 	// Another user with the same chat id has a chat of their own.
@@ -152,6 +154,7 @@ func TestUIChatContinuesAChat(t *testing.T) {
 }
 
 func TestUIChatRefusesBadRequests(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	fileMessage := `{"id":"c","trigger":"submit-message","messages":[{"id":"u","role":"user","parts":[` +
@@ -194,7 +197,7 @@ func TestUIChatRefusesBadRequests(t *testing.T) {
 	if detail, _ := r.json(t)["detail"].(string); r.status != 400 || detail != "messages[0].parts[0] is a text part that has no text" {
 		t.Fatalf("a text part without text = %d %s, want 400 saying it has no text", r.status, r.body)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 0 {
+	if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 0 {
 		t.Fatalf("refused requests stored %d messages", n)
 	}
 	// Without a token, the problem comes before anything is read.
@@ -208,6 +211,7 @@ func TestUIChatRefusesBadRequests(t *testing.T) {
 // Regenerating the last reply runs its turn again with its tool calls
 // already made: the model sees them, and the task is not added twice.
 func TestUIChatRegenerateKeepsTheToolCalls(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t,
 		openaitest.Step{Calls: []agent.ToolCall{{ID: "call_a", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
 		openaitest.Step{Text: "Added, I think."},
@@ -240,10 +244,10 @@ func TestUIChatRegenerateKeepsTheToolCalls(t *testing.T) {
 	if replies := mustReplies(t, user, convID); len(replies) != 1 || replies[0] != "I've added Buy milk as task 1." {
 		t.Fatalf("replies = %q, want the new one only", replies)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
 		t.Fatalf("%d tasks, want the one added once", n)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tool_calls c JOIN messages m ON m.id = c.message_id
+	if n := storetest.Count(t, `SELECT count(*) FROM tool_calls c JOIN messages m ON m.id = c.message_id
 		WHERE c.user_id = $1 AND c.turn_id = $2 AND m.content = 'I''ve added Buy milk as task 1.'`, user, turnID); n != 1 {
 		t.Fatalf("the new reply holds %d calls, want the first run's one", n)
 	}
@@ -262,6 +266,7 @@ func TestUIChatRegenerateKeepsTheToolCalls(t *testing.T) {
 }
 
 func TestUIChatIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	keyed := http.Header{"Idempotency-Key": {"ui-1"}}
@@ -274,7 +279,7 @@ func TestUIChatIdempotencyKey(t *testing.T) {
 	if chunkTypes(a) != chunkTypes(b) || a[0]["messageId"] != b[0]["messageId"] || a[2]["toolCallId"] != b[2]["toolCallId"] {
 		t.Fatalf("the replay differs:\n%s\n%s", first.body, again.body)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
 		t.Fatalf("%d tasks after a retry, want 1", n)
 	}
 	if r := s.ui(t, user, uiBody("keyed", "submit-message", "", "Add a task to buy eggs"), keyed); r.status != 422 {
@@ -285,6 +290,7 @@ func TestUIChatIdempotencyKey(t *testing.T) {
 // A failure once the stream started ends it with an error chunk, which
 // useChat surfaces; the conversation is known from the start chunk.
 func TestUIChatModelFailureMidStream(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, specFailingModel{})
 	user := storetest.UserID(t)
 	r := s.ui(t, user, uiBody("broken", "submit-message", "", "Add a task to buy milk"), nil)
@@ -297,6 +303,7 @@ func TestUIChatModelFailureMidStream(t *testing.T) {
 // useChat's Retry after a model failure is regenerate(): the failed
 // turn's message was saved, so it runs again, and the chat has one reply.
 func TestUIChatRetryAfterAModelFailure(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t, openaitest.Step{Status: 500}, openaitest.Step{Status: 500}, openaitest.Step{Text: "Back again."})
 	s := mustServer(t, fake.Model())
 	user := storetest.UserID(t)
@@ -311,7 +318,7 @@ func TestUIChatRetryAfterAModelFailure(t *testing.T) {
 	}
 	convID, _ := mustLastTurn(t, user)
 	if replies := mustReplies(t, user, convID); len(replies) != 1 || replies[0] != "Back again." ||
-		mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'user'`, user) != 1 {
+		storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'user'`, user) != 1 {
 		t.Fatalf("replies = %q, want one message answered once", replies)
 	}
 }
@@ -345,15 +352,6 @@ func mustReplies(tb testing.TB, user string, convID int64) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-func mustCount(tb testing.TB, sql string, args ...any) int {
-	tb.Helper()
-	var n int
-	if err := storetest.Pool(tb).QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
-	return n
 }
 
 // mustAISDK returns node and the path of clients/<script>, which imports
@@ -405,6 +403,7 @@ func (m uiMessage) tools() string {
 // DefaultChatTransport — holds a chat of two turns and regenerates the
 // second reply, sending what sendMessage() and regenerate() send.
 func TestUIChatWithTheAISDK(t *testing.T) {
+	t.Parallel()
 	node, script := mustAISDK(t, "ui-chat.mjs")
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
@@ -439,17 +438,17 @@ func TestUIChatWithTheAISDK(t *testing.T) {
 	// The database: one conversation, remembered under the chat id, of two
 	// turns; the second's reply replaced, its call made once.
 	convID, turnID := mustLastTurn(t, user)
-	if n := mustCount(t, `SELECT count(*) FROM chat_ids WHERE user_id = $1 AND chat_id = 'Xq7Vd0cLr1bH2tUe' AND conversation_id = $2`, user, convID); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM chat_ids WHERE user_id = $1 AND chat_id = 'Xq7Vd0cLr1bH2tUe' AND conversation_id = $2`, user, convID); n != 1 {
 		t.Fatal("the chat id is not remembered with its conversation")
 	}
 	replies := mustReplies(t, user, convID)
-	if len(replies) != 2 || mustCount(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, convID) != 4 {
+	if len(replies) != 2 || storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, convID) != 4 {
 		t.Fatalf("the conversation holds replies %q, want two turns", replies)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND turn_id = $2 AND tool = 'complete_task'`, user, turnID); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND turn_id = $2 AND tool = 'complete_task'`, user, turnID); n != 1 {
 		t.Fatalf("the second turn recorded %d complete_task calls, want 1", n)
 	}
-	if n := mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1 AND completed`, user); n != 1 || mustCount(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user) != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1 AND completed`, user); n != 1 || storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user) != 1 {
 		t.Fatal("want one task, completed")
 	}
 

@@ -101,6 +101,7 @@ func (b *tab) blockedByCORS(url string) bool {
 }
 
 func TestCORSInBrowser(t *testing.T) {
+	t.Parallel()
 	browser := mustBrowser(t)
 	app := mustAppServer(t)
 	s := mustServer(t, offline.New(), withCORS(app.URL), func(c *serverConfig) { c.api.MCP.RequestsPerMinute, c.api.MCP.Burst = 1, 1 })

@@ -93,6 +93,7 @@ func mustHaveNoCORS(tb testing.TB, r reply) {
 }
 
 func TestCORSOffByDefault(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), withDevLogin)
 	user := storetest.UserID(t)
 	t.Run("answers carry no CORS header and no Vary", func(t *testing.T) {
@@ -118,6 +119,7 @@ func TestCORSOffByDefault(t *testing.T) {
 }
 
 func TestCORSPreflight(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), withCORS(appOrigin, "https://app.example.com"), withDevLogin)
 	api := "/api/" + storetest.UserID(t)
 	const mcpHeaders = "accept,authorization,content-type,last-event-id,mcp-method,mcp-name,mcp-protocol-version,mcp-session-id"
@@ -184,6 +186,7 @@ func TestCORSPreflight(t *testing.T) {
 // A preflight carries no token and is not a request of the API: it spends
 // nothing of a user's limits, and shows in the access log as what it is.
 func TestCORSPreflightsAreNotRequests(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), withCORS(appOrigin), func(c *serverConfig) {
 		c.api.TurnsPerMinute, c.api.TurnBurst = 1, 1
 		c.api.MCP.RequestsPerMinute, c.api.MCP.Burst = 1, 1
@@ -212,6 +215,7 @@ func TestCORSPreflightsAreNotRequests(t *testing.T) {
 // Every answer to a page of an allowed origin is one it can read: errors
 // (a 401 most of all, to refresh its token), limits and streams too.
 func TestCORSAnswersAreReadable(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), withCORS(appOrigin), withDevLogin, func(c *serverConfig) {
 		c.api.MCP.RequestsPerMinute, c.api.MCP.Burst = 1, 1
 	})
@@ -285,6 +289,7 @@ func merged(a, b http.Header) http.Header {
 // The chat page, its files and the probes are for the server's own origin
 // and for orchestrators: no page of another needs them.
 func TestCORSOnlyWhereAPageNeedsIt(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), withCORS(appOrigin))
 	for _, path := range []string{"/", "/healthz", "/readyz"} {
 		r := s.do(t, call{method: "GET", path: path, header: fromOrigin(appOrigin)})
@@ -301,6 +306,7 @@ func TestCORSOnlyWhereAPageNeedsIt(t *testing.T) {
 // "*" opens the API to every page: a page still needs a token to do
 // anything. Not the development login, which hands out tokens.
 func TestCORSAnyOrigin(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), withCORS("*"), withDevLogin)
 	user := storetest.UserID(t)
 	r := s.preflight(t, "/api/"+user+"/chat", "https://anyone.example", "POST", "authorization,content-type")
@@ -324,6 +330,7 @@ func TestCORSAnyOrigin(t *testing.T) {
 // The metadata of /mcp is public and readable from any origin, whatever
 // CORS_ALLOWED_ORIGINS says, with one Access-Control-Allow-Origin.
 func TestCORSResourceMetadataIsPublic(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		origins []string
@@ -347,6 +354,7 @@ func TestCORSResourceMetadataIsPublic(t *testing.T) {
 // Every header the API answers with is one a page may read, or one it has
 // no use for; and every header exposed is one the API sends.
 func TestCORSExposesWhatTheAPISends(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), withCORS(appOrigin), withDevLogin, func(c *serverConfig) {
 		c.api.MCP.RequestsPerMinute, c.api.MCP.Burst = 1, 4
 	})

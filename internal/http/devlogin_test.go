@@ -16,6 +16,7 @@ func withDevLogin(c *serverConfig) {
 }
 
 func TestDevLogin(t *testing.T) {
+	t.Parallel()
 	t.Run("a name gets a token that opens that user's API", func(t *testing.T) {
 		s := mustServer(t, offline.New(), withDevLogin)
 		user := storetest.UserID(t)

@@ -25,12 +25,14 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/auth/authtest"
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
 // A client that asks for a large answer and never reads it holds the
 // handler only until the write deadline; without one, it held it forever.
 func TestWriteDeadlineFreesAHandlerWhoseClientDoesNotRead(t *testing.T) {
+	t.Parallel()
 	written := make(chan error, 1)
 	big := make([]byte, 1<<20)
 	h := writeDeadline(100 * time.Millisecond)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -71,6 +73,7 @@ func TestWriteDeadlineFreesAHandlerWhoseClientDoesNotRead(t *testing.T) {
 // "100 Continue" a client that sends Expect is owed). net/http clears the
 // deadline after each answer; this keeps us from relying on it unawares.
 func TestWriteDeadlineDoesNotOutliveItsAnswer(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), func(c *serverConfig) { c.api.WriteTimeout = 50 * time.Millisecond })
 	user := storetest.UserID(t)
 	if r := s.do(t, call{method: "GET", path: "/healthz"}); r.status != 200 {
@@ -102,6 +105,7 @@ func TestWriteDeadlineDoesNotOutliveItsAnswer(t *testing.T) {
 // A conversation longer than a page is read a page at a time, oldest
 // first, following next_cursor until it is null.
 func TestMessagesArePaginated(t *testing.T) {
+	t.Parallel()
 	const route = "/api/{user_id}/conversations/{conversation_id}/messages"
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
@@ -179,6 +183,7 @@ func (p messagePage) ids() []int64 {
 // Every cursor the service did not write is the client's mistake: 400,
 // never the 500 a tampered timestamp once caused.
 func TestTamperedConversationCursorIsInvalid(t *testing.T) {
+	t.Parallel()
 	const route = "/api/{user_id}/conversations"
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
@@ -204,6 +209,7 @@ func TestTamperedConversationCursorIsInvalid(t *testing.T) {
 // A user whose id needs escaping in a path reaches their own data, however
 // the client escapes it, and only theirs.
 func TestPathUserIsComparedDecoded(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	base := storetest.UserID(t)
 	for _, tc := range []struct{ user, path string }{
@@ -249,6 +255,7 @@ func TestPathUserIsComparedDecoded(t *testing.T) {
 // A 401's access-log line says why the token was refused, in a word an
 // operator can act on, and never holds the token.
 func TestUnauthorizedLogsItsReason(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	cfg := auth.Config{Secret: authtest.Secret, Issuer: "https://id.taskchat.dev", Audience: "taskchat-api"}
 	good := func(sub string, start time.Time, ttl time.Duration) string {
@@ -281,7 +288,7 @@ func TestUnauthorizedLogsItsReason(t *testing.T) {
 		{"another audience", "Bearer " + mustMint(t, authtest.Secret, "alice", now, time.Hour, cfg.Issuer, "billing"), auth.ReasonWrongAudience},
 		{"no sub", "Bearer " + authtest.Sign(t, jwt.SigningMethodHS256, claims(jwt.MapClaims{"sub": ""}), authtest.Secret), auth.ReasonBadSubject},
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	v := mustVerifier(t, cfg)
 	h := requestID(accessLog(log, nil)(requireUser(v)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))))
@@ -328,6 +335,7 @@ func logLine(tb testing.TB, logs, id string) map[string]any {
 
 // A 405 lists the methods the path does take (RFC 9110 §15.5.6).
 func TestMethodNotAllowedSaysWhatIsAllowed(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t) + "/x"
 	tok := mustToken(t, user)
@@ -353,6 +361,7 @@ func TestMethodNotAllowedSaysWhatIsAllowed(t *testing.T) {
 // HEAD is answered wherever GET is, with GET's status and headers and no
 // body (RFC 9110 §9.3.2).
 func TestHeadIsAnsweredWhereverGetIs(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	for _, path := range []string{"/", "/healthz", "/api/" + user + "/tasks"} {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store"
@@ -28,6 +29,7 @@ func mustProblem(tb testing.TB, r reply, status int, code string) {
 }
 
 func TestChatRefusesBadBodies(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -70,6 +72,7 @@ func TestChatRefusesBadBodies(t *testing.T) {
 }
 
 func TestErrorCodes(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
 
@@ -149,7 +152,7 @@ func TestErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("internal", func(t *testing.T) {
-		panicky := modelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
+		panicky := agenttest.ModelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
 			panic("secret detail that must not leak")
 		})
 		s := mustServer(t, panicky)
@@ -165,6 +168,7 @@ func TestErrorCodes(t *testing.T) {
 }
 
 func TestConversationBusy(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "first"})
 	s := mustServer(t, fake.Model())
@@ -192,6 +196,7 @@ func TestConversationBusy(t *testing.T) {
 }
 
 func TestConversationDelete(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -211,6 +216,7 @@ func TestConversationDelete(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	for _, path := range []string{"/healthz", "/readyz"} {
 		r := s.do(t, call{method: "GET", path: path})
@@ -219,11 +225,4 @@ func TestHealth(t *testing.T) {
 		}
 		mustMatchSpec(t, "GET", path, r.status, r.header, r.body)
 	}
-}
-
-type modelFunc func(context.Context, agent.Request, func(string)) (agent.Response, error)
-
-func (f modelFunc) Name() string { return "func" }
-func (f modelFunc) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
-	return f(ctx, req, onText)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -30,6 +31,9 @@ func settledGoroutines(tb testing.TB, want int) {
 	tb.Fatalf("goroutines = %d, want at most %d:\n%s", n, want+4, buf[:runtime.Stack(buf, true)])
 }
 
+// TestDatabaseOutage runs alone, not in parallel, as every test of this
+// file does: it cuts the package's database, and counts the process's
+// goroutines.
 func TestDatabaseOutage(t *testing.T) {
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
@@ -67,9 +71,10 @@ func TestDatabaseOutage(t *testing.T) {
 // StartTurn commits without waiting for the disk; the write that releases
 // a failed turn's claim makes the message durable. When that write fails
 // too, the client must hear that the database failed, not the model's
-// "your message was saved".
+// "your message was saved". It cuts the package's database, so it runs
+// alone.
 func TestModelFailureDuringADatabaseOutageIsNotCalledSaved(t *testing.T) {
-	model := modelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
+	model := agenttest.ModelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
 		storetest.CutDatabase(t) // restored when the test ends
 		return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelServer, Status: 500}
 	})
@@ -77,6 +82,8 @@ func TestModelFailureDuringADatabaseOutageIsNotCalledSaved(t *testing.T) {
 	mustProblem(t, s.chat(t, storetest.UserID(t), 0, "Add a task to keep this"), 503, "unavailable")
 }
 
+// TestModelOutagesAreBoundedByTheTurnDeadline counts the process's
+// goroutines after each case, so it and its cases run alone.
 func TestModelOutagesAreBoundedByTheTurnDeadline(t *testing.T) {
 	cases := []struct {
 		name string

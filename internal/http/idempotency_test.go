@@ -16,6 +16,7 @@ import (
 func keyed(key string) http.Header { return http.Header{"Idempotency-Key": {key}} }
 
 func TestIdempotentRetryReplaysWithoutRunningAgain(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -64,6 +65,7 @@ func TestIdempotentRetryReplaysWithoutRunningAgain(t *testing.T) {
 // A retry that comes while the first request's turn runs follows that
 // turn to its end and answers its result, as a replay; the turn runs once.
 func TestIdempotencyKeyInFlight(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "done", Wait: release}, openaitest.Step{Text: "done"})
 	s := mustServer(t, fake.Model())
@@ -90,6 +92,7 @@ func TestIdempotencyKeyInFlight(t *testing.T) {
 }
 
 func TestIdempotencyKeyFreedByAModelFailure(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t, openaitest.Step{Status: 500}, openaitest.Step{Status: 500}, openaitest.Step{Text: "Back again."})
 	s := mustServer(t, fake.Model())
 	user := storetest.UserID(t)
@@ -104,6 +107,7 @@ func TestIdempotencyKeyFreedByAModelFailure(t *testing.T) {
 }
 
 func TestIdempotencyKeyMustBeSane(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	for _, key := range []string{strings.Repeat("k", 256), "tab\there"} {
@@ -119,6 +123,7 @@ func jsonSame(tb testing.TB, a, b []byte) bool {
 }
 
 func TestIdempotencyKeyKeptOnceAToolRan(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t,
 		openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Only once"}`}}},
 		openaitest.Step{Status: 500},
@@ -147,6 +152,7 @@ func TestIdempotencyKeyKeptOnceAToolRan(t *testing.T) {
 }
 
 func TestKeyedTurnSurvivesAModelsGarbage(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t,
 		openaitest.Step{Calls: []agent.ToolCall{{ID: "", Name: "add_task", Arguments: `{"title":"Buy milk","note":"\u0000"}`}, {ID: "c2", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
 		openaitest.Step{Text: "Added.\u0000"},

@@ -2,7 +2,6 @@ package http
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,16 +10,17 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/store"
@@ -35,7 +35,7 @@ var testSecret = []byte("a-test-secret-that-is-long-enough-for-hs256")
 // testServer is the real handler on real PostgreSQL behind httptest.
 type testServer struct {
 	*httptest.Server
-	logs  *syncBuffer
+	logs  *logtest.Buffer
 	hub   *runs.Hub
 	tools *mcptools.Servers // the engine's
 }
@@ -78,7 +78,7 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 	cfg := serverConfig{
 		chat: chat.Config{
 			Model: model, Prompt: agent.DefaultPrompt(),
-			Limits:       agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 30 * time.Second, ToolTimeout: 10 * time.Second},
+			Limits:       agenttest.Limits(),
 			HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour,
 		},
 		api:       testAPIConfig,
@@ -88,7 +88,7 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 	for _, f := range adjust {
 		f(&cfg)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	svc := tasks.NewService(store.NewTasks(db))
 	tools := mcptools.NewServers(svc, 16)
@@ -264,24 +264,6 @@ func eventNames(events []sseEvent) string {
 		names = append(names, e.name)
 	}
 	return strings.Join(names, ",")
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // newFakeOpenAI starts an OpenAI-compatible fake answering from script.

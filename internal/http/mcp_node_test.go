@@ -40,6 +40,7 @@ type nodeMCPRun struct {
 // The official TypeScript SDK's client, as Claude Desktop's bridge and the
 // MCP Inspector use it, manages the token's user's list over /mcp.
 func TestMCPWithTheTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	node, script := mustMCPNodeClient(t, "mcp-client.mjs")
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)

@@ -161,6 +161,7 @@ func jsonOf(tb testing.TB, v any) string {
 // uses, with the same numbers, and every call it makes is recorded, with no
 // conversation; the chat and the REST API see its changes at once.
 func TestMCPManagesTheTokensUsersList(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	c := mustMCPClient(t, s, mustToken(t, user))
@@ -257,6 +258,7 @@ func TestMCPManagesTheTokensUsersList(t *testing.T) {
 // Each request acts for its token's user and nobody else, whatever its
 // body says.
 func TestMCPKeepsUsersApart(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 	ca, cb := mustMCPClient(t, s, mustToken(t, alice)), mustMCPClient(t, s, mustToken(t, bob))
@@ -289,6 +291,7 @@ func TestMCPKeepsUsersApart(t *testing.T) {
 // with a real turn's id and claim token — changes nothing of that turn: the
 // record is never read, and the call is the client's own.
 func TestMCPIgnoresAForgedTurnRecord(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	c := mustMCPClient(t, s, mustToken(t, user))
@@ -332,6 +335,7 @@ func TestMCPIgnoresAForgedTurnRecord(t *testing.T) {
 // Calls that change nothing are recorded too: a listing, a refused call,
 // arguments the schema refuses, a tool that does not exist.
 func TestMCPRecordsCallsThatChangeNothing(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	c := mustMCPClient(t, s, mustToken(t, user))
@@ -394,6 +398,7 @@ const listToolsMessage = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params"
 // Without a valid token, /mcp answers 401 with a challenge that points at
 // the resource's metadata, where a client learns whom to ask for a token.
 func TestMCPNeedsAValidToken(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	metadata := `resource_metadata="` + s.URL + `/.well-known/oauth-protected-resource/mcp"`
 	for _, c := range []struct {
@@ -423,6 +428,7 @@ func TestMCPNeedsAValidToken(t *testing.T) {
 // The metadata of the protected resource /mcp (RFC 9728), as the go-sdk's
 // own OAuth client fetches and checks it.
 func TestMCPResourceMetadata(t *testing.T) {
+	t.Parallel()
 	t.Run("from the request", func(t *testing.T) {
 		s := mustServer(t, offline.New())
 		for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
@@ -460,6 +466,7 @@ func TestMCPResourceMetadata(t *testing.T) {
 // Each user has a budget of /mcp requests; past it, 429 with Retry-After,
 // and nobody else's budget is touched.
 func TestMCPRateLimit(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), func(c *serverConfig) { c.api.MCP.RequestsPerMinute, c.api.MCP.Burst = 1, 2 })
 	alice, bob := mustToken(t, storetest.UserID(t)), mustToken(t, storetest.UserID(t))
 	for i, want := range []int{200, 200, 429} {
@@ -482,6 +489,7 @@ func TestMCPRateLimit(t *testing.T) {
 
 // What /mcp refuses before the MCP transport reads a request.
 func TestMCPRefusesWhatIsNotOneMessage(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	tok := mustToken(t, storetest.UserID(t))
 	for _, c := range []struct {
@@ -514,6 +522,7 @@ func TestMCPRefusesWhatIsNotOneMessage(t *testing.T) {
 // address under the public host name; /mcp serves them like any other (the
 // bearer token, not the Host, is what keeps a stranger out).
 func TestMCPBehindAProxyOnTheSameMachine(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	req, err := http.NewRequest("POST", s.URL+"/mcp", strings.NewReader(listToolsMessage))
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 )
 
 func TestOpenAPIRoutesMatch(t *testing.T) {
+	t.Parallel()
 	s := mustSpec(t)
 	verifier, err := auth.NewVerifier(auth.Config{Secret: bytes.Repeat([]byte("k"), auth.MinSecretBytes)})
 	if err != nil {
@@ -65,6 +66,7 @@ func TestOpenAPIRoutesMatch(t *testing.T) {
 }
 
 func TestOpenAPIDocumentIsValid(t *testing.T) {
+	t.Parallel()
 	s := mustSpec(t) // decoding it rejects unknown members: a misspelt keyword fails here
 
 	t.Run("version and info", func(t *testing.T) {

@@ -23,6 +23,7 @@ func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error { d.deadline = t;
 // or a client that stopped reading just before the end would hold the
 // connection for ever.
 func TestStreamLastFrameKeepsItsWriteDeadline(t *testing.T) {
+	t.Parallel()
 	w := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
 	r := httptest.NewRequest("POST", "/api/u/chat", nil)
 	s := newSSEStream(w, r, slog.New(slog.NewTextHandler(io.Discard, nil)),

@@ -36,6 +36,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
@@ -401,6 +402,7 @@ func jsString(s string) string {
 var screenshotDir = flag.String("screenshots", "", "write screenshots of the page to this directory")
 
 func TestPageInBrowser(t *testing.T) {
+	t.Parallel()
 	browser := mustBrowser(t)
 	// user names the test run alone has: the database outlives a run (and
 	// a user's token budget is counted by day), so a second run, with
@@ -516,7 +518,7 @@ func TestPageInBrowser(t *testing.T) {
 
 	t.Run("Stop ends a slow turn, and the reply stays marked interrupted", func(t *testing.T) {
 		t.Parallel()
-		slow := modelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+		slow := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
 			onText("Let me think about that")
 			<-ctx.Done()
 			return agent.Response{}, ctx.Err()
@@ -573,7 +575,7 @@ func TestPageInBrowser(t *testing.T) {
 	t.Run("the model fails: the message is saved, and Retry continues the same conversation", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		flaky := modelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+		flaky := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
 			if calls.Add(1) == 1 {
 				return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelServer, Status: 500}
 			}
@@ -602,7 +604,7 @@ func TestPageInBrowser(t *testing.T) {
 	t.Run("the model fails after a change: the page lists what was saved", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		failing := modelFunc(func(ctx context.Context, _ agent.Request, _ func(string)) (agent.Response, error) {
+		failing := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, _ func(string)) (agent.Response, error) {
 			if calls.Add(1) == 1 {
 				return agent.Response{ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}}, nil
 			}

@@ -160,6 +160,7 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 }
 
 func TestPageResumesTurns(t *testing.T) {
+	t.Parallel()
 	browser := mustBrowser(t)
 	run := strings.ToLower(rand.Text()[:8])
 	user := func(name string) string { return "resume-" + name + "-" + run }

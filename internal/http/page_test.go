@@ -12,6 +12,7 @@ import (
 )
 
 func TestPageServed(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	get := func(t *testing.T, path string, header http.Header) reply {
 		t.Helper()
@@ -125,6 +126,7 @@ func TestPageServed(t *testing.T) {
 }
 
 func TestNewPageRefusesUnknownFiles(t *testing.T) {
+	t.Parallel()
 	if _, err := newPage(fstest.MapFS{"index.html": {Data: []byte("<p>")}, "notes.txt": {}}, "index.html"); err == nil {
 		t.Error("a page with a .txt file was accepted")
 	}

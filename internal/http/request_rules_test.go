@@ -21,6 +21,7 @@ import (
 // A query string that net/url cannot parse is refused, not read without
 // its broken pairs: "?status=completed;" once listed every task.
 func TestMalformedQueryStringIsInvalid(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -33,6 +34,7 @@ func TestMalformedQueryStringIsInvalid(t *testing.T) {
 		{"/api/{user_id}/usage", "/usage?from=2026-01-01;to=2026-01-02"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
+			t.Parallel()
 			r := s.do(t, call{method: "GET", path: "/api/" + user + c.path, token: tok})
 			mustProblem(t, r, 400, "invalid_request")
 			mustMatchSpec(t, "GET", c.route, r.status, r.header, r.body)
@@ -46,6 +48,7 @@ func TestMalformedQueryStringIsInvalid(t *testing.T) {
 // Member names are matched exactly, as the contract spells them: one that
 // differs only by case is an unknown member, on every route with a body.
 func TestMemberNamesMatchExactly(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New(), withDevLogin)
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -70,7 +73,7 @@ func TestMemberNamesMatchExactly(t *testing.T) {
 			}
 		})
 	}
-	if n := mustCount(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 2 {
+	if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 2 {
 		t.Fatalf("the user has %d messages, want the first turn's 2 only", n)
 	}
 }
@@ -78,6 +81,7 @@ func TestMemberNamesMatchExactly(t *testing.T) {
 // Only one pair of surrounding quotes is removed from an Idempotency-Key:
 // `q123""` and `"q123` are two keys, not both q123.
 func TestIdempotencyKeyLosesOnePairOfQuotes(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -105,6 +109,7 @@ func TestIdempotencyKeyLosesOnePairOfQuotes(t *testing.T) {
 // it as U+FFFD. It is refused, as invalid UTF-8 bytes are; a pair is one
 // character and is taken.
 func TestEscapedLoneSurrogateIsRefused(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -119,7 +124,7 @@ func TestEscapedLoneSurrogateIsRefused(t *testing.T) {
 			mustMatchSpec(t, "POST", c.route, r.status, r.header, r.body)
 		})
 	}
-	if n := mustCount(t, `SELECT count(*) FROM conversations WHERE user_id = $1`, user); n != 0 {
+	if n := storetest.Count(t, `SELECT count(*) FROM conversations WHERE user_id = $1`, user); n != 0 {
 		t.Fatalf("refused turns left %d conversations behind", n)
 	}
 	r := s.chat(t, user, 0, "Add a task to buy milk \U0001F600")
@@ -135,6 +140,7 @@ func TestEscapedLoneSurrogateIsRefused(t *testing.T) {
 // A media range with q=0 is one the client does not accept (RFC 9110): a
 // turn streams only when text/event-stream is accepted.
 func TestStreamOnlyWhenEventStreamIsAccepted(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -147,6 +153,7 @@ func TestStreamOnlyWhenEventStreamIsAccepted(t *testing.T) {
 		{"text/event-stream; charset=utf-8", "text/event-stream"},
 	} {
 		t.Run(c.accept, func(t *testing.T) {
+			t.Parallel()
 			r := s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: chatBody(0, "Show me all my tasks"),
 				header: http.Header{"Accept": {c.accept}}})
 			mustMatchSpec(t, "POST", "/api/{user_id}/chat", r.status, r.header, r.body)
@@ -160,6 +167,7 @@ func TestStreamOnlyWhenEventStreamIsAccepted(t *testing.T) {
 // A type error names the type as the contract does (integer, not number),
 // and a body that is not an object is said to be one, with no field.
 func TestTypeErrorsSayWhatIsExpected(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -175,6 +183,7 @@ func TestTypeErrorsSayWhatIsExpected(t *testing.T) {
 		{`7`, "The body must be a JSON object.", nil},
 	} {
 		t.Run(c.body, func(t *testing.T) {
+			t.Parallel()
 			r := s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: tok, body: c.body})
 			mustProblem(t, r, 400, "invalid_request")
 			mustMatchSpec(t, "POST", "/api/{user_id}/chat", r.status, r.header, r.body)
@@ -188,6 +197,7 @@ func TestTypeErrorsSayWhatIsExpected(t *testing.T) {
 
 // {conversation_id} is compared decoded, as {user_id} is: "%31" is 1.
 func TestConversationIDIsDecoded(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	tok := mustToken(t, user)
@@ -213,6 +223,7 @@ func TestConversationIDIsDecoded(t *testing.T) {
 // in slices and through pointers and embedded structs, and skips what
 // decodes itself.
 func TestExactMembersWalksNestedStructs(t *testing.T) {
+	t.Parallel()
 	type part struct {
 		Text string `json:"text"`
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/chat"
@@ -42,6 +43,7 @@ func (s *testServer) stop(tb testing.TB, user string, conv any) reply {
 }
 
 func TestStreamAndStopAnswerWhatTheyFind(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 	conv := s.chat(t, alice, 0, "Add a task to buy milk").json(t)["conversation_id"]
@@ -87,6 +89,7 @@ func TestStreamAndStopAnswerWhatTheyFind(t *testing.T) {
 
 // A JSON client whose turn someone stops hears how far it got.
 func TestAStoppedJSONTurnAnswersWhatItDid(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t,
 		openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
 		openaitest.Step{Text: "Added it, and ", Pause: make(chan struct{}), Rest: "never this."})
@@ -125,6 +128,7 @@ func TestAStoppedJSONTurnAnswersWhatItDid(t *testing.T) {
 // A user runs at most MaxRunningTurns turns at once; one more is refused
 // with 429 and saved nowhere.
 func TestRunningTurnsAreCapped(t *testing.T) {
+	t.Parallel()
 	pause := make(chan struct{})
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "Working ", Pause: pause, Rest: "done."})
 	s := mustServer(t, fake.Model(), func(c *serverConfig) { c.chat.MaxRunningTurns = 1 })
@@ -153,6 +157,7 @@ func TestRunningTurnsAreCapped(t *testing.T) {
 // A follower of a turn whose replica died hears that it was cut short
 // once its lease has lapsed, instead of waiting for ever.
 func TestAFollowerOfATurnCutShortIsTold(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)
 	pool := storetest.Pool(t)
@@ -176,9 +181,10 @@ func TestAFollowerOfATurnCutShortIsTold(t *testing.T) {
 // A keyed turn stopped before it said or did anything answers that it was
 // stopped, and a retry of it replays that, rather than running it again.
 func TestAKeyedTurnStoppedBeforeItSaidAnythingReplaysTheStop(t *testing.T) {
+	t.Parallel()
 	calls := 0
 	var mu sync.Mutex
-	model := modelFunc(func(ctx context.Context, _ agent.Request, _ func(string)) (agent.Response, error) {
+	model := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, _ func(string)) (agent.Response, error) {
 		mu.Lock()
 		calls++
 		mu.Unlock()
@@ -222,8 +228,10 @@ func TestAKeyedTurnStoppedBeforeItSaidAnythingReplaysTheStop(t *testing.T) {
 // streamed, the turn's events; as JSON, its outcome — and nothing runs
 // twice.
 func TestAKeyedRetryFollowsItsRunningTurn(t *testing.T) {
+	t.Parallel()
 	for _, streamed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "json", true: "sse"}[streamed], func(t *testing.T) {
+			t.Parallel()
 			pause := make(chan struct{})
 			fake := newFakeOpenAI(t,
 				openaitest.Step{Calls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -26,6 +27,7 @@ import (
 // TestSpecCatchesWrongResponses shows that mustMatchSpec lets good answers
 // through and catches each kind of mistake.
 func TestSpecCatchesWrongResponses(t *testing.T) {
+	t.Parallel()
 	const (
 		chat     = "/api/{user_id}/chat"
 		followed = "/api/{user_id}/conversations/{conversation_id}/stream"
@@ -111,6 +113,7 @@ func TestSpecCatchesWrongResponses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			err := specMismatch(c.method, c.route, c.status, c.header, []byte(c.body))
 			switch {
 			case c.wantErr == "" && err != nil:
@@ -128,6 +131,7 @@ func TestSpecCatchesWrongResponses(t *testing.T) {
 // check against the contract: streams, replays, auth and query errors,
 // rate limits, and an unready database.
 func TestSpecMatchesTheServer(t *testing.T) {
+	t.Parallel()
 	const chat, tasksRoute = "/api/{user_id}/chat", "/api/{user_id}/tasks"
 	stream := http.Header{"Accept": {"text/event-stream"}}
 	s := mustServer(t, offline.New())
@@ -219,7 +223,7 @@ func specFollowAndStop(t *testing.T) {
 		stopped  = "/api/{user_id}/conversations/{conversation_id}/stop"
 		uiFollow = "/api/{user_id}/chat/ui/{chat_id}/stream"
 	)
-	waiting := modelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+	waiting := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
 		onText("Working on it")
 		<-ctx.Done() // until stopped
 		return agent.Response{Text: "Working on it"}, ctx.Err()

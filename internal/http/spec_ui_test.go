@@ -68,6 +68,7 @@ func (s *spec) checkUIChunks(media *specMediaType, body []byte) error {
 // TestSpecCatchesWrongUIStreams shows that mustMatchSpec checks an AI SDK
 // UI message stream chunk by chunk.
 func TestSpecCatchesWrongUIStreams(t *testing.T) {
+	t.Parallel()
 	data := func(chunks ...string) string {
 		var b strings.Builder
 		for _, c := range chunks {
@@ -111,6 +112,7 @@ func TestSpecCatchesWrongUIStreams(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			err := specMismatch("POST", uiRoute, 200, c.header, []byte(c.body))
 			switch {
 			case c.wantErr == "" && err != nil:

@@ -14,6 +14,7 @@ import (
 // stored record of the turn and the task listing. Numbers start at 1 for
 // each user and are never reused.
 func TestTaskNumbersAreWhatEveryoneSees(t *testing.T) {
+	t.Parallel()
 	s := mustServer(t, offline.New())
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 

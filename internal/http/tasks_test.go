@@ -27,6 +27,7 @@ type taskPage struct {
 // every task of the listing once, none missing, for each status and page
 // size. Every answer is checked against the contract.
 func TestTasksArePaginated(t *testing.T) {
+	t.Parallel()
 	const route = "/api/{user_id}/tasks"
 	pool := storetest.Pool(t)
 	s := mustServerOn(t, pool, offline.New())
@@ -78,6 +79,7 @@ func TestTasksArePaginated(t *testing.T) {
 		}
 		for _, limit := range []int{0, 97, 1000} { // 0: no limit given, the default of 200
 			t.Run(fmt.Sprintf("status=%s limit=%d", status, limit), func(t *testing.T) {
+				t.Parallel()
 				q := url.Values{}
 				if status != "" {
 					q.Set("status", status)
@@ -121,6 +123,7 @@ func TestTasksArePaginated(t *testing.T) {
 	}
 
 	t.Run("a short list is one page", func(t *testing.T) {
+		t.Parallel()
 		r := s.do(t, call{method: "GET", path: "/api/" + url.PathEscape(other) + "/tasks?status=completed&limit=1000", token: mustToken(t, other)})
 		mustMatchSpec(t, "GET", route, r.status, r.header, r.body)
 		if !strings.Contains(string(r.body), `"next_cursor":null`) || strings.Count(string(r.body), `"id":`) != n/3 {
@@ -132,6 +135,7 @@ func TestTasksArePaginated(t *testing.T) {
 // ?query= lists the tasks whose title or description holds each of its words,
 // in any case, with status, a page at a time; a blank query lists them all.
 func TestTasksListSearches(t *testing.T) {
+	t.Parallel()
 	const route = "/api/{user_id}/tasks"
 	pool := storetest.Pool(t)
 	s := mustServerOn(t, pool, offline.New())
@@ -186,6 +190,7 @@ func TestTasksListSearches(t *testing.T) {
 // A limit out of range or a cursor this service did not write for a task
 // list is the client's mistake, 400 naming the field, never a 500.
 func TestTasksListRefusesBadPages(t *testing.T) {
+	t.Parallel()
 	const route = "/api/{user_id}/tasks"
 	s := mustServer(t, offline.New())
 	user := storetest.UserID(t)

@@ -1,12 +1,8 @@
 package http
 
 import (
-	"bufio"
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -19,6 +15,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/telemetry"
+	"github.com/taskchat/taskchat/internal/telemetry/telemetrytest"
 )
 
 // observedBy makes a test server observed by tel, as cmd/server wires it:
@@ -30,43 +27,8 @@ func observedBy(tel *telemetry.Telemetry) func(*serverConfig) {
 	}
 }
 
-// mustScrape reads tel's metrics as Prometheus would, by series: the name
-// with its labels as the text format writes them (sorted by name).
-func mustScrape(tb testing.TB, tel *telemetry.Telemetry) map[string]float64 {
-	tb.Helper()
-	w := httptest.NewRecorder()
-	tel.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
-	if w.Code != http.StatusOK {
-		tb.Fatalf("scrape = %d", w.Code)
-	}
-	series := map[string]float64{}
-	sc := bufio.NewScanner(w.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			tb.Fatalf("bad metric line %q", line)
-		}
-		series[line[:i]] = v
-	}
-	return series
-}
-
-// series names one series: labels are name, value pairs.
-func series(name string, labels ...string) string {
-	var pairs []string
-	for i := 0; i < len(labels); i += 2 {
-		pairs = append(pairs, labels[i]+`="`+labels[i+1]+`"`)
-	}
-	slices.Sort(pairs)
-	return name + "{" + strings.Join(pairs, ",") + "}"
-}
-
 func TestMetricsAfterRealTurns(t *testing.T) {
+	t.Parallel()
 	tel := telemetry.New(prometheus.NewRegistry(), nil)
 	tel.ObservePool(storetest.Pool(t))
 	fake := newFakeOpenAI(t,
@@ -103,28 +65,28 @@ func TestMetricsAfterRealTurns(t *testing.T) {
 	s.do(t, call{method: "GET", path: "/api/" + user + "/tasks", token: tok})
 	s.do(t, call{method: "GET", path: "/nowhere"})
 
-	m := mustScrape(t, tel)
+	m := telemetrytest.Scrape(t, tel)
 	chat := []string{"http_request_method", "POST", "http_route", "/api/{user_id}/chat"}
 	model := []string{"gen_ai_operation_name", "chat", "gen_ai_provider_name", "openai", "gen_ai_request_model", "fake-model"}
 	want := map[string]float64{
-		series("http_server_request_duration_seconds_count", append(chat, "http_response_status_code", "200")...):                                                    4,
-		series("http_server_request_duration_seconds_count", append(chat, "http_response_status_code", "502")...):                                                    1,
-		series("http_server_request_duration_seconds_count", "http_request_method", "GET", "http_route", "/api/{user_id}/tasks", "http_response_status_code", "200"): 1,
-		series("http_server_request_duration_seconds_count", "http_request_method", "GET", "http_route", "", "http_response_status_code", "404"):                     1,
+		telemetrytest.Series("http_server_request_duration_seconds_count", append(chat, "http_response_status_code", "200")...):                                                    4,
+		telemetrytest.Series("http_server_request_duration_seconds_count", append(chat, "http_response_status_code", "502")...):                                                    1,
+		telemetrytest.Series("http_server_request_duration_seconds_count", "http_request_method", "GET", "http_route", "/api/{user_id}/tasks", "http_response_status_code", "200"): 1,
+		telemetrytest.Series("http_server_request_duration_seconds_count", "http_request_method", "GET", "http_route", "", "http_response_status_code", "404"):                     1,
 
-		series("taskchat_turns_total", "outcome", "completed"):       3,
-		series("taskchat_turns_total", "outcome", "replayed"):        1,
-		series("taskchat_turns_total", "outcome", "model_error"):     1,
-		series("taskchat_turns_total", "outcome", "budget_exceeded"): 0,
+		telemetrytest.Series("taskchat_turns_total", "outcome", "completed"):       3,
+		telemetrytest.Series("taskchat_turns_total", "outcome", "replayed"):        1,
+		telemetrytest.Series("taskchat_turns_total", "outcome", "model_error"):     1,
+		telemetrytest.Series("taskchat_turns_total", "outcome", "budget_exceeded"): 0,
 
-		series("gen_ai_client_operation_duration_seconds_count", append(model, "error_type", "")...):             6,
-		series("gen_ai_client_operation_duration_seconds_count", append(model, "error_type", "server_error")...): 1,
-		series("gen_ai_client_token_usage_count", append(model, "gen_ai_token_type", "input")...):                6,
-		series("gen_ai_client_token_usage_sum", append(model, "gen_ai_token_type", "input")...):                  60, // the fake reports 10 and 5 a call
-		series("gen_ai_client_token_usage_sum", append(model, "gen_ai_token_type", "output")...):                 30,
+		telemetrytest.Series("gen_ai_client_operation_duration_seconds_count", append(model, "error_type", "")...):             6,
+		telemetrytest.Series("gen_ai_client_operation_duration_seconds_count", append(model, "error_type", "server_error")...): 1,
+		telemetrytest.Series("gen_ai_client_token_usage_count", append(model, "gen_ai_token_type", "input")...):                6,
+		telemetrytest.Series("gen_ai_client_token_usage_sum", append(model, "gen_ai_token_type", "input")...):                  60, // the fake reports 10 and 5 a call
+		telemetrytest.Series("gen_ai_client_token_usage_sum", append(model, "gen_ai_token_type", "output")...):                 30,
 
-		series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "add_task", "error_type", ""):                2,
-		series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "tool_error"): 1,
+		telemetrytest.Series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "add_task", "error_type", ""):                2,
+		telemetrytest.Series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "tool_error"): 1,
 
 		"taskchat_open_streams": 0,
 	}
@@ -133,9 +95,9 @@ func TestMetricsAfterRealTurns(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want %v", s, got, ok, v)
 		}
 	}
-	if m["taskchat_db_pool_acquires_total"] == 0 || m[series("taskchat_db_pool_connections", "state", "idle")] == 0 {
+	if m["taskchat_db_pool_acquires_total"] == 0 || m[telemetrytest.Series("taskchat_db_pool_connections", "state", "idle")] == 0 {
 		t.Errorf("the pool's metrics are missing or zero: acquires %v, idle %v",
-			m["taskchat_db_pool_acquires_total"], m[series("taskchat_db_pool_connections", "state", "idle")])
+			m["taskchat_db_pool_acquires_total"], m[telemetrytest.Series("taskchat_db_pool_connections", "state", "idle")])
 	}
 	for s := range m {
 		if strings.Contains(s, user) || strings.Contains(s, "plants") {
@@ -148,6 +110,7 @@ func TestMetricsAfterRealTurns(t *testing.T) {
 }
 
 func TestMetricsCountOpenStreams(t *testing.T) {
+	t.Parallel()
 	tel := telemetry.New(prometheus.NewRegistry(), nil)
 	release := make(chan struct{})
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "Done.", Wait: release})
@@ -155,13 +118,14 @@ func TestMetricsCountOpenStreams(t *testing.T) {
 	user := storetest.UserID(t)
 	resp := s.stream(t, context.Background(), user, chatBody(0, "Wait for it"), nil)
 	defer resp.Body.Close()
-	waitFor(t, "the stream to be counted", func() bool { return mustScrape(t, tel)["taskchat_open_streams"] == 1 })
+	waitFor(t, "the stream to be counted", func() bool { return telemetrytest.Scrape(t, tel)["taskchat_open_streams"] == 1 })
 	close(release)
 	readEvents(t, resp.Body)
-	waitFor(t, "the stream to be uncounted", func() bool { return mustScrape(t, tel)["taskchat_open_streams"] == 0 })
+	waitFor(t, "the stream to be uncounted", func() bool { return telemetrytest.Scrape(t, tel)["taskchat_open_streams"] == 0 })
 }
 
 func TestTracesOfATurn(t *testing.T) {
+	t.Parallel()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	fake := newFakeOpenAI(t,

@@ -17,6 +17,7 @@ import (
 // for "nothing happened": the 502 problem, and a stream's error event,
 // carry the conversation and the change, and say it in words.
 func TestModelFailureAfterAToolTellsWhatWasDone(t *testing.T) {
+	t.Parallel()
 	const title = "Call the plumber"
 	script := []openaitest.Step{
 		{Calls: []agent.ToolCall{{ID: "call_1", Name: "add_task", Arguments: `{"title":"` + title + `"}`}}},
@@ -24,6 +25,7 @@ func TestModelFailureAfterAToolTellsWhatWasDone(t *testing.T) {
 	}
 
 	t.Run("json", func(t *testing.T) {
+		t.Parallel()
 		s := mustServer(t, newFakeOpenAI(t, script...).Model())
 		user := storetest.UserID(t)
 		r := s.chat(t, user, 0, "Add a task to call the plumber") // checked against the spec
@@ -40,6 +42,7 @@ func TestModelFailureAfterAToolTellsWhatWasDone(t *testing.T) {
 	})
 
 	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
 		s := mustServer(t, newFakeOpenAI(t, script...).Model())
 		user := storetest.UserID(t)
 		r := s.do(t, call{method: "POST", path: "/api/" + user + "/chat", token: mustToken(t, user),
@@ -66,6 +69,7 @@ func TestModelFailureAfterAToolTellsWhatWasDone(t *testing.T) {
 // runs, the turn still answers 200, and the conversation shows both calls
 // with the model's text as a JSON string. Nothing is a 500.
 func TestArgumentsPostgreSQLCannotStore(t *testing.T) {
+	t.Parallel()
 	unstorable := []string{`{"title":"\ud83d"}`, `{"title":"x","n":1e999999}`}
 	fake := newFakeOpenAI(t,
 		openaitest.Step{Calls: []agent.ToolCall{

@@ -13,6 +13,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/telemetry"
+	"github.com/taskchat/taskchat/internal/telemetry/telemetrytest"
 )
 
 // usage asks for user's usage with query, and checks the answer against the spec.
@@ -43,6 +44,7 @@ func mustTokens(tb testing.TB, what string, day map[string]any, input, output, t
 }
 
 func TestUsagePerDay(t *testing.T) {
+	t.Parallel()
 	// Every model call of the fake reports 10 input and 5 output tokens.
 	fake := newFakeOpenAI(t, openaitest.Step{Text: "Noted."})
 	s := mustServer(t, fake.Model())
@@ -110,6 +112,7 @@ func TestUsagePerDay(t *testing.T) {
 }
 
 func TestTokenBudgetHoldsAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	// Two replicas on one database, each with its own model; every turn
 	// here is one model call of 15 tokens. The budget is 40 a day.
 	budget := func(c *serverConfig) { c.chat.DailyTokenBudget = 40 }
@@ -157,7 +160,7 @@ func TestTokenBudgetHoldsAcrossReplicas(t *testing.T) {
 	if report["daily_token_budget"] != float64(40) || report["total"].(map[string]any)["total_tokens"] != float64(45) {
 		t.Errorf("usage = %v, want the budget of 40 and the 45 used", report)
 	}
-	if got := mustScrape(t, tel)[series("taskchat_turns_total", "outcome", "budget_exceeded")]; got != 1 {
+	if got := telemetrytest.Scrape(t, tel)[telemetrytest.Series("taskchat_turns_total", "outcome", "budget_exceeded")]; got != 1 {
 		t.Errorf("turns refused by the budget on replica b = %v, want 1", got)
 	}
 }
@@ -167,6 +170,7 @@ func TestTokenBudgetHoldsAcrossReplicas(t *testing.T) {
 // budget refuses the next one. Otherwise leaving just before the end of
 // every stream would dodge the budget.
 func TestTokenBudgetCountsATurnItsClientLeft(t *testing.T) {
+	t.Parallel()
 	pause := make(chan struct{})
 	fake := newFakeOpenAI(t, openaitest.Step{Text: strings.Repeat("and so on ", 50), Pause: pause, Rest: "the end."})
 	s := mustServer(t, fake.Model(), func(c *serverConfig) { c.chat.DailyTokenBudget = 15 })

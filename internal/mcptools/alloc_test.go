@@ -24,7 +24,9 @@ import (
 // decodes: about 600 KiB for what a chat turn's first tool call costs (a
 // session on the user's cached server, and one add_task), against some
 // 60 KiB patched. The bound sits far from both, so it fails only if the
-// patch is lost, for instance in an SDK upgrade.
+// patch is lost, for instance in an SDK upgrade. It runs alone, as
+// TestServerBuildAllocations does: allocatedBytes counts the process's
+// allocations, other tests' among them.
 func TestToolCallAllocations(t *testing.T) {
 	servers := mcptools.NewServers(tasks.NewService(store.NewTasks(storetest.Pool(t))), 4)
 	user := storetest.UserID(t)
@@ -66,6 +68,7 @@ func allocatedBytes(f func()) uint64 {
 // once, rather than 2026-07-28's, whose every request repeats the client's
 // version, capabilities and identity in _meta for the server to decode.
 func TestInProcessSessionsInitializeOnce(t *testing.T) {
+	t.Parallel()
 	servers := mcptools.NewServers(tasks.NewService(store.NewTasks(storetest.Pool(t))), 4)
 	cs, release, err := servers.Session(context.Background(), storetest.UserID(t))
 	if err != nil {
@@ -82,6 +85,7 @@ func TestInProcessSessionsInitializeOnce(t *testing.T) {
 // annotations by marshalling it to JSON, about 130 µs and 38 KiB for our
 // five tools, paid for every user whose server is built; the patch keeps
 // what it read in the servers' SchemaCache (a few KiB a server remain).
+// It runs alone: allocatedBytes counts the process's allocations.
 func TestServerBuildAllocations(t *testing.T) {
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	mcptools.NewServer("warm-up", svc) // the schema cache
@@ -100,6 +104,7 @@ func TestServerBuildAllocations(t *testing.T) {
 // first time a schema is added and when it is added again from the cache
 // (see TestServerBuildAllocations), are those a server without one does.
 func TestHeaderAnnotationsAreStillChecked(t *testing.T) {
+	t.Parallel()
 	prop := func(typ string, header any) *jsonschema.Schema {
 		s := &jsonschema.Schema{Type: typ}
 		if header != nil {
@@ -131,6 +136,7 @@ func TestHeaderAnnotationsAreStillChecked(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			schema, cache := &jsonschema.Schema{Type: "object", Properties: c.props}, mcp.NewSchemaCache()
 			for _, try := range []struct {
 				name  string
@@ -150,6 +156,7 @@ func TestHeaderAnnotationsAreStillChecked(t *testing.T) {
 // gives two goroutines the same number, so a handler that runs on a
 // goroutine an earlier handler ran on ran on a reused one.
 func TestToolHandlersReuseTheirGoroutines(t *testing.T) {
+	t.Parallel()
 	call := probeSession(t)
 	// The goroutine that ran a handler waits for the next only once it has
 	// sent the answer and returned; a call that comes sooner gets a new one.
@@ -169,6 +176,7 @@ func TestToolHandlersReuseTheirGoroutines(t *testing.T) {
 // A handler goroutine left waiting for 30 s exits: a cached session idle
 // between turns holds none for long.
 func TestIdleHandlerGoroutinesExit(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		call := probeSession(t)
 		// Connecting ran handlers too; each waiting goroutine takes the

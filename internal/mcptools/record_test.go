@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -108,14 +107,10 @@ func mustAuditRows(tb testing.TB, user string, turnID int64) []auditRow {
 	return out
 }
 
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
-}
-
 // A call made for a turn records its change with it: the audit says what
 // the model asked, and exactly what the tool answered.
 func TestToolCallsForATurnAreRecorded(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s, turn := mustTurnServers(t, user), mustTurn(t, user)
 	added := s.mustCallFor(t, turn, 0, "add_task", map[string]any{"title": "Buy milk"})
@@ -144,11 +139,11 @@ func TestToolCallsForATurnAreRecorded(t *testing.T) {
 		if r.CallID != fmt.Sprintf("call_%d", seq) || r.Tool != tools[seq] || r.MessageID != nil {
 			t.Errorf("row %d = %+v, want call_%d of %s, awaiting its reply", i, r, seq, tools[seq])
 		}
-		if want := mustJSON(t, calls[seq].StructuredContent); !jsonEqual(r.Result, want) {
+		if want := mustJSON(t, calls[seq].StructuredContent); !storetest.SameJSON(r.Result, want) {
 			t.Errorf("%s recorded %s, but the model was told %s", r.Tool, r.Result, want)
 		}
 	}
-	if !jsonEqual(rows[0].Arguments, []byte(`{"title":"Buy milk"}`)) {
+	if !storetest.SameJSON(rows[0].Arguments, []byte(`{"title":"Buy milk"}`)) {
 		t.Errorf("add_task's recorded arguments = %s", rows[0].Arguments)
 	}
 }
@@ -156,6 +151,7 @@ func TestToolCallsForATurnAreRecorded(t *testing.T) {
 // A call for a turn that no longer holds its conversation changes nothing,
 // and says so, so that the model does not claim it did.
 func TestToolCallForAnEndedTurnChangesNothing(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s := mustTurnServers(t, user)
 	cs := s.cs
@@ -184,6 +180,7 @@ func TestToolCallForAnEndedTurnChangesNothing(t *testing.T) {
 // A call whose record cannot be read fails: a change meant to be recorded
 // is never made without its record.
 func TestToolCallWithAnUnreadableRecordChangesNothing(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s := mustTurnServers(t, user)
 	cs := s.cs
@@ -269,6 +266,7 @@ func mustStructured(tb testing.TB, res *mcp.CallToolResult) map[string]any {
 // sent again, finds nothing, and the second call changes nothing. Another
 // user's call with the key fails and leaves the record to its owner.
 func TestCallRecordIsTakenOnce(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s := mustTurnServers(t, user)
 	cs := s.cs
@@ -298,6 +296,7 @@ func TestCallRecordIsTakenOnce(t *testing.T) {
 // user's server of another engine (another NewServers), or one built on its
 // own (NewServer), fails the call and leaves the record where it is.
 func TestCallRecordIsReadOnlyByItsServers(t *testing.T) {
+	t.Parallel()
 	user := storetest.UserID(t)
 	s := mustTurnServers(t, user)
 	turn := mustTurn(t, user)

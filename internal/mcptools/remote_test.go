@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/taskchat/taskchat/internal/auth/authtest"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -33,20 +34,11 @@ func serveMCP(tb testing.TB, h http.Handler) string {
 	return s.URL
 }
 
-// bearer adds a token to every request.
-type bearer string
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func connectHTTP(tb testing.TB, url, token string) (*mcp.ClientSession, error) {
 	tb.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "remote-test", Version: "1.0.0"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: url, HTTPClient: &http.Client{Transport: bearer(token)}, MaxRetries: -1, DisableStandaloneSSE: true,
+		Endpoint: url, HTTPClient: &http.Client{Transport: authtest.Bearer(token)}, MaxRetries: -1, DisableStandaloneSSE: true,
 	}, nil)
 	if err == nil {
 		tb.Cleanup(func() { cs.Close() })
@@ -66,6 +58,7 @@ func mustConnectHTTP(tb testing.TB, url, token string) *mcp.ClientSession {
 // NewHTTPHandler serves each request on the server of its token's user,
 // however the cache evicts and whoever asked before.
 func TestHTTPHandlerBindsEachRequestToItsTokensUser(t *testing.T) {
+	t.Parallel()
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	url := serveMCP(t, mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 1), nil)) // every other request evicts
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
@@ -90,6 +83,7 @@ func TestHTTPHandlerBindsEachRequestToItsTokensUser(t *testing.T) {
 // A request that reaches the handler without a token's user gets no
 // server at all.
 func TestHTTPHandlerWithoutAUserServesNothing(t *testing.T) {
+	t.Parallel()
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	s := httptest.NewServer(mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 1), nil)) // no bearer middleware
 	defer s.Close()
@@ -102,6 +96,7 @@ func TestHTTPHandlerWithoutAUserServesNothing(t *testing.T) {
 // handed another user's request (a routing bug) refuses it; one reached in
 // process, with no token at all, refuses everything.
 func TestRemoteServerServesOnlyItsUser(t *testing.T) {
+	t.Parallel()
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 	alicesServer := mcptools.NewRemoteServer(alice, svc)

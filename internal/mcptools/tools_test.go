@@ -23,6 +23,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
 
 func TestToolsRoundTrip(t *testing.T) {
+	t.Parallel()
 	cs := mustSession(t, storetest.UserID(t))
 
 	added := mustCall(t, cs, "add_task", map[string]any{"title": "  Buy groceries ", "description": "milk, eggs"})
@@ -69,6 +70,7 @@ func TestToolsRoundTrip(t *testing.T) {
 // a next_cursor while more tasks match; following it reads every task
 // once. query picks the tasks by words of their title or description.
 func TestListTasksPages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	user := storetest.UserID(t)
 	cs := mustSession(t, user)
@@ -131,6 +133,7 @@ func numbers(from, to int) []float64 {
 }
 
 func TestToolsEmptyListIsAnArray(t *testing.T) {
+	t.Parallel()
 	cs := mustSession(t, storetest.UserID(t))
 	res := mustCallResult(t, cs, "list_tasks", nil)
 	if res.IsError || string(mustJSON(t, res.StructuredContent)) != `{"tasks":[]}` {
@@ -139,6 +142,7 @@ func TestToolsEmptyListIsAnArray(t *testing.T) {
 }
 
 func TestToolsCannotReachAnotherUsersTask(t *testing.T) {
+	t.Parallel()
 	alice := mustSession(t, storetest.UserID(t))
 	bob := mustSession(t, storetest.UserID(t))
 	task := mustCall(t, alice, "add_task", map[string]any{"title": "Alice's secret", "description": "private"})
@@ -168,6 +172,7 @@ func TestToolsCannotReachAnotherUsersTask(t *testing.T) {
 }
 
 func TestToolsRefuseBadArguments(t *testing.T) {
+	t.Parallel()
 	cs := mustSession(t, storetest.UserID(t))
 	task := mustCall(t, cs, "add_task", map[string]any{"title": "keep me"})
 	long := strings.Repeat("x", tasks.MaxTitleLen+1)
@@ -210,6 +215,7 @@ func TestToolsRefuseBadArguments(t *testing.T) {
 }
 
 func TestToolSchemas(t *testing.T) {
+	t.Parallel()
 	cs := mustSession(t, storetest.UserID(t))
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -299,6 +305,7 @@ func jsonNumber(v any) string {
 }
 
 func TestServersKeepEachUserBound(t *testing.T) {
+	t.Parallel()
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	servers := mcptools.NewServers(svc, 1) // every other turn evicts
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
@@ -321,6 +328,7 @@ func TestServersKeepEachUserBound(t *testing.T) {
 }
 
 func TestSessionsAreLentAgainToTheirUserOnly(t *testing.T) {
+	t.Parallel()
 	svc := tasks.NewService(store.NewTasks(storetest.Pool(t)))
 	servers := mcptools.NewServers(svc, 2)
 	ctx := context.Background()
@@ -406,6 +414,7 @@ func (*ctxProbe) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData
 // A lent session serves later turns: nothing of the context of the turn
 // that opened it (its values, its cancellation) reaches their calls.
 func TestLentSessionsKeepNothingOfTheTurnThatOpenedThem(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	probe := &ctxProbe{}
 	pool, err := store.Open(ctx, storetest.URL(t), store.Settings{}, func(c *pgxpool.Config) { c.ConnConfig.Tracer = probe })

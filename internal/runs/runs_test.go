@@ -93,6 +93,7 @@ func wantEvents(n int) string {
 }
 
 func TestATurnsEventsAreWrittenInBatches(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	hub := mustReplica(t, pool, true)
 	user := storetest.UserID(t)
@@ -126,8 +127,10 @@ func TestATurnsEventsAreWrittenInBatches(t *testing.T) {
 }
 
 func TestFollowersOnAnotherReplicaSeeEveryEventOnce(t *testing.T) {
+	t.Parallel()
 	for _, listen := range []bool{true, false} {
 		t.Run(fmt.Sprintf("listening=%v", listen), func(t *testing.T) {
+			t.Parallel()
 			pool := storetest.Pool(t)
 			a, b := mustReplica(t, pool, true), mustReplica(t, pool, listen)
 			user := storetest.UserID(t)
@@ -163,8 +166,10 @@ func TestFollowersOnAnotherReplicaSeeEveryEventOnce(t *testing.T) {
 }
 
 func TestAStopReachesTheReplicaThatRunsTheTurn(t *testing.T) {
+	t.Parallel()
 	for _, listen := range []bool{true, false} {
 		t.Run(fmt.Sprintf("listening=%v", listen), func(t *testing.T) {
+			t.Parallel()
 			pool := storetest.Pool(t)
 			a, b := mustReplica(t, pool, listen), mustReplica(t, pool, listen)
 			user := storetest.UserID(t)
@@ -193,6 +198,7 @@ func TestAStopReachesTheReplicaThatRunsTheTurn(t *testing.T) {
 }
 
 func TestAFollowerOfACrashedTurnHearsItWasCutShort(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	hub := mustReplica(t, pool, true)
 	user := storetest.UserID(t)
@@ -225,6 +231,9 @@ func waitWritten(tb testing.TB, pool *pgxpool.Pool, run int64, seq int) {
 	}
 }
 
+// TestAFollowerWaitsOutADatabaseOutage runs alone, not in parallel: the
+// outage it makes is the package's database's, every other test's
+// connections with it.
 func TestAFollowerWaitsOutADatabaseOutage(t *testing.T) {
 	pool := storetest.Pool(t)
 	a, b := mustReplica(t, pool, true), mustReplica(t, pool, true)
@@ -262,6 +271,7 @@ func TestAFollowerWaitsOutADatabaseOutage(t *testing.T) {
 }
 
 func TestAFollowerEndsWhenItsReplicaShutsDown(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	a, b := mustReplica(t, pool, true), mustReplica(t, pool, true)
 	user := storetest.UserID(t)
@@ -292,6 +302,7 @@ func TestAFollowerEndsWhenItsReplicaShutsDown(t *testing.T) {
 // Interrupt, a shutdown's last resort, ends the turns of the replica,
 // those that have not started yet (their first writes under way) too.
 func TestInterruptEndsEveryTurn(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	hub := mustReplica(t, pool, false)
 	user := storetest.UserID(t)

@@ -9,6 +9,7 @@ import (
 var errShort = errors.New("must be longer")
 
 func TestErrorNamesItsField(t *testing.T) {
+	t.Parallel()
 	err := Invalid("Secret", "%w (got %d)", errShort, 5)
 	if got, want := err.Error(), "Secret must be longer (got 5)"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
@@ -19,6 +20,7 @@ func TestErrorNamesItsField(t *testing.T) {
 }
 
 func TestMapRenamesTheFields(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"Secret": "JWT_SECRET", "JWKS.URL": "JWT_JWKS_URL"}
 	rename := func(field string) string { return env[field] }
 	cases := []struct {
@@ -36,6 +38,7 @@ func TestMapRenamesTheFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got := Map(tc.err, rename)
 			if (got == nil) != (tc.err == nil) || got != nil && got.Error() != tc.want {
 				t.Fatalf("Map = %v, want %q", got, tc.want)
@@ -48,6 +51,7 @@ func TestMapRenamesTheFields(t *testing.T) {
 }
 
 func TestWithinNamesTheParent(t *testing.T) {
+	t.Parallel()
 	err := Within("Limits", errors.Join(Invalid("MaxTokens", "must be positive, got 0"), Invalid("TurnTimeout", "must be positive, got 0s")))
 	if got, want := err.Error(), "Limits.MaxTokens must be positive, got 0\nLimits.TurnTimeout must be positive, got 0s"; got != want {
 		t.Errorf("Within = %q, want %q", got, want)

@@ -28,6 +28,7 @@ func mustChatConversation(tb testing.TB, s *store.Turns, user, chatID string) in
 }
 
 func TestChatIDs(t *testing.T) {
+	t.Parallel()
 	turns, convs := newTurns(t), newConversations(t)
 
 	t.Run("a chat id names the conversation started under it, for its user only", func(t *testing.T) {

@@ -36,6 +36,7 @@ func mustDeleteConversation(tb testing.TB, s *store.Conversations, user string, 
 }
 
 func TestConversationsOfAnotherUser(t *testing.T) {
+	t.Parallel()
 	turns, s, alice, bob := newTurns(t), newConversations(t), storetest.UserID(t), storetest.UserID(t)
 	ctx := context.Background()
 	turn := mustStart(t, turns, alice, 0, "alice's secret")
@@ -62,6 +63,7 @@ func TestConversationsOfAnotherUser(t *testing.T) {
 // Deleting a conversation deletes the chat, not the record of what its
 // tools did to the user's tasks: the calls stay, detached from it.
 func TestDeleteConversationKeepsItsToolCalls(t *testing.T) {
+	t.Parallel()
 	turns, s, ts := newTurns(t), newConversations(t), newTasks(t)
 	ctx := context.Background()
 
@@ -74,7 +76,7 @@ func TestDeleteConversationKeepsItsToolCalls(t *testing.T) {
 		before := mustAuditRows(t, user, turn.ID())
 
 		mustDeleteConversation(t, s, user, turn.Conversation.ID)
-		if n := mustCount(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 0 {
+		if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 0 {
 			t.Fatalf("%d messages left after delete", n)
 		}
 		after := mustAuditRows(t, user, turn.ID())
@@ -87,7 +89,7 @@ func TestDeleteConversationKeepsItsToolCalls(t *testing.T) {
 			}
 			b := before[i]
 			if r.UserID != user || r.TurnID != turn.ID() || r.Tool != b.Tool || r.CallID != b.CallID ||
-				!jsonEqual(r.Arguments, b.Arguments) || !jsonEqual(r.Result, b.Result) {
+				!storetest.SameJSON(r.Arguments, b.Arguments) || !storetest.SameJSON(r.Result, b.Result) {
 				t.Errorf("call %d = %+v after delete, was %+v", i, r, b)
 			}
 		}
@@ -117,6 +119,7 @@ func TestDeleteConversationKeepsItsToolCalls(t *testing.T) {
 }
 
 func TestListConversationsPaginates(t *testing.T) {
+	t.Parallel()
 	turns, s, user := newTurns(t), newConversations(t), storetest.UserID(t)
 	ctx := context.Background()
 	var ids []int64
@@ -151,6 +154,7 @@ func TestListConversationsPaginates(t *testing.T) {
 // Reading a conversation finishes a turn of it that was cut short, so the
 // thread shows what the turn did; it does so once, however many read it.
 func TestMessagesFinishesATurnCutShort(t *testing.T) {
+	t.Parallel()
 	turns, s, ts := newTurns(t), newConversations(t), newTasks(t)
 	ctx := context.Background()
 	crashed := func(t *testing.T, user string) tasks.Turn {

@@ -14,6 +14,7 @@ func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s
 // Every cursor a client could make up is refused as invalid (400), whatever
 // its shape; only what encodeCursor wrote is read back.
 func TestDecodeCursorRefusesWhatWeDidNotWrite(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"the tampered cursor of issue 10":  "LTMwMDAwMDAwMDAwMDAwMDAwMC4x",
 		"not base64":                       "not a cursor!",
@@ -40,12 +41,14 @@ func TestDecodeCursorRefusesWhatWeDidNotWrite(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			if _, _, err := decodeCursor(c); !errors.Is(err, tasks.ErrInvalid) {
 				t.Fatalf("decodeCursor(%q) = %v, want invalid", c, err)
 			}
 		})
 	}
 	t.Run("what we write reads back", func(t *testing.T) {
+		t.Parallel()
 		at := time.Date(2026, 11, 23, 10, 0, 0, 123456000, time.UTC)
 		got, id, err := decodeCursor(encodeCursor(at, 42))
 		if err != nil || !got.Equal(at) || id != 42 {
@@ -55,6 +58,7 @@ func TestDecodeCursorRefusesWhatWeDidNotWrite(t *testing.T) {
 }
 
 func TestDecodeMessageCursorRefusesWhatWeDidNotWrite(t *testing.T) {
+	t.Parallel()
 	for _, c := range []string{"x", b64("m"), b64("m0"), b64("m-1"), b64("m01"), b64("m+1"), b64("1"),
 		b64("m99999999999999999999"), b64("m1 "), encodeCursor(time.Now(), 1), encodeTaskCursor(1)} {
 		if _, err := decodeMessageCursor(c); !errors.Is(err, tasks.ErrInvalid) {
@@ -67,6 +71,7 @@ func TestDecodeMessageCursorRefusesWhatWeDidNotWrite(t *testing.T) {
 }
 
 func TestDecodeTaskCursorRefusesWhatWeDidNotWrite(t *testing.T) {
+	t.Parallel()
 	for _, c := range []string{"x", "dDE=", b64("t"), b64("t0"), b64("t-1"), b64("t01"), b64("t+1"), b64("1"), b64("T1"),
 		b64("t99999999999999999999"), b64("t1 "), encodeCursor(time.Now(), 1), encodeMessageCursor(1)} {
 		if _, err := decodeTaskCursor(c); !errors.Is(err, tasks.ErrInvalid) {

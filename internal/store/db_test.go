@@ -10,6 +10,7 @@ import (
 )
 
 func TestOpenPlansPreparedStatementsOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// mode is the connection's plan_cache_mode, and "sent" when it came
 	// from the client (a startup parameter a pooler may refuse).

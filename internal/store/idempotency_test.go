@@ -22,6 +22,7 @@ func keyRequest(user, key string) tasks.IdempotentRequest {
 func toRun(s tasks.KeyState) bool { return s.Replay == nil && s.CutShort == nil }
 
 func TestIdempotencyKeys(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	ctx := context.Background()
 	req := keyRequest(user, "k1")
@@ -49,7 +50,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	if _, err := s.FinishTurn(ctx, end); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.BeginIdempotent(ctx, req); err != nil || got.CutShort != nil || !jsonEqual(got.Replay, end.Response) {
+	if got, err := s.BeginIdempotent(ctx, req); err != nil || got.CutShort != nil || !storetest.SameJSON(got.Replay, end.Response) {
 		t.Fatalf("retry after completion: %+v, %v; want the stored response", got, err)
 	}
 
@@ -77,10 +78,12 @@ func TestIdempotencyKeys(t *testing.T) {
 // A keyed turn whose tools changed something and that then died must not
 // run again: a retry is told which turn to finish, and only one retry is.
 func TestKeyOfATurnCutShort(t *testing.T) {
+	t.Parallel()
 	s, ts := newTurns(t), newTasks(t)
 	for _, continued := range []bool{false, true} {
 		name := map[bool]string{false: "in a new conversation", true: "in a conversation that goes on"}[continued]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			user := storetest.UserID(t)
 			start := tasks.TurnStart{UserID: user, Message: "Add milk", IdempotencyKey: "cut"}
 			if continued {
@@ -132,7 +135,7 @@ func mustCutShortKeyRunsOnce(t *testing.T, s *store.Turns, ts *store.Tasks, star
 	if err := s.CompleteIdempotent(ctx, user, key, response); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.BeginIdempotent(ctx, req); err != nil || !jsonEqual(got.Replay, response) || got.CutShort != nil {
+	if got, err := s.BeginIdempotent(ctx, req); err != nil || !storetest.SameJSON(got.Replay, response) || got.CutShort != nil {
 		t.Fatalf("retry after the turn was finished: %+v, %v; want its response replayed", got, err)
 	}
 }
@@ -140,6 +143,7 @@ func mustCutShortKeyRunsOnce(t *testing.T, s *store.Turns, ts *store.Tasks, star
 // A running key whose lock ran out, and whose turn recorded no call (it
 // never started, or its tools changed nothing), is taken over by a retry.
 func TestLapsedKeyWhoseTurnRecordedNothingIsTakenOver(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	ctx := context.Background()
 	for _, started := range []bool{false, true} {
@@ -163,6 +167,7 @@ func TestLapsedKeyWhoseTurnRecordedNothingIsTakenOver(t *testing.T) {
 // Retries racing for a lapsed key: exactly one gets it, the others are
 // told the request is in progress.
 func TestConcurrentRetriesOfALapsedKey(t *testing.T) {
+	t.Parallel()
 	s, ts := newTurns(t), newTasks(t)
 	ctx := context.Background()
 	cases := []struct {
@@ -175,6 +180,7 @@ func TestConcurrentRetriesOfALapsedKey(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			user := storetest.UserID(t)
 			req := keyRequest(user, "race")
 			if _, err := s.BeginIdempotent(ctx, req); err != nil {
@@ -221,6 +227,7 @@ func TestConcurrentRetriesOfALapsedKey(t *testing.T) {
 // recorded a change must survive it, so that a retry finds the turn, and
 // at once: the failed attempt is over, nothing is in progress any more.
 func TestForgetKeepsAKeyWhoseTurnRecordedACall(t *testing.T) {
+	t.Parallel()
 	s, ts, user := newTurns(t), newTasks(t), storetest.UserID(t)
 	ctx := context.Background()
 	req := keyRequest(user, "failed-after-a-change")
@@ -245,6 +252,7 @@ func TestForgetKeepsAKeyWhoseTurnRecordedACall(t *testing.T) {
 // A key whose turn recorded nothing is dropped by ForgetIdempotent: the
 // retry runs the request anew.
 func TestForgetDropsAKeyWhoseTurnChangedNothing(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	ctx := context.Background()
 	req := keyRequest(user, "failed-before-a-change")
@@ -261,6 +269,7 @@ func TestForgetDropsAKeyWhoseTurnChangedNothing(t *testing.T) {
 }
 
 func TestKeyIsNotCompletedForADeletedConversation(t *testing.T) {
+	t.Parallel()
 	s, convs, ts := newTurns(t), newConversations(t), newTasks(t)
 	ctx := context.Background()
 	// deleted begins a keyed turn, lets it add a task if changed, deletes

@@ -55,9 +55,11 @@ func mustMCPRows(tb testing.TB, user string) []mcpRow {
 // An MCP client's change commits with its audit row, which belongs to no
 // turn and no conversation, and needs none to be made.
 func TestMCPChangeCommitsWithItsRecord(t *testing.T) {
+	t.Parallel()
 	s := newTasks(t)
 	for _, c := range changes {
 		t.Run(c.tool, func(t *testing.T) {
+			t.Parallel()
 			user := storetest.UserID(t)
 			milk := mustCreate(t, s, user, "Buy milk", nil)
 			args := fmt.Sprintf(`{"task_id":%d}`, milk.ID)
@@ -74,11 +76,11 @@ func TestMCPChangeCommitsWithItsRecord(t *testing.T) {
 			if r.TurnID != nil || r.ConversationID != nil || r.MessageID != nil {
 				t.Errorf("row has turn %v, conversation %v, message %v; want none", r.TurnID, r.ConversationID, r.MessageID)
 			}
-			if r.CallID != "req-7f3a" || r.Tool != c.tool || r.IsError || !jsonEqual(r.Arguments, json.RawMessage(args)) {
+			if r.CallID != "req-7f3a" || r.Tool != c.tool || r.IsError || !storetest.SameJSON(r.Arguments, json.RawMessage(args)) {
 				t.Errorf("row = %+v, want the call as made", r)
 			}
 			want := mustJSON(t, map[string]any{"task_id": task.ID, "status": c.status, "title": task.Title})
-			if !jsonEqual(r.Result, want) {
+			if !storetest.SameJSON(r.Result, want) {
 				t.Errorf("row's result = %s, want %s", r.Result, want)
 			}
 		})
@@ -88,6 +90,7 @@ func TestMCPChangeCommitsWithItsRecord(t *testing.T) {
 // An MCP change of a task the user does not have changes and records
 // nothing, and says the task was not found: there is no turn to blame.
 func TestMCPChangeOfATaskNotFound(t *testing.T) {
+	t.Parallel()
 	s := newTasks(t)
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 	secret := mustCreate(t, s, alice, "Alice's secret", nil)
@@ -109,6 +112,7 @@ func TestMCPChangeOfATaskNotFound(t *testing.T) {
 // A call that changed nothing is recorded on its own, with what its client
 // was told; only an MCP client's call is.
 func TestRecordCall(t *testing.T) {
+	t.Parallel()
 	s, user, ctx := newTasks(t), storetest.UserID(t), context.Background()
 	err := s.RecordCall(ctx, user, *mcpRecord("list_tasks", `{"status":"pending"}`), json.RawMessage(`{"tasks":[]}`), false)
 	if err != nil {
@@ -119,8 +123,8 @@ func TestRecordCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := mustMCPRows(t, user)
-	if len(rows) != 2 || rows[0].Tool != "list_tasks" || rows[0].IsError || !jsonEqual(rows[0].Result, json.RawMessage(`{"tasks":[]}`)) ||
-		rows[1].Tool != "delete_task" || !rows[1].IsError || !jsonEqual(rows[1].Arguments, json.RawMessage(`{"task_id":9}`)) {
+	if len(rows) != 2 || rows[0].Tool != "list_tasks" || rows[0].IsError || !storetest.SameJSON(rows[0].Result, json.RawMessage(`{"tasks":[]}`)) ||
+		rows[1].Tool != "delete_task" || !rows[1].IsError || !storetest.SameJSON(rows[1].Arguments, json.RawMessage(`{"task_id":9}`)) {
 		t.Fatalf("rows = %+v", rows)
 	}
 	chat := *mcpRecord("list_tasks", `{}`)
@@ -133,6 +137,7 @@ func TestRecordCall(t *testing.T) {
 // MCP calls stay out of every turn and conversation: a turn of the same
 // user numbers its calls from 0 as ever, and its reply takes only its own.
 func TestMCPCallsStayOutOfTurns(t *testing.T) {
+	t.Parallel()
 	turns, s, convs, user := newTurns(t), newTasks(t), newConversations(t), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add milk")
 	mustCreate(t, s, user, "Buy bread", mcpRecord("add_task", `{"title":"Buy bread"}`))

@@ -14,6 +14,7 @@ import (
 // A long conversation is read a page at a time, oldest first, each reply
 // with its own tool calls, until a page says there is no next one.
 func TestMessagesPaginates(t *testing.T) {
+	t.Parallel()
 	turns, s, user := newTurns(t), newConversations(t), storetest.UserID(t)
 	ctx := context.Background()
 	first := mustStart(t, turns, user, 0, "message 0")

@@ -22,6 +22,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
 
 func TestMigrationsUpDownUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	u := storetest.EmptyDatabase(t)
 
@@ -50,6 +51,7 @@ func TestMigrationsUpDownUp(t *testing.T) {
 }
 
 func TestMigrateConcurrently(t *testing.T) {
+	t.Parallel()
 	u := storetest.EmptyDatabase(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
@@ -108,6 +110,7 @@ func equal(a, b []string) bool {
 // belonged to its reply) gets each call's turn — the user message before
 // its reply, in the same conversation — and still migrates down and up.
 func TestMigrationGivesOldToolCallsTheirTurn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	u := storetest.EmptyDatabase(t)
 	mustMigrateTo(t, u, 4)
@@ -240,6 +243,7 @@ func mustMigrateTo(tb testing.TB, u string, version uint) {
 // Tasks stored before per-user numbers are numbered per user in id order,
 // and each user's next task follows their last one.
 func TestMigrationNumbersOldTasksPerUser(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	u := storetest.EmptyDatabase(t)
 	mustMigrateTo(t, u, 5)

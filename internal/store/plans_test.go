@@ -65,6 +65,7 @@ func longConversation(tb testing.TB, n int) (*pgxpool.Pool, string, int64) {
 // may read from messages and tool_calls only about as many rows as the
 // history holds, whatever the conversation's length.
 func TestHistoryPlansStayBounded(t *testing.T) {
+	t.Parallel()
 	pool, user, conv := longConversation(t, 10_000)
 	ctx := context.Background()
 	var analysed bool
@@ -96,6 +97,7 @@ func TestHistoryPlansStayBounded(t *testing.T) {
 // list, may each read only about as many conversations as a page holds
 // (a generic plan of one statement with an optional cursor read 19,920).
 func TestConversationPagesReadOnlyThemselves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := mustOwnDB(t)
 	const n, limit = 20_000, 20
@@ -157,6 +159,7 @@ func checkPagesRead(t *testing.T, pool *pgxpool.Pool, fromIndexes bool, relation
 // (user_id, number) alone, a page of pending tasks read the ten times as
 // many completed ones in between.)
 func TestTaskPagesReadOnlyThemselves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := mustOwnDB(t)
 	const n, limit = 20_000, 200

@@ -13,6 +13,7 @@ import (
 // A regenerated reply replaces the last one; the turn's calls, and the
 // change one of them made, pass from the old reply to the new one.
 func TestReopenTurnMovesTheCallsToTheNewReply(t *testing.T) {
+	t.Parallel()
 	turns, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	ctx := context.Background()
 	first := mustStart(t, turns, user, 0, "Show my list")
@@ -34,7 +35,7 @@ func TestReopenTurnMovesTheCallsToTheNewReply(t *testing.T) {
 		t.Fatalf("history = %+v, want the first turn only", again.History)
 	}
 	if len(again.Earlier) != 2 || again.Earlier[0].Tool != "add_task" || again.Earlier[1].Tool != "list_tasks" ||
-		!jsonEqual(again.Earlier[0].Result, mustJSON(t, map[string]any{"task_id": 1, "status": "created", "title": "Buy milk"})) {
+		!storetest.SameJSON(again.Earlier[0].Result, mustJSON(t, map[string]any{"task_id": 1, "status": "created", "title": "Buy milk"})) {
 		t.Fatalf("earlier calls = %+v, want the turn's two, with the recorded result", again.Earlier)
 	}
 	if got := roles(mustMessages(t, convs, user, turn.Conversation.ID)); got != "user assistant user" {
@@ -70,6 +71,7 @@ func TestReopenTurnMovesTheCallsToTheNewReply(t *testing.T) {
 }
 
 func TestReopenTurnRefuses(t *testing.T) {
+	t.Parallel()
 	turns, user := newTurns(t), storetest.UserID(t)
 	ctx := context.Background()
 	first := mustStart(t, turns, user, 0, "Add milk")
@@ -108,6 +110,7 @@ func TestReopenTurnRefuses(t *testing.T) {
 // A reopened turn whose new run dies is finished like any turn cut short:
 // its calls get an interrupted reply, and nothing of the audit is lost.
 func TestReopenedTurnCutShortKeepsItsCalls(t *testing.T) {
+	t.Parallel()
 	turns, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add milk")
 	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))

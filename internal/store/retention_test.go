@@ -92,6 +92,7 @@ func countIn(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
 // it, and nothing else: not a conversation in use, however old its
 // messages, nor one a turn holds, nor a task.
 func TestRetentionDeletesWhatIsOlderAndKeepsTheRest(t *testing.T) {
+	t.Parallel()
 	pool := mustOwnDB(t)
 	turns, ts, user := store.NewTurns(pool), store.NewTasks(pool), storetest.UserID(t)
 	ctx := context.Background()
@@ -191,6 +192,7 @@ func TestRetentionDeletesWhatIsOlderAndKeepsTheRest(t *testing.T) {
 // Each statement deletes at most a batch: five old conversations in
 // batches of two take three statements.
 func TestRetentionDeletesInBatches(t *testing.T) {
+	t.Parallel()
 	pool := mustOwnDB(t)
 	user := storetest.UserID(t)
 	for range 5 {
@@ -206,6 +208,7 @@ func TestRetentionDeletesInBatches(t *testing.T) {
 // conversations it picks, the oldest whose messages fit its budget, and a
 // conversation longer than the budget alone, whole.
 func TestRetentionDeletesLongConversationsFewerAtATime(t *testing.T) {
+	t.Parallel()
 	pool := mustOwnDB(t)
 	user := storetest.UserID(t)
 	var ids []int64
@@ -230,6 +233,7 @@ func TestRetentionDeletesLongConversationsFewerAtATime(t *testing.T) {
 // A conversation a turn claims while the pass runs is not deleted: the pass
 // skips the row the turn has locked, and the claim makes it recent.
 func TestRetentionSkipsAConversationATurnIsClaiming(t *testing.T) {
+	t.Parallel()
 	pool := mustOwnDB(t)
 	user := storetest.UserID(t)
 	ctx := context.Background()
@@ -262,6 +266,7 @@ func TestRetentionSkipsAConversationATurnIsClaiming(t *testing.T) {
 // Two replicas sweeping at once share the work: neither fails or waits for
 // the other, and every old row is deleted, and counted, once.
 func TestRetentionOnTwoReplicasAtOnce(t *testing.T) {
+	t.Parallel()
 	pool := mustOwnDB(t)
 	user := storetest.UserID(t)
 	const n = 300
@@ -304,6 +309,7 @@ func TestRetentionOnTwoReplicasAtOnce(t *testing.T) {
 // A retention of no days is RETENTION_DAYS unset: it keeps every
 // conversation, and sweeps only the turns' runs.
 func TestRetentionOfNoDaysKeepsConversations(t *testing.T) {
+	t.Parallel()
 	pool := mustOwnDB(t)
 	mustOldConversation(t, pool, storetest.UserID(t))
 	r := store.NewRetention(pool, store.RetentionConfig{Days: 0, KeyTTL: time.Hour, Batch: 10, RunsFor: time.Minute})
@@ -322,6 +328,7 @@ func TestRetentionOfNoDaysKeepsConversations(t *testing.T) {
 // (its turn's claim, which a turn does not outlive); then it goes with its
 // events, and its conversation stays.
 func TestRetentionSweepsRunsAfterTheirGrace(t *testing.T) {
+	t.Parallel()
 	pool := mustOwnDB(t)
 	turns, runs, user := store.NewTurns(pool), store.NewRuns(pool), storetest.UserID(t)
 	start := func() tasks.Turn {

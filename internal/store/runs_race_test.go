@@ -25,6 +25,7 @@ var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 // ever chosen as a deadlock's victim (40P01). (With the run's row locked
 // before the conversation's, about one race in twelve deadlocked.)
 func TestFinishTurnAndADeleteNeverDeadlock(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	ctx := context.Background()
 	turns, convs := store.NewTurns(pool), store.NewConversations(pool)
@@ -65,6 +66,7 @@ func TestFinishTurnAndADeleteNeverDeadlock(t *testing.T) {
 // joiner told that notifications come gets them, also when its Subscribe
 // falls while the leaver's UNLISTEN is under way.
 func TestASubscribeDuringAnUnlistenStillHears(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	ctx := context.Background()
 	heard := make(chan string, 16)

@@ -47,6 +47,7 @@ func mustRead(tb testing.TB, r *store.Runs, user string, run int64, after, limit
 }
 
 func TestARunKeepsItsTurnsEventsInOrder(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	turns, runs, user := store.NewTurns(pool), store.NewRuns(pool), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add a task to buy milk")
@@ -94,6 +95,7 @@ func TestARunKeepsItsTurnsEventsInOrder(t *testing.T) {
 }
 
 func TestAStopIsAskedOnceAndSeenByTheWriter(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	turns, runs, user := store.NewTurns(pool), store.NewRuns(pool), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add a task to buy milk")
@@ -124,6 +126,7 @@ func TestAStopIsAskedOnceAndSeenByTheWriter(t *testing.T) {
 }
 
 func TestRunningTurnsAreCappedAcrossTheDatabase(t *testing.T) {
+	t.Parallel()
 	pool := storetest.Pool(t)
 	turns, runs, user := store.NewTurns(pool), store.NewRuns(pool), storetest.UserID(t)
 	start := func(msg string) (tasks.Turn, error) {
@@ -166,6 +169,9 @@ func TestRunningTurnsAreCappedAcrossTheDatabase(t *testing.T) {
 	}
 }
 
+// TestAListenerHearsRunsAndComesBackAfterALoss runs alone, not in
+// parallel: it drops every listening connection of the package's
+// database, and counts them.
 func TestAListenerHearsRunsAndComesBackAfterALoss(t *testing.T) {
 	pool := storetest.Pool(t)
 	turns, runs, user := store.NewTurns(pool), store.NewRuns(pool), storetest.UserID(t)

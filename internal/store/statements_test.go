@@ -14,6 +14,7 @@ import (
 // parameter types resolve, against the migrated schema: PostgreSQL
 // prepares each one as it would before its first execution.
 func TestEveryStatementPrepares(t *testing.T) {
+	t.Parallel()
 	conn, err := storetest.Pool(t).Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +45,7 @@ var notScopedToAUser = map[string]string{
 // Every statement names its user's rows (user_id), so that another user's
 // rows behave exactly like missing ones; the few that cannot say why.
 func TestEveryStatementIsScopedToAUser(t *testing.T) {
+	t.Parallel()
 	all := store.Statements()
 	for name, text := range all {
 		_, exempt := notScopedToAUser[name]
@@ -61,6 +63,7 @@ func TestEveryStatementIsScopedToAUser(t *testing.T) {
 // A statement missing, misnamed, named twice or empty stops the statements
 // from loading, so the package does not load with it.
 func TestStatementsLoadOnlyWhole(t *testing.T) {
+	t.Parallel()
 	type two struct{ First, Second string }
 	files := func(sql string) fstest.MapFS {
 		return fstest.MapFS{"sql/a.sql": {Data: []byte(sql)}}

@@ -14,6 +14,7 @@ import (
 // Each user's tasks are numbered 1, 2, 3… on their own, whatever other
 // users do meanwhile.
 func TestTaskNumbersArePerUser(t *testing.T) {
+	t.Parallel()
 	s := newTasks(t)
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 
@@ -37,6 +38,7 @@ func TestTaskNumbersArePerUser(t *testing.T) {
 
 // Deleting a task never frees its number, not even the newest one's.
 func TestTaskNumbersAreNeverReused(t *testing.T) {
+	t.Parallel()
 	s, u := newTasks(t), storetest.UserID(t)
 	for _, title := range []string{"a", "b", "c"} {
 		mustCreate(t, s, u, title, nil)
@@ -53,6 +55,7 @@ func TestTaskNumbersAreNeverReused(t *testing.T) {
 
 // Tasks created at once by one user take distinct numbers, with no gaps.
 func TestTaskNumbersUnderConcurrentCreates(t *testing.T) {
+	t.Parallel()
 	s, u := newTasks(t), storetest.UserID(t)
 	const n = 20
 	ids, errs := make([]int64, n), make([]error, n)
@@ -100,6 +103,7 @@ func mustIDs(tb testing.TB, s *store.Tasks, user string) []int64 {
 // tasks without a number, during a rolling deploy: they take the next
 // number all the same, and the counter goes on from there.
 func TestTaskInsertedWithoutANumberTakesTheNext(t *testing.T) {
+	t.Parallel()
 	s, user := newTasks(t), storetest.UserID(t)
 	first := mustCreate(t, s, user, "first", nil)
 	var number int64

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 func TestTasksScopedByUser(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := store.NewTasks(storetest.Pool(t))
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
@@ -49,6 +51,7 @@ func TestTasksScopedByUser(t *testing.T) {
 }
 
 func TestTasksLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := store.NewTasks(storetest.Pool(t))
 	u := storetest.UserID(t)
@@ -85,6 +88,7 @@ func TestTasksLifecycle(t *testing.T) {
 }
 
 func TestTasksDatabaseEnforcesLimits(t *testing.T) {
+	t.Parallel()
 	// The service validates first; the database is the last line.
 	s := store.NewTasks(storetest.Pool(t))
 	_, err := s.CreateTask(context.Background(), storetest.UserID(t), strings.Repeat("x", 201), "", nil)
@@ -153,9 +157,11 @@ var changes = []struct {
 // A change made for a tool call commits with the call's audit row, which
 // says what the model asked and what the tool answered.
 func TestRecordedChangeCommitsWithItsRecord(t *testing.T) {
+	t.Parallel()
 	turns, s := newTurns(t), newTasks(t)
 	for _, c := range changes {
 		t.Run(c.tool, func(t *testing.T) {
+			t.Parallel()
 			user := storetest.UserID(t)
 			milk := mustCreate(t, s, user, "Buy milk", nil)
 			turn := mustStart(t, turns, user, 0, "Change my list")
@@ -175,11 +181,11 @@ func TestRecordedChangeCommitsWithItsRecord(t *testing.T) {
 			if r.ConversationID == nil || *r.ConversationID != turn.Conversation.ID || r.MessageID != nil {
 				t.Errorf("row is in conversation %v, message %v; want %d and no reply yet", r.ConversationID, r.MessageID, turn.Conversation.ID)
 			}
-			if r.Seq != 2 || r.Round != 1 || r.CallID != "call_2" || r.Tool != c.tool || r.IsError || !jsonEqual(r.Arguments, json.RawMessage(args)) {
+			if r.Seq != 2 || r.Round != 1 || r.CallID != "call_2" || r.Tool != c.tool || r.IsError || !storetest.SameJSON(r.Arguments, json.RawMessage(args)) {
 				t.Errorf("row = %+v, want the call as recorded", r)
 			}
 			want := mustJSON(t, map[string]any{"task_id": task.ID, "status": c.status, "title": task.Title})
-			if !jsonEqual(r.Result, want) {
+			if !storetest.SameJSON(r.Result, want) {
 				t.Errorf("row's result = %s, want %s", r.Result, want)
 			}
 		})
@@ -189,6 +195,7 @@ func TestRecordedChangeCommitsWithItsRecord(t *testing.T) {
 // The change and its record are one transaction: a record that cannot be
 // stored undoes the change.
 func TestRecordedChangeIsUndoneWithItsRecord(t *testing.T) {
+	t.Parallel()
 	turns, s, user := newTurns(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add milk")
 	mustCreate(t, s, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
@@ -205,6 +212,7 @@ func TestRecordedChangeIsUndoneWithItsRecord(t *testing.T) {
 // A turn that no longer holds its conversation changes nothing and records
 // nothing, whatever ended it.
 func TestRecordedChangeNeedsItsTurnToHoldTheConversation(t *testing.T) {
+	t.Parallel()
 	turns, convs, s := newTurns(t), newConversations(t), newTasks(t)
 	ends := []struct {
 		name string
@@ -237,6 +245,7 @@ func TestRecordedChangeNeedsItsTurnToHoldTheConversation(t *testing.T) {
 	for _, e := range ends {
 		for _, c := range changes {
 			t.Run(e.name+"/"+c.tool, func(t *testing.T) {
+				t.Parallel()
 				user := storetest.UserID(t)
 				milk := mustCreate(t, s, user, "Buy milk", nil)
 				turn := e.end(t, mustStart(t, turns, user, 0, "Change my list"))
@@ -258,6 +267,8 @@ func TestRecordedChangeNeedsItsTurnToHoldTheConversation(t *testing.T) {
 
 // A conversation deleted while a change is on its way: the change sees the
 // turn's claim, but its record cannot join a conversation that is gone.
+// It runs alone, not in parallel: mustWaitForALockWait sees any statement
+// of the package's database waiting for a lock, another test's too.
 func TestRecordedChangeRacingADelete(t *testing.T) {
 	turns, s, user := newTurns(t), newTasks(t), storetest.UserID(t)
 	ctx := context.Background()
@@ -290,9 +301,11 @@ func TestRecordedChangeRacingADelete(t *testing.T) {
 // With the claim held, another user's task, or a missing one, is simply
 // not found, and nothing is recorded.
 func TestRecordedChangeOfATaskNotFound(t *testing.T) {
+	t.Parallel()
 	turns, s := newTurns(t), newTasks(t)
 	for _, c := range changes[1:] {
 		t.Run(c.tool, func(t *testing.T) {
+			t.Parallel()
 			alice, bob := storetest.UserID(t), storetest.UserID(t)
 			// Alice's task 2 is a number bob never had; his task 1 is gone.
 			first := mustCreate(t, s, alice, "Alice's first", nil)
@@ -323,6 +336,7 @@ func TestRecordedChangeOfATaskNotFound(t *testing.T) {
 // reader may already have finished it for it (see Messages), so the
 // turn's late calls must change nothing (tasks.ErrTurnEnded says so).
 func TestRecordedChangeAfterTheClaimLapsed(t *testing.T) {
+	t.Parallel()
 	turns, convs, s, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add milk and eggs")
 	mustCreate(t, s, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
@@ -348,6 +362,7 @@ func TestRecordedChangeAfterTheClaimLapsed(t *testing.T) {
 // its own position, and tasks changed while a client pages never make
 // another task show twice or go missing.
 func TestListTasksPagePaginates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newTasks(t)
 	user, other := storetest.UserID(t), storetest.UserID(t)
@@ -459,6 +474,7 @@ func TestListTasksPagePaginates(t *testing.T) {
 // escape character in a word match themselves. It pages like any listing
 // and never reads another user's tasks.
 func TestListTasksPageSearches(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := newTasks(t)
 	user, other := storetest.UserID(t), storetest.UserID(t)

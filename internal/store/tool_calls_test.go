@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -72,21 +71,12 @@ func mustExec(tb testing.TB, sql string, args ...any) {
 	}
 }
 
-func mustCount(tb testing.TB, sql string, args ...any) int {
-	tb.Helper()
-	var n int
-	if err := storetest.Pool(tb).QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
 // mustWaitForALockWait waits until a statement on this package's database
 // waits for a lock.
 func mustWaitForALockWait(tb testing.TB) {
 	tb.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if mustCount(tb, `SELECT count(*) FROM pg_stat_activity
+		if storetest.Count(tb, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`) > 0 {
 			return
 		}
@@ -103,15 +93,10 @@ func mustJSON(tb testing.TB, v any) json.RawMessage {
 	return b
 }
 
-// jsonEqual reports whether a and b are the same JSON value.
-func jsonEqual(a, b json.RawMessage) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
-}
-
 // A model writes anything as a tool's arguments; the turn must be stored
 // whatever it wrote, and read back as valid JSON.
 func TestFinishTurnStoresWhateverAModelWrote(t *testing.T) {
+	t.Parallel()
 	s, convs, user := newTurns(t), newConversations(t), storetest.UserID(t)
 	ctx := context.Background()
 	turn := mustStart(t, s, user, 0, "hi")
@@ -199,6 +184,7 @@ var refusedByJSONB = []string{
 
 // Whatever StorableJSON returns, jsonb takes, and gives back as valid JSON.
 func TestStorableJSONFitsJSONB(t *testing.T) {
+	t.Parallel()
 	inputs := append([]string{
 		`{"title":"Buy milk","n":1.5,"ok":true,"none":null,"list":[1,-2e3]}`,
 		`{"emoji":"\ud83d\ude00"}`,
@@ -215,6 +201,7 @@ func TestStorableJSONFitsJSONB(t *testing.T) {
 // The refused inputs, cut and spliced at random: not one of them may
 // produce something jsonb refuses.
 func TestStorableJSONFitsJSONBWhateverTheInput(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 600 {
 		a, b := refusedByJSONB[r.IntN(len(refusedByJSONB))], refusedByJSONB[r.IntN(len(refusedByJSONB))]

@@ -72,6 +72,7 @@ func call(id, tool, args, result string) tasks.ToolCall {
 }
 
 func TestTurnsBuildAHistory(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 
 	first := mustStart(t, s, user, 0, "Add a task to buy groceries\nplease")
@@ -96,7 +97,7 @@ func TestTurnsBuildAHistory(t *testing.T) {
 		t.Fatalf("history = %+v", h)
 	}
 	got := h[1].ToolCalls
-	if len(got) != 2 || got[0].CallID != "call_1" || !jsonEqual(got[0].Result, added.Result) || got[0].Duration != added.Duration {
+	if len(got) != 2 || got[0].CallID != "call_1" || !storetest.SameJSON(got[0].Result, added.Result) || got[0].Duration != added.Duration {
 		t.Fatalf("replayed tool calls = %+v", got)
 	}
 	if got[1].Round != 1 || !got[1].IsError || string(got[1].Arguments) != `"{\"title\":"` {
@@ -109,6 +110,7 @@ func TestTurnsBuildAHistory(t *testing.T) {
 // there — a tool's, FinishTurn's — would be lazy too, and a reply could be
 // answered before it is durable.
 func TestStartTurnLeavesLaterCommitsDurable(t *testing.T) {
+	t.Parallel()
 	cfg, err := pgxpool.ParseConfig(storetest.URL(t))
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +141,7 @@ func TestStartTurnLeavesLaterCommitsDurable(t *testing.T) {
 }
 
 func TestHistoryLimit(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	turn := mustStart(t, s, user, 0, "m0")
 	mustFinish(t, s, turn, "r0", call("c0", "list_tasks", `{}`, `{"tasks":[]}`))
@@ -157,6 +160,7 @@ func TestHistoryLimit(t *testing.T) {
 }
 
 func TestConversationClaim(t *testing.T) {
+	t.Parallel()
 	s, convs, user := newTurns(t), newConversations(t), storetest.UserID(t)
 	ctx := context.Background()
 	turn := mustStart(t, s, user, 0, "hello")
@@ -180,6 +184,7 @@ func TestConversationClaim(t *testing.T) {
 }
 
 func TestConversationClaimExpires(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	turn := mustStartWith(t, s, tasks.TurnStart{UserID: user, Message: "crash after this", ClaimFor: time.Millisecond})
 	time.Sleep(5 * time.Millisecond) // the claim, not the test, is what expires
@@ -189,6 +194,7 @@ func TestConversationClaimExpires(t *testing.T) {
 // The calls that changed a task were recorded as they ran; FinishTurn gives
 // them the reply, keeping what was recorded, and records the other calls.
 func TestFinishTurnAttachesRecordedCalls(t *testing.T) {
+	t.Parallel()
 	turns, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add milk, then tick it off")
 	milk := mustCreate(t, ts, user, "Buy milk", recordOf(turn, 1, "add_task", `{"title":"Buy milk"}`))
@@ -216,14 +222,14 @@ func TestFinishTurnAttachesRecordedCalls(t *testing.T) {
 			t.Fatalf("call %d = %+v, want the turn's calls in order", i, c)
 		}
 	}
-	if !jsonEqual(got[1].Result, recorded[0].Result) || !jsonEqual(got[3].Result, recorded[1].Result) {
+	if !storetest.SameJSON(got[1].Result, recorded[0].Result) || !storetest.SameJSON(got[3].Result, recorded[1].Result) {
 		t.Errorf("recorded results became %s and %s, want %s and %s kept",
 			got[1].Result, got[3].Result, recorded[0].Result, recorded[1].Result)
 	}
 	if got[1].Duration != added.Duration {
 		t.Errorf("recorded call's duration = %v, want the engine's %v", got[1].Duration, added.Duration)
 	}
-	if !jsonEqual(got[0].Result, listed.Result) || !got[2].IsError || !jsonEqual(got[2].Result, refused.Result) {
+	if !storetest.SameJSON(got[0].Result, listed.Result) || !got[2].IsError || !storetest.SameJSON(got[2].Result, refused.Result) {
 		t.Errorf("unrecorded calls stored as %+v and %+v", got[0], got[2])
 	}
 	for _, r := range mustAuditRows(t, user, turn.ID()) {
@@ -237,6 +243,7 @@ func TestFinishTurnAttachesRecordedCalls(t *testing.T) {
 // finished by the next turn of its conversation, before the new message, so
 // that the model sees what was done.
 func TestNextTurnFinishesATurnCutShort(t *testing.T) {
+	t.Parallel()
 	turns, convs, ts := newTurns(t), newConversations(t), newTasks(t)
 
 	t.Run("its calls get an interrupted reply", func(t *testing.T) {
@@ -256,7 +263,7 @@ func TestNextTurnFinishesATurnCutShort(t *testing.T) {
 			t.Fatalf("crashed turn's reply = %+v, want an empty interrupted reply before message %d", cut, next.ID())
 		}
 		if len(cut.ToolCalls) != 2 || cut.ToolCalls[0].Tool != "add_task" || cut.ToolCalls[1].Tool != "complete_task" ||
-			!jsonEqual(cut.ToolCalls[1].Result, mustJSON(t, map[string]any{"task_id": milk.ID, "status": "completed", "title": "Buy milk"})) {
+			!storetest.SameJSON(cut.ToolCalls[1].Result, mustJSON(t, map[string]any{"task_id": milk.ID, "status": "completed", "title": "Buy milk"})) {
 			t.Fatalf("crashed turn's calls = %+v", cut.ToolCalls)
 		}
 		msgs := mustMessages(t, convs, user, crashed.Conversation.ID)
@@ -277,6 +284,7 @@ func TestNextTurnFinishesATurnCutShort(t *testing.T) {
 }
 
 func TestRecoverTurn(t *testing.T) {
+	t.Parallel()
 	turns, convs, ts := newTurns(t), newConversations(t), newTasks(t)
 	ctx := context.Background()
 	// crashed starts a turn that adds two tasks and then dies, claim held.
@@ -343,7 +351,7 @@ func TestRecoverTurn(t *testing.T) {
 		if calls := mustRecover(t, storetest.UserID(t), turn); len(calls) != 0 {
 			t.Fatalf("another user recovers %+v", calls)
 		}
-		if n := mustCount(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 1 {
+		if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 1 {
 			t.Fatalf("the conversation holds %d messages after another user's recovery, want only the user's message", n)
 		}
 	})
@@ -365,6 +373,7 @@ func roles(msgs []tasks.Message) string {
 // claim lapsed, and a read of the conversation gave its calls an
 // interrupted reply) must not take the calls away from that reply.
 func TestLateFinishLeavesARecoveredTurnAlone(t *testing.T) {
+	t.Parallel()
 	s, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, s, user, 0, "Add milk")
 	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))

@@ -43,6 +43,7 @@ func mustDailyUsage(tb testing.TB, s *store.Turns, user string, from, to time.Ti
 }
 
 func TestUsageIsCountedPerUserAndDay(t *testing.T) {
+	t.Parallel()
 	s, alice, bob := newTurns(t), storetest.UserID(t), storetest.UserID(t)
 	ctx, today := context.Background(), mustToday(t)
 
@@ -82,6 +83,7 @@ func TestUsageIsCountedPerUserAndDay(t *testing.T) {
 }
 
 func TestUsageOutlivesItsConversation(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	turn := mustFinishUsing(t, s, user, tasks.Usage{InputTokens: 40, OutputTokens: 2})
 	if err := store.NewConversations(storetest.Pool(t)).DeleteConversation(context.Background(), user, turn.Conversation.ID); err != nil {
@@ -94,6 +96,7 @@ func TestUsageOutlivesItsConversation(t *testing.T) {
 }
 
 func TestStartTurnChecksTheDailyBudget(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	ctx := context.Background()
 	first := mustFinishUsing(t, s, user, tasks.Usage{InputTokens: 90, OutputTokens: 9})
@@ -134,6 +137,7 @@ func TestStartTurnChecksTheDailyBudget(t *testing.T) {
 // before the reply's foreign key is checked. The reply has nowhere to go,
 // but the tokens its model used still count.
 func TestUsageCountsWhenTheConversationGoesAsTheReplyIsStored(t *testing.T) {
+	t.Parallel()
 	s, user := newTurns(t), storetest.UserID(t)
 	ctx, pool := context.Background(), storetest.Pool(t)
 	turn := mustStart(t, s, user, 0, "Add a task to count tokens")

@@ -13,6 +13,7 @@ import (
 // it, and as its text in a JSON string when jsonb would refuse it.
 // internal/store's tests put every output into real PostgreSQL.
 func TestStorableJSON(t *testing.T) {
+	t.Parallel()
 	const kept = "" // want: the input itself
 	cases := []struct {
 		name, raw string
@@ -48,6 +49,7 @@ func TestStorableJSON(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			want := c.want
 			if want == kept {
 				want = c.raw
@@ -80,6 +82,7 @@ func holdsNUL(tb testing.TB, raw json.RawMessage) bool {
 }
 
 func TestStorableText(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Buy milk":       "Buy milk",
 		"a\x00b":         "ab",

@@ -52,6 +52,7 @@ func (r *recorder) RecordCall(context.Context, string, tasks.CallRecord, json.Ra
 }
 
 func TestAddValidates(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, title, description string
 		field                    string // "" when valid
@@ -68,6 +69,7 @@ func TestAddValidates(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			r := &recorder{}
 			_, err := tasks.NewService(r).Add(context.Background(), "u", c.title, c.description, nil)
 			if c.field == "" {
@@ -85,6 +87,7 @@ func TestAddValidates(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]tasks.Status{"": tasks.StatusAll, "all": tasks.StatusAll, " Pending ": tasks.StatusPending, "COMPLETED": tasks.StatusCompleted} {
 		if got, err := tasks.ParseStatus(in); err != nil || got != want {
 			t.Errorf("ParseStatus(%q) = %q, %v; want %q", in, got, err, want)
@@ -100,6 +103,7 @@ func TestParseStatus(t *testing.T) {
 // limit of at least 1; the query arrives with its words set apart by single
 // spaces.
 func TestListPageValidates(t *testing.T) {
+	t.Parallel()
 	r := &recorder{}
 	svc := tasks.NewService(r)
 	for _, c := range []struct {
@@ -133,6 +137,7 @@ func TestListPageValidates(t *testing.T) {
 }
 
 func TestUpdateNeedsAField(t *testing.T) {
+	t.Parallel()
 	r := &recorder{}
 	svc := tasks.NewService(r)
 	if _, err := svc.Update(context.Background(), "u", 1, tasks.TaskUpdate{}, nil); !errors.Is(err, tasks.ErrInvalid) {
@@ -150,6 +155,7 @@ func TestUpdateNeedsAField(t *testing.T) {
 }
 
 func TestErrorKinds(t *testing.T) {
+	t.Parallel()
 	err := tasks.NotFound("task", 42)
 	if !errors.Is(err, tasks.ErrNotFound) || errors.Is(err, tasks.ErrInvalid) || err.Error() != "task 42 not found" {
 		t.Fatalf("NotFound = %v", err)
@@ -159,6 +165,7 @@ func TestErrorKinds(t *testing.T) {
 // Only an MCP client's calls are recorded on their own: a chat turn's are
 // recorded with its reply, under its turn.
 func TestRecordCallIsForMCPCalls(t *testing.T) {
+	t.Parallel()
 	r := &recorder{}
 	svc := tasks.NewService(r)
 	for _, source := range []tasks.CallSource{"", tasks.SourceChat, "browser"} {
@@ -177,6 +184,7 @@ func TestRecordCallIsForMCPCalls(t *testing.T) {
 // A query's words are each matched once, and a word inside another is
 // left out: every task holding the longer one holds it too.
 func TestFilterWords(t *testing.T) {
+	t.Parallel()
 	for query, want := range map[string]string{
 		"":                             "",
 		"  dentist  ":                  "dentist",

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkObserveTurn(b *testing.B) {
 		{"metrics+spans", telemetry.New(prometheus.NewRegistry(), tp)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			model := c.tel.Model(modelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
+			model := c.tel.Model(agenttest.ModelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
 				return agent.Response{Usage: agent.Usage{PromptTokens: 900, CompletionTokens: 40, TotalTokens: 940}}, nil
 			}), "openai")
 			req := httptest.NewRequest("POST", "/api/alice/chat", nil)

@@ -1,13 +1,11 @@
 package telemetry_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,52 +16,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/telemetry"
+	"github.com/taskchat/taskchat/internal/telemetry/telemetrytest"
 )
-
-// mustScrape reads the metrics as Prometheus would, by series: the name
-// with its labels as the text format writes them (sorted by name).
-func mustScrape(tb testing.TB, tel *telemetry.Telemetry) map[string]float64 {
-	tb.Helper()
-	w := httptest.NewRecorder()
-	tel.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
-	if w.Code != http.StatusOK {
-		tb.Fatalf("scrape = %d", w.Code)
-	}
-	series := map[string]float64{}
-	sc := bufio.NewScanner(w.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			tb.Fatalf("bad metric line %q", line)
-		}
-		series[line[:i]] = v
-	}
-	return series
-}
-
-// series names one series: labels are name, value pairs.
-func series(name string, labels ...string) string {
-	var pairs []string
-	for i := 0; i < len(labels); i += 2 {
-		pairs = append(pairs, labels[i]+`="`+labels[i+1]+`"`)
-	}
-	slices.Sort(pairs)
-	return name + "{" + strings.Join(pairs, ",") + "}"
-}
-
-// modelFunc is a Model written as a function, named "m-1".
-type modelFunc func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error)
-
-func (f modelFunc) Name() string { return "m-1" }
-func (f modelFunc) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
-	return f(ctx, req, onText)
-}
 
 func newRecorded() (*tracetest.SpanRecorder, *sdktrace.TracerProvider) {
 	rec := tracetest.NewSpanRecorder()
@@ -79,10 +35,11 @@ func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
 }
 
 func TestModelCallsAreObserved(t *testing.T) {
+	t.Parallel()
 	rec, tp := newRecorded()
 	tel := telemetry.New(prometheus.NewRegistry(), tp)
 	calls := 0
-	model := tel.Model(modelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	model := tel.Model(agenttest.Named{ModelName: "m-1", ModelFunc: func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 		calls++
 		if calls == 2 {
 			return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelTimeout}
@@ -90,7 +47,7 @@ func TestModelCallsAreObserved(t *testing.T) {
 		onText("Secret reply text")
 		return agent.Response{Text: "Secret reply text", ToolCalls: []agent.ToolCall{{ID: "c1", Name: "add_task", Arguments: `{"title":"secret"}`}},
 			Usage: agent.Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15}}, nil
-	}), "openai")
+	}}, "openai")
 	req := agent.Request{System: "Secret system prompt", Messages: []agent.Message{{Role: agent.RoleUser, Content: "Secret user text"}}}
 	var streamed string
 	if resp, err := model.Stream(context.Background(), req, func(s string) { streamed += s }); err != nil || resp.Usage.TotalTokens != 15 || streamed != "Secret reply text" {
@@ -100,15 +57,15 @@ func TestModelCallsAreObserved(t *testing.T) {
 		t.Fatalf("the observed model changed the error: %v", err)
 	}
 
-	m := mustScrape(t, tel)
+	m := telemetrytest.Scrape(t, tel)
 	labels := []string{"gen_ai_operation_name", "chat", "gen_ai_provider_name", "openai", "gen_ai_request_model", "m-1"}
 	for s, want := range map[string]float64{
-		series("gen_ai_client_operation_duration_seconds_count", append(labels, "error_type", "")...):        1,
-		series("gen_ai_client_operation_duration_seconds_count", append(labels, "error_type", "timeout")...): 1,
-		series("gen_ai_client_token_usage_sum", append(labels, "gen_ai_token_type", "input")...):             12,
-		series("gen_ai_client_token_usage_sum", append(labels, "gen_ai_token_type", "output")...):            3,
+		telemetrytest.Series("gen_ai_client_operation_duration_seconds_count", append(labels, "error_type", "")...):        1,
+		telemetrytest.Series("gen_ai_client_operation_duration_seconds_count", append(labels, "error_type", "timeout")...): 1,
+		telemetrytest.Series("gen_ai_client_token_usage_sum", append(labels, "gen_ai_token_type", "input")...):             12,
+		telemetrytest.Series("gen_ai_client_token_usage_sum", append(labels, "gen_ai_token_type", "output")...):            3,
 		// The failed call reported no usage, and records none.
-		series("gen_ai_client_token_usage_count", append(labels, "gen_ai_token_type", "input")...): 1,
+		telemetrytest.Series("gen_ai_client_token_usage_count", append(labels, "gen_ai_token_type", "input")...): 1,
 	} {
 		if got, ok := m[s]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", s, got, ok, want)
@@ -144,17 +101,18 @@ func TestModelCallsAreObserved(t *testing.T) {
 }
 
 func TestToolExecutionsAreObserved(t *testing.T) {
+	t.Parallel()
 	rec, tp := newRecorded()
 	tel := telemetry.New(prometheus.NewRegistry(), tp)
 	for _, errType := range []string{"", telemetry.ToolError, ""} {
 		_, end := tel.StartTool(context.Background(), "complete_task", "call_7")
 		end(errType)
 	}
-	m := mustScrape(t, tel)
-	if got := m[series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "")]; got != 2 {
+	m := telemetrytest.Scrape(t, tel)
+	if got := m[telemetrytest.Series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "")]; got != 2 {
 		t.Errorf("successful executions = %v, want 2", got)
 	}
-	if got := m[series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "tool_error")]; got != 1 {
+	if got := m[telemetrytest.Series("gen_ai_execute_tool_duration_seconds_count", "gen_ai_tool_name", "complete_task", "error_type", "tool_error")]; got != 1 {
 		t.Errorf("failed executions = %v, want 1", got)
 	}
 	spans := rec.Ended()
@@ -173,6 +131,7 @@ func TestToolExecutionsAreObserved(t *testing.T) {
 }
 
 func TestRequestsAreObservedByRouteNeverByPath(t *testing.T) {
+	t.Parallel()
 	tel := telemetry.New(prometheus.NewRegistry(), nil)
 	for _, method := range []string{"POST", "POST", "BREW"} {
 		_, q := tel.StartRequest(httptest.NewRequest(method, "/api/alice/chat", nil))
@@ -180,11 +139,11 @@ func TestRequestsAreObservedByRouteNeverByPath(t *testing.T) {
 	}
 	_, q := tel.StartRequest(httptest.NewRequest("GET", "/api/alice/nowhere", nil))
 	q.End("GET", "", 404, 0)
-	m := mustScrape(t, tel)
+	m := telemetrytest.Scrape(t, tel)
 	for s, want := range map[string]float64{
-		series("http_server_request_duration_seconds_count", "http_request_method", "POST", "http_route", "/api/{user_id}/chat", "http_response_status_code", "200"):   2,
-		series("http_server_request_duration_seconds_count", "http_request_method", "_OTHER", "http_route", "/api/{user_id}/chat", "http_response_status_code", "200"): 1,
-		series("http_server_request_duration_seconds_count", "http_request_method", "GET", "http_route", "", "http_response_status_code", "404"):                       1,
+		telemetrytest.Series("http_server_request_duration_seconds_count", "http_request_method", "POST", "http_route", "/api/{user_id}/chat", "http_response_status_code", "200"):   2,
+		telemetrytest.Series("http_server_request_duration_seconds_count", "http_request_method", "_OTHER", "http_route", "/api/{user_id}/chat", "http_response_status_code", "200"): 1,
+		telemetrytest.Series("http_server_request_duration_seconds_count", "http_request_method", "GET", "http_route", "", "http_response_status_code", "404"):                       1,
 	} {
 		if m[s] != want {
 			t.Errorf("%s = %v, want %v", s, m[s], want)
@@ -198,14 +157,15 @@ func TestRequestsAreObservedByRouteNeverByPath(t *testing.T) {
 }
 
 func TestNoTelemetryObservesNothing(t *testing.T) {
+	t.Parallel()
 	var tel *telemetry.Telemetry
-	model := modelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
+	model := agenttest.ModelFunc(func(context.Context, agent.Request, func(string)) (agent.Response, error) {
 		return agent.Response{}, nil
 	})
 	if got := tel.Model(model, "offline"); got == nil || tel.Metrics() || tel.Tracing() {
 		t.Fatal("a nil Telemetry wraps or records")
 	}
-	if _, ok := tel.Model(model, "offline").(modelFunc); !ok {
+	if _, ok := tel.Model(model, "offline").(agenttest.ModelFunc); !ok {
 		t.Fatal("without telemetry the model is wrapped")
 	}
 	ctx := context.Background()
@@ -229,7 +189,7 @@ func TestNoTelemetryObservesNothing(t *testing.T) {
 	}
 	// Spans only: the model is wrapped, but no metric is recorded.
 	_, tp := newRecorded()
-	if _, ok := telemetry.New(nil, tp).Model(model, "offline").(modelFunc); ok {
+	if _, ok := telemetry.New(nil, tp).Model(model, "offline").(agenttest.ModelFunc); ok {
 		t.Fatal("with spans on, the model is not observed")
 	}
 }

@@ -83,6 +83,7 @@ var testTools = []agent.ToolDef{
 }
 
 func TestRequestBodyMatchesGoOpenAI(t *testing.T) {
+	t.Parallel()
 	tests := map[string]agent.Request{
 		"a first message": {System: "You manage tasks.", Messages: []agent.Message{{Role: agent.RoleUser, Content: "add milk"}}, Tools: testTools},
 		"a round with tools": {System: "You manage tasks.", Tools: testTools, Messages: []agent.Message{
@@ -107,6 +108,7 @@ func TestRequestBodyMatchesGoOpenAI(t *testing.T) {
 	}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			e := newEncoder("gpt-test")
 			want := goOpenAIBody(t, "gpt-test", req)
 			for range 2 { // the second time from the caches
@@ -119,6 +121,7 @@ func TestRequestBodyMatchesGoOpenAI(t *testing.T) {
 }
 
 func TestRequestBodyFollowsChangedDefinitions(t *testing.T) {
+	t.Parallel()
 	e := newEncoder("m")
 	first := agent.Request{System: "one", Tools: testTools[:1], Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}}
 	second := agent.Request{System: "two", Tools: testTools, Messages: first.Messages}
@@ -184,6 +187,7 @@ func benchRequest() agent.Request {
 // pooled buffer, through the process's HTTP client, whose connections
 // write a pooled body in one piece (bodyConn). Each arrives as encoded.
 func TestRequestBodiesOfEverySizeArriveWhole(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int{10, 900, 1100, 5 << 10, 40 << 10, 300 << 10} {
 		f := newFakeOpenAI(t, sse(textChunk("ok")))
 		m := newTestModel(t, f)
@@ -210,7 +214,8 @@ func TestRequestBodiesOfEverySizeArriveWhole(t *testing.T) {
 // allocation, counts the bytes allocated where the transport hands the
 // body to its connection (a count of the whole process's allocations is
 // too noisy: the race detector's sync.Pool drops a quarter of what it is
-// given).
+// given). It runs alone, not in parallel: MemProfileRate is the process's,
+// and the other tests' requests pass through the same function.
 func TestModelConnectionsWriteBodiesWithoutACopy(t *testing.T) {
 	defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 	runtime.MemProfileRate = 1

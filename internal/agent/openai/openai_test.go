@@ -234,6 +234,7 @@ func mustKind(tb testing.TB, err, want error) *agent.ModelError {
 }
 
 func TestOpenAIStreamsTextInOrder(t *testing.T) {
+	t.Parallel()
 	f := newFakeOpenAI(t, sse(roleChunk(), textChunk("Hel"), textChunk("lo, "), textChunk("wor"), textChunk("ld"),
 		finishChunk("stop"), usageChunk(12, 4)))
 	onText, got := collect()
@@ -257,6 +258,7 @@ func TestOpenAIStreamsTextInOrder(t *testing.T) {
 }
 
 func TestOpenAISendsTheWholeConversation(t *testing.T) {
+	t.Parallel()
 	f := newFakeOpenAI(t, sse(textChunk("done")))
 	schema := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)
 	req := agent.Request{
@@ -304,6 +306,7 @@ func TestOpenAISendsTheWholeConversation(t *testing.T) {
 }
 
 func TestOpenAIAssemblesToolCalls(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		chunks []string
@@ -348,6 +351,7 @@ func TestOpenAIAssemblesToolCalls(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFakeOpenAI(t, sse(append(tt.chunks, usageChunk(5, 5))...))
 			resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 			if err != nil {
@@ -361,6 +365,7 @@ func TestOpenAIAssemblesToolCalls(t *testing.T) {
 }
 
 func TestOpenAIGivesIDsToCallsWithout(t *testing.T) {
+	t.Parallel()
 	f := newFakeOpenAI(t, sse(toolChunk(0, "", "list_tasks", "{}"), toolChunk(1, "", "get_task", `{"id":1}`)))
 	resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 	if err != nil {
@@ -376,6 +381,7 @@ func TestOpenAIGivesIDsToCallsWithout(t *testing.T) {
 }
 
 func TestOpenAIStreamHeldOpenAfterDone(t *testing.T) {
+	t.Parallel()
 	f := newFakeOpenAI(t, func(w http.ResponseWriter, r *http.Request) {
 		sse(textChunk("ok"))(w, r)
 		<-r.Context().Done()
@@ -387,6 +393,7 @@ func TestOpenAIStreamHeldOpenAfterDone(t *testing.T) {
 }
 
 func TestOpenAIStreamWithoutDoneIsMalformed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		reply http.HandlerFunc
@@ -396,6 +403,7 @@ func TestOpenAIStreamWithoutDoneIsMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFakeOpenAI(t, tt.reply)
 			onText, got := collect()
 			_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, onText)
@@ -411,6 +419,7 @@ func TestOpenAIStreamWithoutDoneIsMalformed(t *testing.T) {
 }
 
 func TestOpenAIRetriesACutBeforeAnyText(t *testing.T) {
+	t.Parallel()
 	f := newFakeOpenAI(t, sseCut(roleChunk()), sse(textChunk("ok")))
 	resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 	if err != nil {
@@ -422,6 +431,7 @@ func TestOpenAIRetriesACutBeforeAnyText(t *testing.T) {
 }
 
 func TestOpenAIRefusalsAreNotRetried(t *testing.T) {
+	t.Parallel()
 	quota := `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`
 	tests := []struct {
 		name   string
@@ -439,6 +449,7 @@ func TestOpenAIRefusalsAreNotRetried(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFakeOpenAI(t, fail(tt.status, tt.body))
 			_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 			if me := mustKind(t, err, tt.want); me.Status != tt.status {
@@ -452,10 +463,12 @@ func TestOpenAIRefusalsAreNotRetried(t *testing.T) {
 }
 
 func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
+	t.Parallel()
 	limited := fail(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)
 	down := fail(500, `{"error":{"message":"The server had an error","type":"server_error"}}`)
 
 	t.Run("429 then success", func(t *testing.T) {
+		t.Parallel()
 		f := newFakeOpenAI(t, limited, sse(textChunk("ok")))
 		resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 		if err != nil || resp.Text != "ok" {
@@ -466,6 +479,7 @@ func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
 		}
 	})
 	t.Run("500 every time", func(t *testing.T) {
+		t.Parallel()
 		f := newFakeOpenAI(t, down)
 		_, err := newTestModel(t, f, func(c *Config) { c.MaxRetries = 2 }).Stream(context.Background(), agent.Request{}, nil)
 		mustKind(t, err, agent.ErrModelServer)
@@ -474,6 +488,7 @@ func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
 		}
 	})
 	t.Run("retries disabled", func(t *testing.T) {
+		t.Parallel()
 		f := newFakeOpenAI(t, down)
 		_, err := newTestModel(t, f, func(c *Config) { c.MaxRetries = -1 }).Stream(context.Background(), agent.Request{}, nil)
 		mustKind(t, err, agent.ErrModelServer)
@@ -482,6 +497,7 @@ func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
 		}
 	})
 	t.Run("Retry-After past the deadline", func(t *testing.T) {
+		t.Parallel()
 		f := newFakeOpenAI(t, fail(429, `{"error":{"message":"Rate limit reached"}}`, "Retry-After", "30"), sse(textChunk("late")))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -492,6 +508,7 @@ func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
 		}
 	})
 	t.Run("server unreachable", func(t *testing.T) {
+		t.Parallel()
 		f := newFakeOpenAI(t, down)
 		f.Close()
 		_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
@@ -500,6 +517,7 @@ func TestOpenAIRetriesRateLimitsAndOutages(t *testing.T) {
 }
 
 func TestOpenAIErrorEventMidStream(t *testing.T) {
+	t.Parallel()
 	f := newFakeOpenAI(t, sse(textChunk("Hel"), `{"error":{"message":"The server is overloaded","type":"server_error"}}`))
 	_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
 	mustKind(t, err, agent.ErrModelServer)
@@ -509,6 +527,7 @@ func TestOpenAIErrorEventMidStream(t *testing.T) {
 }
 
 func TestOpenAIIdleStreamTimesOut(t *testing.T) {
+	t.Parallel()
 	// Whether the chunk beats the short timer or not, the server then
 	// hangs for good: the answer is a timeout either way.
 	f := newFakeOpenAI(t, sseHang(textChunk("Hel")))
@@ -518,6 +537,7 @@ func TestOpenAIIdleStreamTimesOut(t *testing.T) {
 }
 
 func TestOpenAICallerDeadlineIsATimeout(t *testing.T) {
+	t.Parallel()
 	f := newFakeOpenAI(t, sseHang(textChunk("Hel")))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -529,6 +549,7 @@ func TestOpenAICallerDeadlineIsATimeout(t *testing.T) {
 }
 
 func TestOpenAICancelMidStream(t *testing.T) {
+	t.Parallel()
 	f := newFakeOpenAI(t, sseHang(textChunk("Hel")))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -549,6 +570,7 @@ func TestOpenAICancelMidStream(t *testing.T) {
 // leaves early does not dodge the daily budget. One the server refused, or
 // one that reported its usage before the cut, reports what it knows.
 func TestOpenAICallCutShortReportsItsUsage(t *testing.T) {
+	t.Parallel()
 	req := agent.Request{System: strings.Repeat("s", 400), Messages: []agent.Message{{Role: agent.RoleUser, Content: strings.Repeat("m", 400)}}}
 	leave := func() (context.Context, func(string)) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -580,6 +602,7 @@ func TestOpenAICallCutShortReportsItsUsage(t *testing.T) {
 }
 
 func TestOpenAIDefaults(t *testing.T) {
+	t.Parallel()
 	m := New(Config{}, nil)
 	if m.Name() != "gpt-4o-mini" {
 		t.Errorf("Name = %q, want gpt-4o-mini", m.Name())
@@ -594,6 +617,7 @@ func TestOpenAIDefaults(t *testing.T) {
 // grow without end: a 3 MiB chunk (a whole long reply at once) is read,
 // a 5 MiB one fails the stream.
 func TestOpenAILongLines(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", 3<<20)
 	f := newFakeOpenAI(t, sse(textChunk(long)))
 	resp, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
@@ -610,6 +634,7 @@ func TestOpenAILongLines(t *testing.T) {
 // brackets need not close: the decoder recurses as it opens them. The
 // line stays under maxLine.)
 func TestOpenAIChunkNestedTooDeep(t *testing.T) {
+	t.Parallel()
 	deep := `{"x":` + strings.Repeat("[", 3<<20)
 	f := newFakeOpenAI(t, sse(textChunk("Hel"), deep))
 	_, err := newTestModel(t, f).Stream(context.Background(), agent.Request{}, nil)
@@ -619,6 +644,7 @@ func TestOpenAIChunkNestedTooDeep(t *testing.T) {
 // A chunk that is not the JSON of a chunk fails the stream, after the text
 // that came before it, and is not retried: text has reached the caller.
 func TestOpenAIMalformedChunk(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{`{"choices":`, `{"choices":"none"}`, `{"choices":[{"delta":{"content":7}}]}`, `not json`} {
 		f := newFakeOpenAI(t, sse(textChunk("Hel"), bad, textChunk("lo")))
 		onText, got := collect()

@@ -3,12 +3,14 @@
 // tampered with after signing, as an attacker or a misconfigured issuer
 // would make them. Its tokens are made with golang-jwt and by hand, never
 // with internal/auth, so that a test does not check the verifier against
-// itself, and internal/auth's own tests can use it.
+// itself, and internal/auth's own tests can use it. Bearer sends a token
+// on every request of an HTTP client, as an MCP client given one does.
 package authtest
 
 import (
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +98,15 @@ func WithFlippedSignature(token string) string {
 		c = 'B'
 	}
 	return token[:i] + string(c) + token[i+1:]
+}
+
+// Bearer is an http.RoundTripper that sends the token it holds on every
+// request, as "Authorization: Bearer <token>", over http.DefaultTransport.
+type Bearer string
+
+// RoundTrip sends a copy of r that carries the token.
+func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }

@@ -12,10 +12,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -136,6 +138,26 @@ func Tasks(tb testing.TB, s tasks.Store, userID string, status tasks.Status) []t
 			return all
 		}
 	}
+}
+
+// Count runs sql, a query of one count, with args on this package's
+// database, and fails tb if it cannot.
+func Count(tb testing.TB, sql string, args ...any) int {
+	tb.Helper()
+	var n int
+	if err := Pool(tb).QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		tb.Fatalf("storetest: %s: %v", sql, err)
+	}
+	return n
+}
+
+// SameJSON reports whether a and b are the same JSON value. A jsonb
+// column gives back what was written in its own spacing and key order, so
+// tests compare what they stored with what they read by value. Text that
+// is not JSON equals nothing, not even itself.
+func SameJSON(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // server returns the admin URL of a PostgreSQL server and a function that

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
 // earlier pages and cursors never written, run on both, give the same
 // tasks, the same pages and cursors, and the same kinds of error.
 func TestAnswersAsPostgreSQL(t *testing.T) {
+	t.Parallel()
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint("script ", seed), func(t *testing.T) {
 			t.Parallel()
@@ -209,6 +210,7 @@ func ptr[T any](v T) *T { return &v }
 // twice, and a listing reads them in number order, a page after another,
 // whatever changes between the pages.
 func TestNumbersAndPages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := memstore.NewTasks()
 	for _, title := range []string{"a", "b", "c", "d", "e"} {
@@ -242,6 +244,7 @@ func TestNumbersAndPages(t *testing.T) {
 
 // A change is after the one before it, as PostgreSQL's transactions are.
 func TestChangesMoveTheUpdateTime(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := memstore.NewTasks()
 	a := mustCreate(t, s, "alice", "a")
