@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/tasks"
 	"github.com/taskchat/taskchat/internal/tasks/memstore"
@@ -27,7 +28,7 @@ func TestOfflineThroughTheLoop(t *testing.T) {
 			continue
 		}
 		t.Run(tc.say, func(t *testing.T) {
-			res, err := agent.Run(context.Background(), agent.Input{Limits: testLimits(), Model: New(), Tools: agent.SessionTools(mustTaskTools(t)), Message: tc.say})
+			res, err := agent.Run(context.Background(), agent.Input{Limits: agenttest.Limits(), Model: New(), Tools: agent.SessionTools(mustTaskTools(t)), Message: tc.say})
 			if err != nil || res.Stop != agent.StopCompleted || res.Reply == "" {
 				t.Fatalf("err %v, result %+v", err, res)
 			}
@@ -93,7 +94,7 @@ func TestOfflineConversation(t *testing.T) {
 func sayTo(t *testing.T, cs *mcp.ClientSession) func(string) agent.Result {
 	return func(msg string) agent.Result {
 		t.Helper()
-		res, err := agent.Run(context.Background(), agent.Input{Limits: testLimits(), Model: New(), Tools: agent.SessionTools(cs), Message: msg})
+		res, err := agent.Run(context.Background(), agent.Input{Limits: agenttest.Limits(), Model: New(), Tools: agent.SessionTools(cs), Message: msg})
 		if err != nil || res.Stop != agent.StopCompleted {
 			t.Fatalf("%q: %v, %+v", msg, err, res)
 		}
@@ -123,9 +124,6 @@ func mustTaskTools(tb testing.TB) *mcp.ClientSession {
 	return cs
 }
 
-// testLimits are generous limits for a test turn.
-func testLimits() agent.Limits {
-	return agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 30 * time.Second, ToolTimeout: 10 * time.Second}
 }
 
 // TestOfflineReadsALongListWhole: list_tasks answers a page at a time.
