@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -122,8 +121,6 @@ func mustTaskTools(tb testing.TB) *mcp.ClientSession {
 	}
 	tb.Cleanup(func() { cs.Close() })
 	return cs
-}
-
 }
 
 // TestOfflineReadsALongListWhole: list_tasks answers a page at a time.
