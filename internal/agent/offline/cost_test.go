@@ -23,6 +23,7 @@ var longShapes = []struct {
 	{"requests", " and ", []string{"mark task 2 done", "delete task 3", "no wait, not that", "rename task 4 to walk the dog", "show my list"}},
 	{"reasons", " ", []string{"delete task 5 because I sold it", "but keep task 2", "except the dentist", "all done"}},
 	{"quotes", " ", []string{"don't 'add", "\"call mom", "it's 'the", "«fix"}},
+	{"open quotes", " ", []string{"\"x"}},
 	{"sentences", ". ", []string{"Add milk", "Thanks", "No wait", "Call the bank"}},
 	{"numbered", "\n", []string{"add these:", "1. bread", "2. milk", "3) call mom", "- fix the fence", "* email Bob"}},
 	{"one title", " ", []string{"remind me to", "look", "at", "the", "very", "long", "thing"}},

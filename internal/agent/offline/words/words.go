@@ -30,6 +30,7 @@ var quotePairs = map[rune]rune{'"': '"', '“': '”', '‘': '’', '`': '`', '
 func Split(s string) []Word {
 	var ws []Word
 	start, closing := -1, rune(0)
+	closers := closerIndex{}
 	flush := func(end int) {
 		if start >= 0 {
 			ws = appendWord(ws, s, start, end, closing == 0)
@@ -40,7 +41,7 @@ func Split(s string) []Word {
 		switch {
 		case closing != 0 && r == closing && endsQuote(s, i+utf8.RuneLen(r)):
 			closing = 0
-		case closing == 0 && isQuoteOpening(s, i, r):
+		case closing == 0 && closers.opens(s, i, r):
 			closing = quotePairs[r]
 			if start < 0 {
 				start = i
@@ -104,10 +105,19 @@ func isSymbols(text string) bool {
 	return true
 }
 
-// isQuoteOpening reports whether r at i opens a quote: a quote character
-// at the start of a word (an apostrophe inside "don't" is not one) that is
-// closed later in s.
-func isQuoteOpening(s string, i int, r rune) bool {
+// closerIndex remembers, for each closing quote, where the next one that
+// ends a quote stands: quotes left open ("it's, 'a, 'b …") are then looked
+// past once, not again from each, and cutting a text stays linear in it.
+type closerIndex map[rune]closerAt
+
+type closerAt struct {
+	from, at int // searched from byte from: found at at, or -1 for none
+}
+
+// opens reports whether r at i opens a quote: a quote character at the
+// start of a word (an apostrophe inside "don't" is not one) that is closed
+// later in s.
+func (ci closerIndex) opens(s string, i int, r rune) bool {
 	closing, ok := quotePairs[r]
 	if !ok {
 		return false
@@ -118,13 +128,19 @@ func isQuoteOpening(s string, i int, r rune) bool {
 			return false
 		}
 	}
-	rest := s[i+utf8.RuneLen(r):]
-	for j, c := range rest {
-		if c == closing && endsQuote(rest, j+utf8.RuneLen(c)) {
-			return true
+	from := i + utf8.RuneLen(r)
+	if c, ok := ci[closing]; ok && c.from <= from && (c.at < 0 || c.at >= from) {
+		return c.at >= 0
+	}
+	at := -1
+	for j, c := range s[from:] {
+		if c == closing && endsQuote(s, from+j+utf8.RuneLen(c)) {
+			at = from + j
+			break
 		}
 	}
-	return false
+	ci[closing] = closerAt{from: from, at: at}
+	return at >= 0
 }
 
 // endsQuote reports whether the quote ending at end is followed by the end
