@@ -10,46 +10,115 @@ import (
 )
 
 // This file reads a list pasted in: lines that each start with a number
-// ("1.", "2)") or a bullet ("-", "*", "•"), or every line after a first one
-// that asks to add ("add these:"). Each line is one item, whatever it holds
-// ("fix the fence and paint the shed" is one task), and its number is its
-// place in the list, never a task of the list: "2. bread" is bread.
+// ("1.", "2)", "a.") or a bullet ("-", "*", "•"), or every line after a
+// first one that asks to add ("add these:"). Each line is one item,
+// whatever it holds ("fix the fence and paint the shed" is one task), and
+// its number is its place in the list, never a task of the list: "2.
+// bread" is bread, said alone too. Lines after the list that are no items
+// ("thanks!", "also mark buy milk as done") are read as said.
 
 // itemMark is what starts a line of a pasted list.
-var itemMark = regexp.MustCompile(`^\s*(?:\(?\d{1,3}[.)]|[-*•·▪‣◦–—+]|\[[ xX]?\])\s+`)
+var itemMark = regexp.MustCompile(`^\s*(?:\(?(?:\d{1,3}|[a-zA-Z])[.)]|\d{1,3}\s*[-–—:]|[-*•·▪‣◦–—+]|\[[ xX]?\])\s+`)
+
+// inlineMark is a number that starts another item inside a line: "1) call
+// the bank 2) email HR" is one line holding two (see slots.SplitItems).
+var inlineMark = regexp.MustCompile(`\s\(?\d{1,2}[.)]\s`)
 
 // pasted is a message read as a list.
 type pasted struct {
-	header string   // the line before the items; "" when none
+	header string   // the lines before the items; "" when none
 	lines  []string // the items, without their marks
+	after  []string // the lines after the items that are no items
 }
 
-// readPasted reads text as a pasted list: at least two marked lines, or
-// any lines after a first one that asks to add. ok is false for a message
-// written as sentences.
+// readPasted reads text as a pasted list: one line that starts with a
+// mark, two or more marked lines, or lines after a first one that asks to
+// add. ok is false for a message written as sentences.
 func readPasted(text string) (pasted, bool) {
 	lines := nonEmptyLines(text)
-	if len(lines) < 2 {
-		return pasted{}, false
-	}
 	var p pasted
-	marked := 0
+	first, last := -1, -1 // the first and the last marked line
 	for i, line := range lines {
-		loc := itemMark.FindStringIndex(line)
-		switch {
-		case loc != nil:
-			marked++
-			p.lines = append(p.lines, strings.TrimSpace(line[loc[1]:]))
-		case i == 0:
-			p.header = line
-		default:
-			p.lines = append(p.lines, line)
+		if itemMark.MatchString(line) {
+			if first < 0 {
+				first = i
+			}
+			last = i
 		}
 	}
-	if marked >= 2 || p.header != "" && addsWhatFollows(p.header) {
-		return p, true
+	switch {
+	case len(lines) == 1 && first == 0:
+		rest := unmark(lines[0])
+		if rest == "" || inlineMark.MatchString(" "+rest) {
+			return pasted{}, false
+		}
+		return pasted{lines: []string{rest}}, true
+	case first >= 0 && (first != last || introduces(strings.Join(lines[:first], "\n"))):
+		p.header = strings.Join(lines[:first], "\n")
+		for _, line := range lines[first : last+1] {
+			p.lines = append(p.lines, unmark(line))
+		}
+		p.after = lines[last+1:]
+	case len(lines) > 1 && first < 0 && addsWhatFollows(lines[0]):
+		p.header, p.lines = lines[0], lines[1:]
+		for len(p.lines) > 0 && !isItem(p.lines[len(p.lines)-1]) {
+			p.after = append([]string{p.lines[len(p.lines)-1]}, p.after...)
+			p.lines = p.lines[:len(p.lines)-1]
+		}
+	default:
+		return pasted{}, false
 	}
-	return pasted{}, false
+	return p, len(p.lines) > 0
+}
+
+// unmark is line without its mark.
+func unmark(line string) string {
+	if loc := itemMark.FindStringIndex(line); loc != nil {
+		line = line[loc[1]:]
+	}
+	return strings.TrimSpace(line)
+}
+
+// isItem reports a line, after a line that asks to add, that is one
+// thing to add: not thanks, nor a request of its own.
+func isItem(line string) bool {
+	ws := words.TrimPunctuation(words.Split(line))
+	s, ok := parseWords(line, ws, true)
+	return !ok || s.Act == ActAnswer && s.Ref.Kind == slots.RefName || s.Act == ActSuggest
+}
+
+// introduces reports lines before a marked one that ask to add what
+// follows ("add these:", "Going shopping, can you add these for me?") or
+// only head the list ("Things I need:", "new tasks:"), asking nothing
+// else of their own.
+func introduces(header string) bool {
+	if header == "" {
+		return false
+	}
+	if adds(header) {
+		return true
+	}
+	sentences := words.Sentences(header)
+	heading := sentences[len(sentences)-1]
+	if !strings.HasSuffix(strings.TrimSpace(heading), ":") {
+		return false
+	}
+	ws := words.TrimPunctuation(words.Split(heading))
+	s, ok := parseWords(heading, ws, true)
+	return !ok || s.Act == ActAnswer || s.Act == ActSuggest || s.Act == ActReply
+}
+
+// adds reports a header one of whose sentences or parts between commas
+// asks to add what follows.
+func adds(header string) bool {
+	for _, sentence := range words.Sentences(header) {
+		for _, part := range strings.Split(sentence, ",") {
+			if addsWhatFollows(part) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func nonEmptyLines(text string) []string {
@@ -98,23 +167,27 @@ var addVerbs = words.Phrases(words.PhraseSets["add"])
 // followingWords: see the lexicon.
 var followingWords = lexicon.Words("following words")
 
-// steps reads the list: after a line that asks to add, one add of every
-// item; otherwise each line as a message of its own, so that a list of
-// requests is carried out in order and a list of things is offered.
+// steps reads the list: after lines that ask to add, one add of every
+// item; after none, or a heading, the things listed are offered, one
+// question for all, whatever question was open before; the lines after
+// the list are read as said. ok is false for a list that holds requests:
+// each line is then read as a message of its own, in order.
 func (p pasted) steps() ([]Step, bool) {
+	var steps []Step
 	switch {
-	case p.header != "" && addsWhatFollows(p.header):
-		return []Step{{Act: ActAdd, Items: p.items()}}, true
-	case p.header == "" && !p.asks():
-		// Things, listed with nothing said of them: offered, one question
-		// for all, whatever question was open before.
-		var steps []Step
+	case adds(p.header):
+		steps = []Step{{Act: ActAdd, Items: p.items()}}
+	case (p.header == "" || introduces(p.header)) && !p.asks():
 		for _, it := range p.items() {
 			steps = append(steps, Step{Act: ActSuggest, Text: it.Title})
 		}
-		return steps, len(steps) > 0
+	default:
+		return nil, false
 	}
-	return nil, false
+	if len(p.after) > 0 {
+		steps = withoutChatter(append(steps, Parse(strings.Join(p.after, "\n"))...))
+	}
+	return steps, len(steps) > 0
 }
 
 // items are the lines as tasks to add.
@@ -143,7 +216,7 @@ func (p pasted) asks() bool {
 
 // text is the list as lines without their marks.
 func (p pasted) text() string {
-	lines := p.lines
+	lines := append(append([]string(nil), p.lines...), p.after...)
 	if p.header != "" {
 		lines = append([]string{p.header}, lines...)
 	}

@@ -149,10 +149,14 @@ func SplitItems(text string, plural bool) []string {
 }
 
 // thingsListed cuts a list of things, "bread, eggs, jam and tea": three
-// or more short parts, commas between them, and no verb in front that
-// takes them all as its object ("buy bread, eggs and jam" is one task).
+// or more short parts, commas between them, each part only what a thing is
+// called, and no verb in front that takes them all as its object ("buy
+// bread, eggs and jam" is one task). A part that says more — with whom,
+// for what, where ("dinner with Tom, Anna and Jo", "gifts for Mia, Leo and
+// Sam", "Q3 report: revenue, costs and margins") — makes the whole one
+// title.
 func thingsListed(text string) ([]string, bool) {
-	if !strings.Contains(text, ",") {
+	if !strings.Contains(text, ",") || strings.ContainsAny(text, ":;") {
 		return nil, false
 	}
 	parts := cutAt(text, itemSeparator)
@@ -163,6 +167,11 @@ func thingsListed(text string) ([]string, bool) {
 		ws := words.Split(part)
 		if len(ws) == 0 || len(ws) > maxThingWords {
 			return nil, false
+		}
+		for _, w := range ws {
+			if relationWords[w.Low] || startsWithDigit(w.Low) {
+				return nil, false
+			}
 		}
 	}
 	first := words.Split(parts[0])[0].Low
@@ -176,8 +185,13 @@ func thingsListed(text string) ([]string, bool) {
 // longer one says more than what a thing is called.
 const maxThingWords = 4
 
-// listVerbs: see the lexicon.
-var listVerbs = lexicon.Words("list verbs")
+// listVerbs, relationWords: see the lexicon.
+var (
+	listVerbs     = lexicon.Words("list verbs")
+	relationWords = lexicon.Words("relation words")
+)
+
+func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
 
 // enumerated cuts a list numbered in its text, "1) call the bank 2) email
 // HR", at its numbers: they must start the text and count 1, 2, 3. A
