@@ -6,6 +6,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
@@ -72,7 +73,7 @@ func (e *executor) doAnswer(s grammar.Step) {
 // tasks named again are a yes; any other, or any said as more ("and task
 // 4", "task 4 too"), is asked about, for a change only offered was never
 // made and there is nothing to add to.
-func (e *executor) answerOffer(s grammar.Step, offered []listedTask, more bool) {
+func (e *executor) answerOffer(s grammar.Step, offered []results.Task, more bool) {
 	if s.Ref.Kind == slots.RefOther {
 		e.offerAllBut(s, offered)
 		return
@@ -88,7 +89,7 @@ func (e *executor) answerOffer(s grammar.Step, offered []listedTask, more bool) 
 		return
 	}
 	for _, t := range targets {
-		if _, ok := findTask(offered, t.ID); !ok || more {
+		if _, ok := results.FindTask(offered, t.ID); !ok || more {
 			e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: targets, confirm: true}, offerText(s.Act, targets))
 			return
 		}
@@ -101,9 +102,9 @@ func (e *executor) answerOffer(s grammar.Step, offered []listedTask, more bool) 
 // offered again, listed, never made on the words alone. When the words
 // leave out none of the tasks offered, or all of them, the question is
 // asked again.
-func (e *executor) offerAllBut(s grammar.Step, offered []listedTask) {
+func (e *executor) offerAllBut(s grammar.Step, offered []results.Task) {
 	out := excepted(offered, s.Ref.Except)
-	left := tasksWhere(offered, func(t listedTask) bool { return !out[t.ID] })
+	left := results.TasksWhere(offered, func(t results.Task) bool { return !out[t.ID] })
 	if len(out) == 0 || len(left) == 0 || len(left) == len(offered) {
 		e.askAgain()
 		return
@@ -136,7 +137,7 @@ func (e *executor) namesTask(s grammar.Step) (names, ok bool) {
 // a completion or a deletion is made on the task meant, and the reply
 // says the one made before stays made, for the tools cannot undo it.
 func (e *executor) doCorrect(s grammar.Step) {
-	q, last, before := e.mem.question, e.mem.lastAct, withoutDeleted(e.mem.focus)
+	q, last, before := e.mem.question, e.mem.lastAct, results.WithoutDeleted(e.mem.focus)
 	switch {
 	case q != nil && q.askTitle, q != nil && q.askValue:
 		e.doSuggest(grammar.Step{Act: grammar.ActSuggest, Text: s.Title})
@@ -171,7 +172,7 @@ func (e *executor) doCorrect(s grammar.Step) {
 // piece of the title ("oat" for "Buy milk", "2 liters"): a word or a
 // quantity where the title had more. ok is false when the run must stop
 // to list the tasks.
-func (e *executor) readsAsTitle(s grammar.Step, renamed listedTask) (titled, ok bool) {
+func (e *executor) readsAsTitle(s grammar.Step, renamed results.Task) (titled, ok bool) {
 	ws := words.TrimPunctuation(words.Split(s.Text))
 	if len(ws) == 0 || grammar.TopicStarts[ws[0].Low] || prepositions[ws[0].Low] || grammar.WhenWords[ws[0].Low] || ws[0].Low == "add" {
 		return false, true
@@ -203,7 +204,7 @@ var prepositions = lexicon.Words("prepositions")
 // stands, never that the list was left as it was.
 func (e *executor) doMeant(s grammar.Step) {
 	s.Corrects = false
-	last := withoutDeleted(e.mem.focus)
+	last := results.WithoutDeleted(e.mem.focus)
 	if s.Act == grammar.ActNo {
 		e.sawRefusal = true
 		if e.mem.lastAct == 0 || len(e.mem.focus) == 0 {
@@ -227,7 +228,7 @@ func (e *executor) doMeant(s grammar.Step) {
 }
 
 // stays says that the change a turn made on t stays made.
-func stays(a grammar.Action, t listedTask) string {
+func stays(a grammar.Action, t results.Task) string {
 	switch a {
 	case grammar.ActDelete:
 		return fmt.Sprintf("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
@@ -255,9 +256,9 @@ func (e *executor) redo(s grammar.Step) {
 		return
 	}
 	done := map[grammar.Action]string{grammar.ActDelete: "deleted", grammar.ActComplete: "marked as complete"}[s.Act]
-	var fresh []listedTask
+	var fresh []results.Task
 	for _, t := range targets {
-		if before, again := findTask(e.mem.focus, t.ID); again {
+		if before, again := results.FindTask(e.mem.focus, t.ID); again {
 			e.say("Task %d, %s, is one I %s already.", before.ID, before.Title, done)
 		} else {
 			fresh = append(fresh, t)
@@ -268,7 +269,7 @@ func (e *executor) redo(s grammar.Step) {
 	}
 	e.act(s, fresh)
 	for _, t := range e.mem.focus {
-		if _, meant := findTask(targets, t.ID); meant {
+		if _, meant := results.FindTask(targets, t.ID); meant {
 			continue
 		}
 		if s.Act == grammar.ActDelete {
@@ -282,7 +283,7 @@ func (e *executor) redo(s grammar.Step) {
 // amongCandidates reads an answer naming tasks by words of their titles,
 // or "all", among those the question listed. handled is false when the
 // answer names none of them; targets is empty when it asked again.
-func (e *executor) amongCandidates(s grammar.Step, candidates []listedTask) ([]listedTask, bool) {
+func (e *executor) amongCandidates(s grammar.Step, candidates []results.Task) ([]results.Task, bool) {
 	switch {
 	case s.Ref.Kind == slots.RefAll && s.Ref.Status == "all":
 		return candidates, true
@@ -354,9 +355,9 @@ func (e *executor) askAgain() {
 }
 
 // offerText asks whether to make change a on tasks, nothing done yet.
-func offerText(a grammar.Action, tasks []listedTask) string {
+func offerText(a grammar.Action, tasks []results.Task) string {
 	return fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
-		actionVerbs[a], taskLines(tasks))
+		actionVerbs[a], results.TaskLines(tasks))
 }
 
 // refusedText answers a no: the list stays as it was, unless this
@@ -417,14 +418,14 @@ func offerAddText(items []grammar.Item) string {
 }
 
 // askWhich asks which task an action is for, listing the candidates.
-func (e *executor) askWhich(q question, candidates []listedTask) {
+func (e *executor) askWhich(q question, candidates []results.Task) {
 	verb := actionVerbs[q.act]
 	q.candidates = candidates
 	if len(candidates) == 0 {
 		e.ask(q, fmt.Sprintf("Which task should I %s? Tell me its number, like \"%s\", or a word from its title.", verb, example(q.act, 0)))
 		return
 	}
-	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, taskLines(candidates), example(q.act, candidates[0].ID)))
+	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, results.TaskLines(candidates), example(q.act, candidates[0].ID)))
 }
 
 // actionVerbs and actionExamples word the questions about each action.

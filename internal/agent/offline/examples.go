@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
 )
 
 // This file words the examples replies give. An example that names a task
@@ -27,33 +28,16 @@ func (e *executor) fill(text string) string {
 	if !strings.Contains(text, grammar.AnyTask) {
 		return text
 	}
-	return fillExamples(text, e.known())
+	return results.FillExamples(text, e.known())
 }
 
 // known are the tasks a reply may name: those this turn listed, or else
 // those the conversation showed or is about, that are still there.
-func (e *executor) known() []listedTask {
-	for _, tasks := range [][]listedTask{e.listing, e.shown, e.focus, e.mem.focus} {
-		if known := withoutDeleted(tasks); len(known) > 0 {
+func (e *executor) known() []results.Task {
+	for _, tasks := range [][]results.Task{e.listing, e.shown, e.focus, e.mem.focus} {
+		if known := results.WithoutDeleted(tasks); len(known) > 0 {
 			return known
 		}
 	}
 	return nil
-}
-
-// fillExamples names known tasks, one after another, in text's examples;
-// with none known, it says what goes there.
-func fillExamples(text string, known []listedTask) string {
-	var b strings.Builder
-	for i, part := range strings.Split(text, grammar.AnyTask) {
-		if i > 0 {
-			if len(known) == 0 {
-				b.WriteString("<number>")
-			} else {
-				b.WriteString(fmt.Sprint(known[(i-1)%len(known)].ID))
-			}
-		}
-		b.WriteString(part)
-	}
-	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -24,18 +25,18 @@ import (
 // about (what "it", "them" and "the second one" mean), and the question
 // they asked, if any.
 type memory struct {
-	focus    []listedTask
+	focus    []results.Task
 	question *question
 	lastAct  grammar.Action // what the last change was: an add, a delete...
 	// shown is the last list the person was shown, in its order: what
 	// "the second one" means when what the conversation is about now (an
 	// add since, say) has no second.
-	shown []listedTask
+	shown []results.Task
 	// run is what the newest turns changed when each made the same kind of
 	// change, oldest first: after "add walk the dog" and "add feed the
 	// cat", "the first one" is the dog, though the last turn was about the
 	// cat alone.
-	run []listedTask
+	run []results.Task
 }
 
 // question is what the assistant asked and waits an answer to.
@@ -43,7 +44,7 @@ type question struct {
 	act        grammar.Action // what the answer lets it do
 	title      string         // actUpdate: the new title
 	desc       string         // actUpdate: the new description; actNote: the note
-	candidates []listedTask   // the tasks to choose among, or, when confirm, to act on
+	candidates []results.Task // the tasks to choose among, or, when confirm, to act on
 	items      []grammar.Item // actAdd: the tasks it offered to add
 	confirm    bool           // a yes-or-no question
 	askTitle   bool           // actAdd: it asked what the task should say
@@ -54,20 +55,20 @@ type question struct {
 // executor runs one message's steps against the turn's tool rounds.
 type executor struct {
 	mem    memory
-	rounds []toolRound // the rounds this turn has made so far
-	next   int         // the first round not yet read
-	ids    *callIDs    // nil when replaying an earlier turn
+	rounds []results.Round // the rounds this turn has made so far
+	next   int             // the first round not yet read
+	ids    *callIDs        // nil when replaying an earlier turn
 
 	batch      []queued // calls for the round being built
-	listing    []listedTask
+	listing    []results.Task
 	fresh      bool // listing reflects every change queued so far
 	lines      []string
-	focus      []listedTask
-	focusStep  int          // the step that set focus
-	shown      []listedTask // see memory.shown
+	focus      []results.Task
+	focusStep  int            // the step that set focus
+	shown      []results.Task // see memory.shown
 	question   *question
 	offerLine  int             // the line of the offer to add that question is, or -1
-	unkeptSaid map[string]bool // the kinds of unkept words a reply has said of (see unkept.go)
+	unkeptSaid map[string]bool // the kinds of unkept words a reply has said of (see results.UnkeptNote)
 	step       int
 	sent       *agent.Response // the round to send: the run stops there
 	broken     bool            // a round did not hold the calls expected
@@ -88,7 +89,7 @@ type queued struct {
 	lookup bool
 	// listed holds the earlier pages of a lookup: the call reads the page
 	// after them.
-	listed []listedTask
+	listed []results.Task
 }
 
 // listPage is how many tasks the model asks list_tasks for at once: the
@@ -102,12 +103,12 @@ const listPage = tasks.MaxTaskPage
 
 // listCall is the first call of a listing of the tasks with status.
 func listCall(status string) plannedCall {
-	return plannedCall{tool: toolListTasks, args: map[string]any{"status": status, "limit": listPage}}
+	return plannedCall{tool: results.ToolListTasks, args: map[string]any{"status": status, "limit": listPage}}
 }
 
 // nextPage is the call that reads the page after out, the outcome of q;
 // ok is false when out was the last page, or q a listing only shown.
-func nextPage(q queued, out toolOutcome) (queued, bool) {
+func nextPage(q queued, out results.Outcome) (queued, bool) {
 	if !q.lookup || out.Error != "" || out.NextCursor == "" {
 		return queued{}, false
 	}
@@ -124,7 +125,7 @@ type plannedCall struct {
 	args map[string]any
 }
 
-func newExecutor(mem memory, rounds []toolRound, ids *callIDs) *executor {
+func newExecutor(mem memory, rounds []results.Round, ids *callIDs) *executor {
 	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1, offerLine: -1, shown: mem.shown}
 }
 
@@ -176,7 +177,7 @@ func (e *executor) ask(q question, text string) {
 // call the message already made ("delete task 3 and remove it") is not
 // made again.
 func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
-	if id, ok := args["task_id"].(int64); ok && (tool == toolDeleteTask || tool == toolCompleteTask) {
+	if id, ok := args["task_id"].(int64); ok && (tool == results.ToolDeleteTask || tool == results.ToolCompleteTask) {
 		key := fmt.Sprintf("%s %d", tool, id)
 		if e.made[key] {
 			return
@@ -187,7 +188,7 @@ func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 		e.made[key] = true
 	}
 	e.lines = append(e.lines, "")
-	if tool != toolListTasks {
+	if tool != results.ToolListTasks {
 		e.fresh = false
 	}
 	e.batch = append(e.batch, queued{call: plannedCall{tool: tool, args: args}, line: len(e.lines) - 1, step: e.step, act: a})
@@ -203,14 +204,14 @@ func (e *executor) flush() {
 		}
 		round := e.rounds[e.next]
 		e.next++
-		if !round.holds(e.batch) {
+		if !holds(round, e.batch) {
 			e.broken = true
 			return
 		}
 		batch := e.batch
 		e.batch = nil
 		for i, q := range batch {
-			out := round.outcome(round.calls[i])
+			out := round.Outcome(round.Calls[i])
 			if next, more := nextPage(q, out); more {
 				e.batch = append(e.batch, next)
 				continue
@@ -218,7 +219,7 @@ func (e *executor) flush() {
 			if q.listed != nil {
 				out.Tasks = append(q.listed, out.Tasks...)
 			}
-			e.record(q, out, round.calls[i])
+			e.record(q, out, round.Calls[i])
 		}
 	}
 }
@@ -236,17 +237,17 @@ func (e *executor) send() {
 }
 
 // record reads one call's outcome into the reply and the focus.
-func (e *executor) record(q queued, out toolOutcome, call agent.ToolCall) {
+func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 	if q.lookup {
 		e.listing, e.fresh = out.Tasks, out.Error == ""
 	}
 	if q.line < 0 {
 		if out.Error != "" {
-			e.say("%s", sentence(out.Error))
+			e.say("%s", results.Sentence(out.Error))
 		}
 		return
 	}
-	e.lines[q.line] = confirmCall(call, out)
+	e.lines[q.line] = results.ConfirmCall(call, out)
 	if out.Error != "" {
 		return
 	}
@@ -254,7 +255,7 @@ func (e *executor) record(q queued, out toolOutcome, call agent.ToolCall) {
 		if e.unkeptSaid == nil {
 			e.unkeptSaid = map[string]bool{}
 		}
-		if note := unkeptNote(out.Title, e.unkeptSaid); note != "" {
+		if note := results.UnkeptNote(out.Title, e.unkeptSaid); note != "" {
 			e.lines[q.line] += " " + note
 		}
 	}
@@ -264,67 +265,38 @@ func (e *executor) record(q queued, out toolOutcome, call agent.ToolCall) {
 		e.shown = out.Tasks
 	case grammar.ActComplete, grammar.ActDelete, grammar.ActAdd, grammar.ActUpdate, grammar.ActNote:
 		e.lastAct = q.act
-		e.setFocus(q.step, listedTask{ID: out.TaskID, Title: out.Title, Completed: q.act == grammar.ActComplete, deleted: q.act == grammar.ActDelete})
+		e.setFocus(q.step, results.Task{ID: out.TaskID, Title: out.Title, Completed: q.act == grammar.ActComplete, Deleted: q.act == grammar.ActDelete})
 		if q.act == grammar.ActDelete {
-			e.shown = markDeleted(e.shown, out.TaskID)
+			e.shown = results.MarkDeleted(e.shown, out.TaskID)
 		}
 	}
-}
-
-// markDeleted returns list with task id marked deleted, copied: list may
-// be an earlier turn's.
-func markDeleted(list []listedTask, id int64) []listedTask {
-	out := append([]listedTask(nil), list...)
-	for i := range out {
-		if out[i].ID == id {
-			out[i].deleted = true
-		}
-	}
-	return out
-}
-
-// withoutDeleted returns the tasks of list the conversation has not
-// deleted.
-func withoutDeleted(list []listedTask) []listedTask {
-	return tasksWhere(list, func(t listedTask) bool { return !t.deleted })
-}
-
-// tasksWhere returns the tasks of ts that keep says to keep.
-func tasksWhere(ts []listedTask, keep func(listedTask) bool) []listedTask {
-	var out []listedTask
-	for _, t := range ts {
-		if keep(t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // setFocus makes tasks what the conversation is about; a step's tasks add
 // up, a later step's replace them.
-func (e *executor) setFocus(step int, tasks ...listedTask) {
+func (e *executor) setFocus(step int, tasks ...results.Task) {
 	if step != e.focusStep {
 		e.focus, e.focusStep = nil, step
 	}
 	e.focus = append(e.focus, tasks...)
 }
 
-// holds reports whether the round made exactly the calls in batch. A
+// holds reports whether round r made exactly the calls in batch. A
 // listing's limit is not compared: one recorded without a limit was made
 // before list_tasks answered a page and holds every task, and one recorded
 // with another is a page of another size, whose cursor goes on from it.
-func (r toolRound) holds(batch []queued) bool {
-	if len(r.calls) != len(batch) {
+func holds(r results.Round, batch []queued) bool {
+	if len(r.Calls) != len(batch) {
 		return false
 	}
 	for i, q := range batch {
 		var got, wantArgs map[string]any
 		want, _ := json.Marshal(q.call.args)
 		_ = json.Unmarshal(want, &wantArgs)
-		if r.calls[i].Name != q.call.tool || json.Unmarshal([]byte(r.calls[i].Arguments), &got) != nil {
+		if r.Calls[i].Name != q.call.tool || json.Unmarshal([]byte(r.Calls[i].Arguments), &got) != nil {
 			return false
 		}
-		if q.call.tool == toolListTasks {
+		if q.call.tool == results.ToolListTasks {
 			delete(got, "limit")
 			delete(wantArgs, "limit")
 		}
@@ -338,7 +310,7 @@ func (r toolRound) holds(batch []queued) bool {
 // tasks returns the task list as it is after every change said so far,
 // listing it first when needed. ok is false when the run must stop here
 // or the list could not be read.
-func (e *executor) tasks() ([]listedTask, bool) {
+func (e *executor) tasks() ([]results.Task, bool) {
 	if !e.fresh {
 		if n := len(e.batch); n > 0 && e.batch[n-1].act == grammar.ActList && reflect.DeepEqual(e.batch[n-1].call, listCall("all")) {
 			// Listing every task is already the batch's last call: it is
@@ -357,7 +329,7 @@ func (e *executor) tasks() ([]listedTask, bool) {
 
 // currentFocus returns what "it" and "them" mean now: what this message
 // did before this step, else what earlier turns left.
-func (e *executor) currentFocus() ([]listedTask, bool) {
+func (e *executor) currentFocus() ([]results.Task, bool) {
 	if e.focusStepPending() {
 		e.flush()
 		if e.stopped() {
@@ -369,7 +341,7 @@ func (e *executor) currentFocus() ([]listedTask, bool) {
 
 // heldFocus is what "it" means without waiting for queued calls: what this
 // message did so far, else what earlier turns left.
-func (e *executor) heldFocus() []listedTask {
+func (e *executor) heldFocus() []results.Task {
 	if e.focusStep >= 0 {
 		return e.focus
 	}

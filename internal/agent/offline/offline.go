@@ -9,15 +9,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
-)
-
-// The task tools the offline model calls, as the MCP server names them.
-const (
-	toolAddTask      = "add_task"
-	toolListTasks    = "list_tasks"
-	toolCompleteTask = "complete_task"
-	toolDeleteTask   = "delete_task"
-	toolUpdateTask   = "update_task"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
 )
 
 // wordsPerChunk is how many words each streamed piece of text holds.
@@ -72,7 +64,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 func respond(msgs []agent.Message) agent.Response {
 	turns := splitTurns(msgs)
 	if len(turns) == 0 {
-		return agent.Response{Text: fillExamples(grammar.HelpText, nil)}
+		return agent.Response{Text: results.FillExamples(grammar.HelpText, nil)}
 	}
 	r := newReading(turns)
 	last := len(turns) - 1
@@ -86,7 +78,7 @@ func respond(msgs []agent.Message) agent.Response {
 	case e.sent != nil:
 		return *e.sent
 	case e.broken:
-		return agent.Response{Text: confirmRound(turns[last].rounds[len(turns[last].rounds)-1])}
+		return agent.Response{Text: results.ConfirmRound(turns[last].rounds[len(turns[last].rounds)-1])}
 	}
 	return agent.Response{Text: e.reply()}
 }
@@ -94,7 +86,7 @@ func respond(msgs []agent.Message) agent.Response {
 // turn is one user message and the tool rounds that followed it.
 type turn struct {
 	user   string
-	rounds []toolRound
+	rounds []results.Round
 }
 
 // splitTurns cuts the conversation at its user messages.
@@ -106,7 +98,7 @@ func splitTurns(msgs []agent.Message) []turn {
 			turns = append(turns, turn{user: m.Content})
 		case len(turns) == 0:
 		case m.Role == agent.RoleAssistant && len(m.ToolCalls) > 0:
-			turns[len(turns)-1].rounds = append(turns[len(turns)-1].rounds, roundAt(msgs, i))
+			turns[len(turns)-1].rounds = append(turns[len(turns)-1].rounds, results.RoundAt(msgs, i))
 		}
 	}
 	return turns
@@ -162,7 +154,7 @@ func (r *reading) lookBack(end, depth int) memory {
 		e := newExecutor(before, r.turns[i].rounds, nil)
 		e.run(r.steps(i))
 		if e.broken {
-			return memory{focus: roundsFocus(r.turns[i].rounds)}
+			return memory{focus: results.LastTouched(r.turns[i].rounds)}
 		}
 		if e.question != nil {
 			mem := memory{focus: e.question.candidates, lastAct: e.lastAct, shown: e.shown}
@@ -184,8 +176,8 @@ func (r *reading) lookBack(end, depth int) memory {
 // changeRun is what the turns before end changed, oldest first, while
 // each did nothing but the change act: "add walk the dog", "add feed the
 // cat" are a run of two adds, in which "the first one" is the dog.
-func (r *reading) changeRun(end int, act grammar.Action) []listedTask {
-	var run []listedTask
+func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
+	var run []results.Task
 	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {
 		steps := r.steps(i)
 		if len(r.turns[i].rounds) == 0 || !allDo(steps, act) {
@@ -196,7 +188,7 @@ func (r *reading) changeRun(end int, act grammar.Action) []listedTask {
 		if e.broken || e.question != nil || e.lastAct != act || e.focusStep < 0 {
 			break
 		}
-		run = append(append([]listedTask(nil), e.focus...), run...)
+		run = append(append([]results.Task(nil), e.focus...), run...)
 	}
 	return run
 }
@@ -209,28 +201,6 @@ func allDo(steps []grammar.Step, act grammar.Action) bool {
 		}
 	}
 	return len(steps) > 0
-}
-
-// roundsFocus is what a turn made by another model was about: the tasks
-// its last round changed or listed.
-func roundsFocus(rounds []toolRound) []listedTask {
-	for i := len(rounds) - 1; i >= 0; i-- {
-		var focus []listedTask
-		for _, call := range rounds[i].calls {
-			out := rounds[i].outcome(call)
-			switch {
-			case out.Error != "":
-			case call.Name == toolListTasks:
-				focus = append(focus, out.Tasks...)
-			case out.TaskID > 0:
-				focus = append(focus, listedTask{ID: out.TaskID, Title: out.Title})
-			}
-		}
-		if len(focus) > 0 {
-			return focus
-		}
-	}
-	return nil
 }
 
 // callIDs numbers tool calls after those already in the conversation, so
@@ -250,25 +220,6 @@ func countToolCalls(msgs []agent.Message) int {
 		n += len(m.ToolCalls)
 	}
 	return n
-}
-
-// toolRound is an assistant message's calls and the tool messages that
-// answered them, by call id.
-type toolRound struct {
-	calls   []agent.ToolCall
-	results map[string]string
-}
-
-// roundAt reads the round of the assistant message at i.
-func roundAt(msgs []agent.Message, i int) toolRound {
-	r := toolRound{calls: msgs[i].ToolCalls, results: map[string]string{}}
-	for _, m := range msgs[i+1:] {
-		if m.Role != agent.RoleTool {
-			break
-		}
-		r.results[m.ToolCallID] = m.Content
-	}
-	return r
 }
 
 // streamText hands text to onText a few words at a time, pace apart; the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
 )
 
 // wantCall is a tool call a test expects: its name and its parsed arguments.
@@ -269,7 +270,7 @@ func TestOfflineSaysWhatItCannotDo(t *testing.T) {
 		"add a deadline to the report":          grammar.NoDatesText,
 	} {
 		resp, _ := mustStream(t, userSays(say))
-		if want = fillExamples(want, nil); len(resp.ToolCalls) != 0 || resp.Text != want {
+		if want = results.FillExamples(want, nil); len(resp.ToolCalls) != 0 || resp.Text != want {
 			t.Errorf("%q: calls %v, text %q; want %q", say, resp.ToolCalls, resp.Text, want)
 		}
 	}
@@ -285,7 +286,7 @@ func TestOfflineExamplesNameRealTasks(t *testing.T) {
 	}
 	listed := []agent.Message{
 		userSays("show my tasks"),
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: toolListTasks, Arguments: `{"status":"all"}`}}},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: results.ToolListTasks, Arguments: `{"status":"all"}`}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"tasks":[{"id":7,"title":"Buy milk","completed":false},{"id":9,"title":"Call mom","completed":false}]}`},
 		{Role: agent.RoleAssistant, Content: "- [ ] #7 Buy milk\n- [ ] #9 Call mom"},
 	}
@@ -733,7 +734,7 @@ func TestOfflineNamesATaskKnownByNumber(t *testing.T) {
 		userSays("yes I have to")}
 	resp, _ := mustStream(t, msgs...)
 	assertText(t, resp, "Okay, I'll leave task 3 open.")
-	if got := taskLine(listedTask{ID: 4}); got != "- [ ] #4" {
-		t.Errorf("taskLine = %q", got)
+	if got := results.TaskLine(results.Task{ID: 4}); got != "- [ ] #4" {
+		t.Errorf("results.TaskLine = %q", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
@@ -14,7 +15,7 @@ import (
 
 // resolve finds the tasks a step's reference points at. When it cannot
 // tell, it says so or asks, and returns false.
-func (e *executor) resolve(s grammar.Step) ([]listedTask, bool) {
+func (e *executor) resolve(s grammar.Step) ([]results.Task, bool) {
 	targets, ok := e.resolveRef(s)
 	if !ok || len(s.Ref.Except) == 0 {
 		return targets, ok
@@ -25,7 +26,7 @@ func (e *executor) resolve(s grammar.Step) ([]listedTask, bool) {
 // leaveOut takes the tasks a step's exceptions name out of its targets.
 // An exception that names no task stops the step: acting on everything
 // the person wanted kept would be the one wrong way to read them.
-func (e *executor) leaveOut(s grammar.Step, targets []listedTask) ([]listedTask, bool) {
+func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.Task, bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, false
@@ -35,7 +36,7 @@ func (e *executor) leaveOut(s grammar.Step, targets []listedTask) ([]listedTask,
 		switch x.Kind {
 		case slots.RefIDs:
 			for _, id := range x.IDs {
-				if _, found := findTask(listed, id); !found {
+				if _, found := results.FindTask(listed, id); !found {
 					e.say("You have no task %d to leave out, so I left your list as it was.", id)
 					return nil, false
 				}
@@ -64,7 +65,7 @@ func (e *executor) leaveOut(s grammar.Step, targets []listedTask) ([]listedTask,
 			return nil, false
 		}
 	}
-	kept := tasksWhere(targets, func(t listedTask) bool { return !out[t.ID] })
+	kept := results.TasksWhere(targets, func(t results.Task) bool { return !out[t.ID] })
 	if len(kept) == 0 {
 		e.say("Leaving those out, there was nothing left to %s.", actionVerbs[s.Act])
 		return nil, false
@@ -76,7 +77,7 @@ func (e *executor) leaveOut(s grammar.Step, targets []listedTask) ([]listedTask,
 // last one" of "mark them all done except the last one" is a place in
 // what the conversation is about, or in the list last shown. A pronoun
 // can't leave out part of the tasks "them" already means.
-func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]listedTask, bool) {
+func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]results.Task, bool) {
 	if x.Kind == slots.RefFocus && s.Ref.Kind == slots.RefFocus {
 		return nil, false
 	}
@@ -89,11 +90,11 @@ func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]listedTask, 
 
 // resolveRef finds the tasks a step's reference points at, exceptions
 // aside.
-func (e *executor) resolveRef(s grammar.Step) ([]listedTask, bool) {
+func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 	r := s.Ref
 	switch r.Kind {
 	case slots.RefIDs:
-		return idTasks(r.IDs), true
+		return results.IDTasks(r.IDs), true
 	case slots.RefFocus, slots.RefOrdinal:
 		if len(s.Described) > 0 {
 			if t, handled := e.describedTarget(s); handled || e.stopped() {
@@ -116,7 +117,7 @@ func (e *executor) resolveRef(s grammar.Step) ([]listedTask, bool) {
 		if len(focus) <= 1 && len(e.shown) > 1 {
 			focus = e.shown
 		}
-		targets := e.otherThan(s, withoutDeleted(focus))
+		targets := e.otherThan(s, results.WithoutDeleted(focus))
 		return targets, len(targets) > 0
 	}
 	return nil, false
@@ -130,7 +131,7 @@ func (e *executor) resolveRef(s grammar.Step) ([]listedTask, bool) {
 // notes this year" and "Send the thank you notes"). With none, that
 // clause is carried out as said, and handled is false: "it" means what
 // it would have.
-func (e *executor) describedTarget(s grammar.Step) (targets []listedTask, handled bool) {
+func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, handled bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, true
@@ -152,7 +153,7 @@ func (e *executor) describedTarget(s grammar.Step) (targets []listedTask, handle
 
 // excepted returns the tasks among candidates that except names, by
 // number or by name, as a set of ids.
-func excepted(candidates []listedTask, except []slots.Ref) map[int64]bool {
+func excepted(candidates []results.Task, except []slots.Ref) map[int64]bool {
 	out := map[int64]bool{}
 	for _, x := range except {
 		switch x.Kind {
@@ -173,9 +174,9 @@ func excepted(candidates []listedTask, except []slots.Ref) map[int64]bool {
 // chosen from: those the exception leaves. When one is left and "the
 // other one" was said, it is meant; otherwise the ones left are asked
 // about, and the ones left out are never offered.
-func (e *executor) otherThan(s grammar.Step, candidates []listedTask) []listedTask {
+func (e *executor) otherThan(s grammar.Step, candidates []results.Task) []results.Task {
 	out := excepted(candidates, s.Ref.Except)
-	left := tasksWhere(candidates, func(t listedTask) bool { return !out[t.ID] })
+	left := results.TasksWhere(candidates, func(t results.Task) bool { return !out[t.ID] })
 	q := question{act: s.Act, title: s.Title, desc: s.Desc}
 	switch {
 	case len(left) == 0 || len(out) == 0:
@@ -199,12 +200,12 @@ func (e *executor) otherThan(s grammar.Step, candidates []listedTask) []listedTa
 // that is one task, among the list last shown ("show my tasks", "add
 // bread", "delete the second one"). A task deleted since is said to be
 // gone, and never offered.
-func (e *executor) resolveFocus(s grammar.Step) ([]listedTask, bool) {
+func (e *executor) resolveFocus(s grammar.Step) ([]results.Task, bool) {
 	focus, ok := e.currentFocus()
 	if !ok {
 		return nil, false
 	}
-	var targets []listedTask
+	var targets []results.Task
 	if s.Ref.Kind == slots.RefOrdinal && len(focus) <= 1 {
 		// A place needs a list of two or more: the tasks the last few
 		// turns added (or changed) one by one, else the list last shown
@@ -216,7 +217,7 @@ func (e *executor) resolveFocus(s grammar.Step) ([]listedTask, bool) {
 		case len(e.shown) > 1:
 			focus = e.shown
 		default:
-			e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, withoutDeleted(focus))
+			e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, results.WithoutDeleted(focus))
 			return nil, false
 		}
 	}
@@ -227,22 +228,22 @@ func (e *executor) resolveFocus(s grammar.Step) ([]listedTask, bool) {
 	}
 	targets, ok = pickFromFocus(focus, s.Ref)
 	if !ok {
-		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, withoutDeleted(focus))
+		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, results.WithoutDeleted(focus))
 		return nil, false
 	}
 	for _, t := range targets {
-		if t.deleted {
+		if t.Deleted {
 			e.say("Task %d was deleted already.", t.ID)
 		}
 	}
-	targets = withoutDeleted(targets)
+	targets = results.WithoutDeleted(targets)
 	return targets, len(targets) > 0
 }
 
 // placeInList finds "the 3rd task" when the conversation has shown no
 // list and done nothing yet: the task at that place in the whole list, in
 // its order.
-func (e *executor) placeInList(s grammar.Step) ([]listedTask, bool) {
+func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, false
@@ -250,7 +251,7 @@ func (e *executor) placeInList(s grammar.Step) ([]listedTask, bool) {
 	targets, ok := pickFromFocus(listed, s.Ref)
 	if !ok {
 		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
-			plural(len(listed), "task"), example(s.Act, 0))
+			results.Plural(len(listed), "task"), example(s.Act, 0))
 	}
 	if ok && s.Ref.Kind == slots.RefOrdinal && s.Ref.Index >= 0 && placesDiffer(listed, targets, s.Ref.Index) {
 		e.askPlaceOrNumber(s, listed, targets)
@@ -262,7 +263,7 @@ func (e *executor) placeInList(s grammar.Step) ([]listedTask, bool) {
 // placesDiffer reports targets, from place i of listed on, whose numbers
 // are not their places: once a task is deleted, "the 2nd task" may be the
 // second in the list or task 2.
-func placesDiffer(listed, targets []listedTask, i int) bool {
+func placesDiffer(listed, targets []results.Task, i int) bool {
 	for k, t := range targets {
 		if t.ID != int64(i+k+1) {
 			return true
@@ -274,24 +275,24 @@ func placesDiffer(listed, targets []listedTask, i int) bool {
 // askPlaceOrNumber asks which task a place meant when the tasks at those
 // places have other numbers: it lists those, and the tasks numbered as
 // the places, when there are such.
-func (e *executor) askPlaceOrNumber(s grammar.Step, listed, targets []listedTask) {
-	candidates := append([]listedTask(nil), targets...)
+func (e *executor) askPlaceOrNumber(s grammar.Step, listed, targets []results.Task) {
+	candidates := append([]results.Task(nil), targets...)
 	for k := range targets {
-		if t, found := findTask(listed, int64(s.Ref.Index+k+1)); found {
-			if _, dup := findTask(candidates, t.ID); !dup {
+		if t, found := results.FindTask(listed, int64(s.Ref.Index+k+1)); found {
+			if _, dup := results.FindTask(candidates, t.ID); !dup {
 				candidates = append(candidates, t)
 			}
 		}
 	}
 	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: candidates},
 		fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			taskLines(candidates), actionVerbs[s.Act], example(s.Act, candidates[0].ID)))
+			results.TaskLines(candidates), actionVerbs[s.Act], example(s.Act, candidates[0].ID)))
 }
 
 // pickFromFocus returns the tasks of focus a pronoun or an ordinal points
 // at; ok is false when the reference does not fit the focus ("it" among
 // three, "the fourth one" among two).
-func pickFromFocus(focus []listedTask, r slots.Ref) ([]listedTask, bool) {
+func pickFromFocus(focus []results.Task, r slots.Ref) ([]results.Task, bool) {
 	switch {
 	case len(focus) == 0:
 		return nil, false
@@ -315,11 +316,11 @@ func pickFromFocus(focus []listedTask, r slots.Ref) ([]listedTask, bool) {
 // ("the second one", "all of them", "3"): it says which tasks those are
 // and asks what to do, so that "delete them" next acts on them.
 func (e *executor) askWhatToDo(r slots.Ref) {
-	var targets []listedTask
+	var targets []results.Task
 	switch r.Kind {
 	case slots.RefIDs:
 		var ok bool
-		if targets, ok = e.existing(idTasks(r.IDs)); !ok || len(targets) == 0 {
+		if targets, ok = e.existing(results.IDTasks(r.IDs)); !ok || len(targets) == 0 {
 			return
 		}
 	case slots.RefFocus, slots.RefOrdinal:
@@ -335,7 +336,7 @@ func (e *executor) askWhatToDo(r slots.Ref) {
 	}
 }
 
-func whatToDoText(targets []listedTask) string {
+func whatToDoText(targets []results.Task) string {
 	switch {
 	case len(targets) == 0:
 		return `What should I do? For example: "Mark task ` + grammar.AnyTask + ` as complete", "Delete task ` + grammar.AnyTask + `" or "What's pending?"`
@@ -344,16 +345,16 @@ func whatToDoText(targets []listedTask) string {
 		for i, t := range targets {
 			ids[i] = t.ID
 		}
-		return fmt.Sprintf("What should I do with %s? For example: \"Mark task %d as complete\" or \"Delete task %d\".", taskNumbers(ids), ids[0], ids[0])
+		return fmt.Sprintf("What should I do with %s? For example: \"Mark task %d as complete\" or \"Delete task %d\".", results.TaskNumbers(ids), ids[0], ids[0])
 	case len(targets) == 1:
 		return fmt.Sprintf("What should I do with task %d, %s? For example: \"Mark it as complete\" or \"Delete it\".", targets[0].ID, targets[0].Title)
 	}
-	return fmt.Sprintf("What should I do with these %d tasks?\n%s\nFor example: \"Mark them as complete\" or \"Delete them\".", len(targets), taskLines(targets))
+	return fmt.Sprintf("What should I do with these %d tasks?\n%s\nFor example: \"Mark them as complete\" or \"Delete them\".", len(targets), results.TaskLines(targets))
 }
 
 // resolveAll reads "everything", "all my completed tasks": completing
 // everything means every open task.
-func (e *executor) resolveAll(s grammar.Step) ([]listedTask, bool) {
+func (e *executor) resolveAll(s grammar.Step) ([]results.Task, bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, false
@@ -362,7 +363,7 @@ func (e *executor) resolveAll(s grammar.Step) ([]listedTask, bool) {
 	if s.Act == grammar.ActComplete && status == "all" {
 		status = "pending"
 	}
-	var out []listedTask
+	var out []results.Task
 	for _, t := range listed {
 		if status == "all" || (status == "completed") == t.Completed {
 			out = append(out, t)
@@ -383,7 +384,7 @@ func nothingToDo(a grammar.Action, status string) string {
 // resolveName finds the task whose title holds the words said. Several
 // matches are asked about, unless the person said "all"; completing
 // prefers the one that is still open.
-func (e *executor) resolveName(s grammar.Step) ([]listedTask, bool) {
+func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil, false
@@ -394,7 +395,7 @@ func (e *executor) resolveName(s grammar.Step) ([]listedTask, bool) {
 		matches = matchTasks(listed, r.Words[1:], true)
 	}
 	if len(matches) > 1 && s.Act == grammar.ActComplete {
-		if open := openTasks(matches); len(open) == 1 {
+		if open := results.OpenTasks(matches); len(open) == 1 {
 			matches = open
 		}
 	}
@@ -407,56 +408,15 @@ func (e *executor) resolveName(s grammar.Step) ([]listedTask, bool) {
 	case len(matches) > 1 && !r.Plural:
 		q := question{act: s.Act, title: s.Title, desc: s.Desc, candidates: matches}
 		e.ask(q, fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			len(matches), strings.Join(r.Words, " "), taskLines(matches), actionVerbs[s.Act], example(s.Act, matches[0].ID)))
+			len(matches), strings.Join(r.Words, " "), results.TaskLines(matches), actionVerbs[s.Act], example(s.Act, matches[0].ID)))
 		return nil, false
 	}
 	return matches, true
 }
 
-// idTasks are the tasks numbered ids, known by number only.
-func idTasks(ids []int64) []listedTask {
-	out := make([]listedTask, len(ids))
-	for i, id := range ids {
-		out[i] = listedTask{ID: id}
-	}
-	return out
-}
-
-func openTasks(ts []listedTask) []listedTask {
-	return tasksWhere(ts, func(t listedTask) bool { return !t.Completed })
-}
-
-func findTask(ts []listedTask, id int64) (listedTask, bool) {
-	for _, t := range ts {
-		if t.ID == id {
-			return t, true
-		}
-	}
-	return listedTask{}, false
-}
-
-func taskLines(ts []listedTask) string {
-	lines := make([]string, len(ts))
-	for i, t := range ts {
-		lines[i] = taskLine(t)
-	}
-	return strings.Join(lines, "\n")
-}
-
-func taskNumbers(ids []int64) string {
-	if len(ids) == 1 {
-		return fmt.Sprintf("task %d", ids[0])
-	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = fmt.Sprint(id)
-	}
-	return "tasks " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
 // resolveParts resolves "the report and the dentist" part by part.
-func (e *executor) resolveParts(s grammar.Step) ([]listedTask, bool) {
-	var out []listedTask
+func (e *executor) resolveParts(s grammar.Step) ([]results.Task, bool) {
+	var out []results.Task
 	seen := map[int64]bool{}
 	for _, p := range s.Parts {
 		part := s
@@ -477,7 +437,7 @@ func (e *executor) resolveParts(s grammar.Step) ([]listedTask, bool) {
 
 // notFound says no task matches the words; when one task shares some of
 // them, it asks whether that one was meant.
-func (e *executor) notFound(s grammar.Step, listed []listedTask) {
+func (e *executor) notFound(s grammar.Step, listed []results.Task) {
 	phrase := strings.Join(s.Ref.Words, " ")
 	close, _ := closestTasks(listed, s.Ref.Words)
 	if len(close) != 1 {
@@ -494,12 +454,12 @@ func (e *executor) notFound(s grammar.Step, listed []listedTask) {
 // words are all in the name ("I paid the electricity bill" names "Pay
 // bill"). Only what was done is matched loosely: "delete the gym bag"
 // must not find "Gym".
-func matchTasks(tasks []listedTask, words []string, loose bool) []listedTask {
+func matchTasks(tasks []results.Task, words []string, loose bool) []results.Task {
 	query := slots.Stems(words)
 	if len(query) == 0 {
 		return nil
 	}
-	var out []listedTask
+	var out []results.Task
 	for _, t := range tasks {
 		if slots.ContainsAll(slots.Stems(slots.TitleWords(t.Title)), query) {
 			out = append(out, t)
@@ -518,9 +478,9 @@ func matchTasks(tasks []listedTask, words []string, loose bool) []listedTask {
 
 // closestTasks returns the tasks that share the most words with the name,
 // when some share any, and how many words they share.
-func closestTasks(tasks []listedTask, words []string) (closest []listedTask, shared int) {
+func closestTasks(tasks []results.Task, words []string) (closest []results.Task, shared int) {
 	query := slots.Stems(words)
-	best, out := 0, []listedTask(nil)
+	best, out := 0, []results.Task(nil)
 	for _, t := range tasks {
 		title := slots.Stems(slots.TitleWords(t.Title))
 		n := 0
@@ -531,7 +491,7 @@ func closestTasks(tasks []listedTask, words []string) (closest []listedTask, sha
 		}
 		switch {
 		case n > best:
-			best, out = n, []listedTask{t}
+			best, out = n, []results.Task{t}
 		case n == best && n > 0:
 			out = append(out, t)
 		}

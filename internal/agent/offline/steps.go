@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
@@ -76,19 +77,19 @@ func (e *executor) doAdd(items []grammar.Item) {
 		if it.Description != "" {
 			args["description"] = it.Description
 		}
-		e.queue(grammar.ActAdd, toolAddTask, args)
+		e.queue(grammar.ActAdd, results.ToolAddTask, args)
 	}
 }
 
 // act makes the step's calls on the tasks it resolved to.
-func (e *executor) act(s grammar.Step, targets []listedTask) {
+func (e *executor) act(s grammar.Step, targets []results.Task) {
 	switch s.Act {
 	case grammar.ActComplete:
 		if s.Vague && s.Ref.Kind == slots.RefAll && len(s.Ref.Except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
 			// "all done" says no more than a mood may: completing the
 			// whole list on it is asked first.
 			e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true},
-				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), taskLines(targets)))
+				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), results.TaskLines(targets)))
 			return
 		}
 		if s.AskFirst {
@@ -107,7 +108,7 @@ func (e *executor) act(s grammar.Step, targets []listedTask) {
 				e.setFocus(e.step, t)
 				continue
 			}
-			e.queue(grammar.ActComplete, toolCompleteTask, map[string]any{"task_id": t.ID})
+			e.queue(grammar.ActComplete, results.ToolCompleteTask, map[string]any{"task_id": t.ID})
 		}
 	case grammar.ActDelete:
 		if s.Ref.Kind == slots.RefAll && s.Ref.Status == "all" && len(targets) > 1 && !e.confirmedBefore(s, targets) {
@@ -116,11 +117,11 @@ func (e *executor) act(s grammar.Step, targets []listedTask) {
 				what = fmt.Sprintf("these %d tasks", len(targets))
 			}
 			e.ask(question{act: grammar.ActDelete, candidates: targets, confirm: true},
-				fmt.Sprintf("That would delete %s:\n%s\nShould I? Say \"yes\" to delete them.", what, taskLines(targets)))
+				fmt.Sprintf("That would delete %s:\n%s\nShould I? Say \"yes\" to delete them.", what, results.TaskLines(targets)))
 			return
 		}
 		for _, t := range targets {
-			e.queue(grammar.ActDelete, toolDeleteTask, map[string]any{"task_id": t.ID})
+			e.queue(grammar.ActDelete, results.ToolDeleteTask, map[string]any{"task_id": t.ID})
 		}
 	case grammar.ActUpdate, grammar.ActNote:
 		e.actOnOne(s, targets)
@@ -131,7 +132,7 @@ func (e *executor) act(s grammar.Step, targets []listedTask) {
 
 // askIfDone asks whether to mark tasks complete that the person said
 // they still have to finish: "yes" marks them, anything else leaves them.
-func (e *executor) askIfDone(targets []listedTask) {
+func (e *executor) askIfDone(targets []results.Task) {
 	targets, ok := e.existing(targets)
 	if !ok || len(targets) == 0 {
 		return
@@ -142,15 +143,15 @@ func (e *executor) askIfDone(targets []listedTask) {
 	}
 	e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true, ifDone: true},
 		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.",
-			describeTargets(targets), map[bool]string{true: "it's", false: "they're"}[len(targets) == 1], what))
+			results.DescribeTargets(targets), map[bool]string{true: "it's", false: "they're"}[len(targets) == 1], what))
 }
 
 // existing looks up the tasks known by number only before a question is
 // asked about them: a question never offers a task that is not there. It
 // says which are not, and returns the others with their titles; ok is
 // false when the run must stop to list the tasks.
-func (e *executor) existing(targets []listedTask) ([]listedTask, bool) {
-	listed := withoutDeleted(e.shown) // what the conversation last listed
+func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
+	listed := results.WithoutDeleted(e.shown) // what the conversation last listed
 	if e.fresh {
 		listed = e.listing
 	}
@@ -159,7 +160,7 @@ func (e *executor) existing(targets []listedTask) ([]listedTask, bool) {
 		if t.Title != "" {
 			continue
 		}
-		if found, ok := findTask(listed, t.ID); ok {
+		if found, ok := results.FindTask(listed, t.ID); ok {
 			targets[i] = found
 			continue
 		}
@@ -176,11 +177,11 @@ func (e *executor) existing(targets []listedTask) ([]listedTask, bool) {
 			return nil, false
 		}
 	}
-	var out []listedTask
+	var out []results.Task
 	for _, t := range targets {
-		found, ok := findTask(listed, t.ID)
+		found, ok := results.FindTask(listed, t.ID)
 		if !ok {
-			e.say("%s", taskNotFound(t.ID))
+			e.say("%s", results.TaskNotFound(t.ID))
 			continue
 		}
 		out = append(out, found)
@@ -188,23 +189,10 @@ func (e *executor) existing(targets []listedTask) ([]listedTask, bool) {
 	return out, true
 }
 
-// describeTargets names tasks for a question: "task 3, Call mom", or
-// "tasks 3 and 4".
-func describeTargets(targets []listedTask) string {
-	if len(targets) == 1 && targets[0].Title != "" {
-		return fmt.Sprintf("task %d, %s,", targets[0].ID, targets[0].Title)
-	}
-	ids := make([]int64, len(targets))
-	for i, t := range targets {
-		ids[i] = t.ID
-	}
-	return taskNumbers(ids)
-}
-
 // confirmedBefore reports a request led by a yes that answers the
 // question asking whether to do just that: "yes, delete everything" after
 // "That would delete all 7 of your tasks. Should I?".
-func (e *executor) confirmedBefore(s grammar.Step, targets []listedTask) bool {
+func (e *executor) confirmedBefore(s grammar.Step, targets []results.Task) bool {
 	q := e.mem.question
 	if !s.Confirmed || q == nil || !q.confirm || q.act != s.Act || len(q.candidates) != len(targets) {
 		return false
@@ -221,14 +209,14 @@ func (e *executor) confirmedBefore(s grammar.Step, targets []listedTask) bool {
 // states, from the list: "complete tasks 1 thru 4" says which of those
 // were done already. A number no task has stays as it was, for the tool
 // to say so.
-func (e *executor) withStates(targets []listedTask) []listedTask {
+func (e *executor) withStates(targets []results.Task) []results.Task {
 	listed, ok := e.tasks()
 	if !ok {
 		return nil
 	}
-	out := make([]listedTask, len(targets))
+	out := make([]results.Task, len(targets))
 	for i, t := range targets {
-		if current, found := findTask(listed, t.ID); found {
+		if current, found := results.FindTask(listed, t.ID); found {
 			t = current
 		}
 		out[i] = t
@@ -238,7 +226,7 @@ func (e *executor) withStates(targets []listedTask) []listedTask {
 
 // actOnOne changes one task: its title, its description, or a note added
 // to its description.
-func (e *executor) actOnOne(s grammar.Step, targets []listedTask) {
+func (e *executor) actOnOne(s grammar.Step, targets []results.Task) {
 	if len(targets) > 1 {
 		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, targets)
 		return
@@ -259,9 +247,9 @@ func (e *executor) actOnOne(s grammar.Step, targets []listedTask) {
 		if !ok {
 			return
 		}
-		current, found := findTask(listed, t.ID)
+		current, found := results.FindTask(listed, t.ID)
 		if !found {
-			e.say("%s", taskNotFound(t.ID))
+			e.say("%s", results.TaskNotFound(t.ID))
 			return
 		}
 		if current.Description != "" {
@@ -271,7 +259,7 @@ func (e *executor) actOnOne(s grammar.Step, targets []listedTask) {
 	if desc != "" {
 		args["description"] = desc
 	}
-	e.queue(s.Act, toolUpdateTask, args)
+	e.queue(s.Act, results.ToolUpdateTask, args)
 }
 
 // doFind answers a question about some tasks ("show me task 5", "do I
@@ -283,11 +271,11 @@ func (e *executor) doFind(s grammar.Step) {
 	if !ok {
 		return
 	}
-	var found []listedTask
+	var found []results.Task
 	var missing []int64
 	if s.Ref.Kind == slots.RefIDs {
 		for _, id := range s.Ref.IDs {
-			if t, ok := findTask(listed, id); ok {
+			if t, ok := results.FindTask(listed, id); ok {
 				found = append(found, t)
 			} else {
 				missing = append(missing, id)
@@ -302,41 +290,41 @@ func (e *executor) doFind(s grammar.Step) {
 			if len(ids) == 1 {
 				verb = "is"
 			}
-			e.say("Here %s %s:", verb, taskNumbers(ids))
+			e.say("Here %s %s:", verb, results.TaskNumbers(ids))
 		}
 	} else {
 		found = matchTasks(listed, s.Ref.Words, false)
 		if s.Status != "all" {
-			found = tasksWhere(found, func(t listedTask) bool { return t.Completed == (s.Status == "completed") })
+			found = results.TasksWhere(found, func(t results.Task) bool { return t.Completed == (s.Status == "completed") })
 		}
 		if len(found) == 0 {
 			e.say("You have no %s matching %q.", map[string]string{"all": "task", "pending": "pending task", "completed": "completed task"}[s.Status],
 				strings.Join(s.Ref.Words, " "))
 			return
 		}
-		e.say("You have %s matching %q:", plural(len(found), "task"), strings.Join(s.Ref.Words, " "))
+		e.say("You have %s matching %q:", results.Plural(len(found), "task"), strings.Join(s.Ref.Words, " "))
 	}
 	if len(found) > 0 {
-		e.say("%s", taskLines(found))
+		e.say("%s", results.TaskLines(found))
 		e.setFocus(e.step, found...)
 		e.shown = found
 	}
 	for _, id := range missing {
-		e.say("%s", taskNotFound(id))
+		e.say("%s", results.TaskNotFound(id))
 	}
 }
 
 // answerQuery says whether each task is done, from the task list.
-func (e *executor) answerQuery(targets []listedTask) {
+func (e *executor) answerQuery(targets []results.Task) {
 	listed, ok := e.tasks()
 	if !ok {
 		return
 	}
 	for _, t := range targets {
-		current, found := findTask(listed, t.ID)
+		current, found := results.FindTask(listed, t.ID)
 		switch {
 		case !found:
-			e.say("%s", taskNotFound(t.ID))
+			e.say("%s", results.TaskNotFound(t.ID))
 		case current.Completed:
 			e.say("Yes — task %d, %s, is done.", current.ID, current.Title)
 		default:

@@ -1,4 +1,4 @@
-package offline
+package results
 
 import (
 	"fmt"
@@ -137,9 +137,9 @@ func isNumber(low string) bool {
 	return true
 }
 
-// unkeptNote says what comes of what title holds that a task cannot keep,
+// UnkeptNote says what comes of what title holds that a task cannot keep,
 // leaving out the kinds already said in this reply; "" when nothing.
-func unkeptNote(title string, said map[string]bool) string {
+func UnkeptNote(title string, said map[string]bool) string {
 	var notes []string
 	for _, u := range unkeptIn(title) {
 		if said[u.kind] {

@@ -1,0 +1,155 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/taskchat/taskchat/internal/agent"
+)
+
+// This file writes what each tool call did, read from its result, and
+// how a reply names tasks: in a sentence, as a number, as a list.
+
+// ConfirmRound says what each call of the round did, one line per call:
+// the reply when a round holds calls the steps did not expect.
+func ConfirmRound(r Round) string {
+	lines := make([]string, 0, len(r.Calls))
+	for _, call := range r.Calls {
+		lines = append(lines, ConfirmCall(call, r.Outcome(call)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ConfirmCall says what call did, read from out: a line of the reply.
+func ConfirmCall(call agent.ToolCall, out Outcome) string {
+	switch {
+	case out.Error != "":
+		return describeToolError(call, out.Error)
+	case out.Text != "" && out.TaskID == 0 && out.Tasks == nil:
+		return Sentence(out.Text)
+	}
+	switch call.Name {
+	case ToolAddTask:
+		return Sentence(fmt.Sprintf("Added task %d: %s", out.TaskID, out.Title))
+	case ToolListTasks:
+		return describeList(callArgs(call).Status, out.Tasks, out.NextCursor != "")
+	case ToolCompleteTask:
+		return Sentence(fmt.Sprintf("Marked task %d as complete: %s", out.TaskID, out.Title))
+	case ToolDeleteTask:
+		return Sentence(fmt.Sprintf("Deleted task %d: %s", out.TaskID, out.Title))
+	case ToolUpdateTask:
+		return Sentence(fmt.Sprintf("Updated task %d: %s", out.TaskID, out.Title))
+	}
+	return fmt.Sprintf("Done (%s).", call.Name)
+}
+
+// describeToolError says a missing task plainly and passes any other error
+// sentence on as the tool wrote it.
+func describeToolError(call agent.ToolCall, msg string) string {
+	id := callArgs(call).TaskID
+	if id > 0 && strings.Contains(strings.ToLower(msg), "not found") {
+		return TaskNotFound(id)
+	}
+	return Sentence(msg)
+}
+
+// describeList writes one task per line with its id and state. more says
+// the listing has tasks after these.
+func describeList(status string, tasks []Task, more bool) string {
+	n := len(tasks)
+	var head string
+	switch {
+	case more:
+		noun := map[string]string{"pending": "pending task", "completed": "completed task"}[status]
+		if noun == "" {
+			noun = "task"
+		}
+		head = fmt.Sprintf("You have more than %s; here are the first %d:", Plural(n, noun), n)
+	case status == "pending" && n == 0:
+		return "You have no pending tasks — all caught up!"
+	case status == "completed" && n == 0:
+		return "You haven't completed any tasks yet."
+	case n == 0:
+		return `You have no tasks yet. Try "Add a task to buy groceries".`
+	case status == "pending":
+		head = fmt.Sprintf("You have %s:", Plural(n, "pending task"))
+	case status == "completed":
+		head = fmt.Sprintf("You have completed %s:", Plural(n, "task"))
+	default:
+		head = fmt.Sprintf("You have %s:", Plural(n, "task"))
+	}
+	lines := []string{head}
+	for _, t := range tasks {
+		lines = append(lines, TaskLine(t))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TaskLine is a task as a Markdown checklist item: "- [x] #3 Call mom".
+func TaskLine(t Task) string {
+	box := "[ ]"
+	if t.Completed {
+		box = "[x]"
+	}
+	line := strings.TrimRight(fmt.Sprintf("- %s #%d %s", box, t.ID, t.Title), " ") // a task known by its number only
+	if t.Description != "" {
+		line += " — " + t.Description
+	}
+	return line
+}
+
+// TaskLines is tasks as a Markdown checklist, one task a line.
+func TaskLines(ts []Task) string {
+	lines := make([]string, len(ts))
+	for i, t := range ts {
+		lines[i] = TaskLine(t)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Plural says n of noun: "1 task", "3 tasks".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Sentence ends s with a full stop unless it already ends a sentence.
+func Sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
+}
+
+// TaskNotFound says plainly that a task number names no task.
+func TaskNotFound(id int64) string {
+	return fmt.Sprintf("I couldn't find task %d — want to see your list?", id)
+}
+
+// TaskNumbers names tasks by number: "task 3", "tasks 3, 4 and 5".
+func TaskNumbers(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("task %d", ids[0])
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return "tasks " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// DescribeTargets names tasks for a question: "task 3, Call mom", or
+// "tasks 3 and 4".
+func DescribeTargets(targets []Task) string {
+	if len(targets) == 1 && targets[0].Title != "" {
+		return fmt.Sprintf("task %d, %s,", targets[0].ID, targets[0].Title)
+	}
+	ids := make([]int64, len(targets))
+	for i, t := range targets {
+		ids[i] = t.ID
+	}
+	return TaskNumbers(ids)
+}
