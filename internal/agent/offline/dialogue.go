@@ -174,7 +174,7 @@ func (e *executor) doCorrect(s grammar.Step) {
 // to list the tasks.
 func (e *executor) readsAsTitle(s grammar.Step, renamed results.Task) (titled, ok bool) {
 	ws := words.TrimPunctuation(words.Split(s.Text))
-	if len(ws) == 0 || grammar.TopicStarts[ws[0].Low] || prepositions[ws[0].Low] || grammar.WhenWords[ws[0].Low] || ws[0].Low == "add" {
+	if len(ws) == 0 || grammar.TopicStarts[ws[0].Low] || prepositions[ws[0].Low] || slots.WhenWords[ws[0].Low] || ws[0].Low == "add" {
 		return false, true
 	}
 	if len(ws) == 1 && len(strings.Fields(renamed.Title)) > 1 || len(ws) <= 3 && words.TaskNumber(ws[0]) != 0 {

@@ -1,0 +1,95 @@
+package slots
+
+import (
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
+	"github.com/taskchat/taskchat/internal/agent/offline/words"
+)
+
+// This file reads what a question about the list asks for: whether it is
+// about the list at all, and which tasks, pending, completed or all.
+
+// ListFiller are words that may go with the list's name in a message that
+// only asks for the list: see the lexicon.
+var ListFiller = lexicon.Words("list filler")
+
+// AboutTheList reports words of a question that are about the list:
+// "what's left?", "what do I have?", not "what should I have for dinner?".
+func AboutTheList(ws []words.Word) bool {
+	vague, lastVague := false, 0
+	for i, w := range ws {
+		if ListTopics[w.Low] || words.StatusWord(w.Low) != "" || owesDoing(ws, i) {
+			return true
+		}
+		if VagueTopics[w.Low] {
+			vague, lastVague = true, i
+		}
+	}
+	// "what should I have for dinner?": what follows the vague word is
+	// about something else.
+	return vague && len(ws) <= 5 && !saysWhatFor(ws[lastVague+1:])
+}
+
+// saysWhatFor reports words that say what a vague question is about:
+// "for dinner", "on TV", "about cooking".
+func saysWhatFor(ws []words.Word) bool {
+	for i, w := range ws {
+		if whatForWords[w.Low] && i+1 < len(ws) && !ListFiller[ws[i+1].Low] && words.StatusWord(ws[i+1].Low) == "" && !WhenWords[ws[i+1].Low] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	whatForWords = lexicon.Words("what for words")
+	// WhenWords keep a question about the list: "what do I have on today?".
+	WhenWords = lexicon.Words("when words")
+)
+
+// owesDoing reports whether ws[i] is the "do" of "have to do", "need to
+// do", "got to do": a question about what the person has to do is about
+// their list however long it is ("what do I need to do today?"), where
+// "what is there to do in Paris?" is not.
+func owesDoing(ws []words.Word, i int) bool {
+	return i >= 2 && ws[i].Low == "do" && ws[i-1].Low == "to" && obligations[ws[i-2].Low]
+}
+
+var obligations = lexicon.Words("obligations")
+
+// StatusOf picks the state a listing asks for: "pending", "still to do"
+// and "not done" mean pending; "completed", "done" and "finished" mean
+// completed; anything else means all.
+func StatusOf(ws []words.Word) string {
+	negated := false
+	for i, w := range ws {
+		switch w.Low {
+		case "still", "yet", "left", "next", "plate", "today", "due":
+			return "pending"
+		case "did":
+			// "the stuff I already did", "what I did": what was done.
+			if i > 0 && (ws[i-1].Low == "already" || i == len(ws)-1 && (ws[i-1].Low == "i" || ws[i-1].Low == "we")) {
+				return "completed"
+			}
+		case "finish", "accomplish", "accomplished":
+			if !negated {
+				return "completed"
+			}
+		case "not", "haven't", "havent", "didn't", "didnt", "isn't", "aren't", "un":
+			negated = true
+		case "do":
+			if owesDoing(ws, i) {
+				return "pending"
+			}
+		}
+		switch words.StatusWord(w.Low) {
+		case "pending":
+			return "pending"
+		case "completed":
+			if negated {
+				return "pending"
+			}
+			return "completed"
+		}
+	}
+	return "all"
+}
