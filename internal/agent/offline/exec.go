@@ -68,6 +68,7 @@ type executor struct {
 	shown      []results.Task // see memory.shown
 	question   *question
 	offerLine  int             // the line of the offer to add that question is, or -1
+	partial    bool            // listing is the first page of more (see firstPage)
 	unkeptSaid map[string]bool // the kinds of unkept words a reply has said of (see results.UnkeptNote)
 	step       int
 	sent       *agent.Response // the round to send: the run stops there
@@ -90,6 +91,9 @@ type queued struct {
 	// listed holds the earlier pages of a lookup: the call reads the page
 	// after them.
 	listed []results.Task
+	// firstPage marks a lookup that reads the first page only (see
+	// executor.firstPage).
+	firstPage bool
 }
 
 // listPage is how many tasks the model asks list_tasks for at once: the
@@ -109,7 +113,7 @@ func listCall(status string) plannedCall {
 // nextPage is the call that reads the page after out, the outcome of q;
 // ok is false when out was the last page, or q a listing only shown.
 func nextPage(q queued, out results.Outcome) (queued, bool) {
-	if !q.lookup || out.Error != "" || out.NextCursor == "" {
+	if !q.lookup || q.firstPage || out.Error != "" || out.NextCursor == "" {
 		return queued{}, false
 	}
 	args := maps.Clone(q.call.args)
@@ -239,7 +243,9 @@ func (e *executor) send() {
 // record reads one call's outcome into the reply and the focus.
 func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 	if q.lookup {
-		e.listing, e.fresh = out.Tasks, out.Error == ""
+		// A first page of more is no whole list: what needs one reads on.
+		e.listing, e.fresh = out.Tasks, out.Error == "" && (!q.firstPage || out.NextCursor == "")
+		e.partial = q.firstPage && out.NextCursor != ""
 	}
 	if q.line < 0 {
 		if out.Error != "" {
@@ -325,6 +331,23 @@ func (e *executor) tasks() ([]results.Task, bool) {
 		}
 	}
 	return e.listing, true
+}
+
+// firstPage returns the tasks of the first page of the list, listing it
+// when the list is not known, and whether they are the whole list: enough
+// to look up a few tasks by number without reading a long list whole,
+// which every later model call would read again. ok is false when the run
+// must stop here or the list could not be read.
+func (e *executor) firstPage() (tasks []results.Task, whole, ok bool) {
+	if e.fresh {
+		return e.listing, true, true
+	}
+	e.batch = append(e.batch, queued{call: listCall("all"), line: -1, step: e.step, lookup: true, firstPage: true})
+	e.flush()
+	if e.stopped() || !e.fresh && !e.partial {
+		return nil, false, false
+	}
+	return e.listing, !e.partial, true
 }
 
 // currentFocus returns what "it" and "them" mean now: what this message

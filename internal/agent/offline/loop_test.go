@@ -167,3 +167,31 @@ func TestOfflineReadsALongListWhole(t *testing.T) {
 		t.Fatalf("the dentist task is still there: %+v, %v", page.Items, err)
 	}
 }
+
+// A question about a task said by its number looks it up on the first
+// page of the list only: in a list longer than a page, a task further down
+// is asked about by its number, for reading on would cost more than
+// asking (every later model call reads each page again).
+func TestOfflineLooksUpANumberOnTheFirstPageOnly(t *testing.T) {
+	ctx := context.Background()
+	svc, user := tasks.NewService(memstore.NewTasks()), "ana"
+	for i := 1; i <= listPage+100; i++ {
+		if _, err := svc.Add(ctx, user, fmt.Sprintf("Water the plants, round %d", i), "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := mcptools.Connect(ctx, user, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	say := sayTo(t, cs)
+	near := say("I need to finish task 7")
+	if len(near.Calls) != 1 || !strings.Contains(near.Reply, "task 7, Water the plants, round 7,") {
+		t.Errorf("task 7 of %d: %d calls, reply %q; want one page read and the task named", listPage+100, len(near.Calls), near.Reply)
+	}
+	far := say(fmt.Sprintf("I need to finish task %d", listPage+50))
+	if len(far.Calls) != 1 || !strings.Contains(far.Reply, fmt.Sprintf("Should I mark task %d as complete?", listPage+50)) {
+		t.Errorf("task %d of %d: %d calls, reply %q; want one page read and the task asked about by number", listPage+50, listPage+100, len(far.Calls), far.Reply)
+	}
+}

@@ -148,8 +148,10 @@ func (e *executor) askIfDone(targets []results.Task) {
 
 // existing looks up the tasks known by number only before a question is
 // asked about them: a question never offers a task that is not there. It
-// says which are not, and returns the others with their titles; ok is
-// false when the run must stop to list the tasks.
+// says which are not, and returns the others with their titles; in a list
+// longer than a page it reads the first page only, and a task not on it is
+// asked about by its number. ok is false when the run must stop to list
+// the tasks.
 func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	listed := results.WithoutDeleted(e.shown) // what the conversation last listed
 	if e.fresh {
@@ -172,9 +174,20 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 			// again: as it was answered, by number.
 			return targets, true
 		}
-		var ok bool
-		if listed, ok = e.tasks(); !ok {
+		page, whole, ok := e.firstPage()
+		if !ok {
 			return nil, false
+		}
+		listed = page
+		if !whole {
+			// A long list: a task not on its first page is asked about
+			// by its number, as reading on would cost more than asking.
+			for i, t := range targets {
+				if found, ok := results.FindTask(listed, t.ID); ok {
+					targets[i] = found
+				}
+			}
+			return targets, true
 		}
 	}
 	var out []results.Task
