@@ -225,9 +225,53 @@ func (r *run) stop(reason StopReason, why string) Result {
 	if r.reply.Len() > 0 {
 		r.emitText("\n\n")
 	}
-	r.emitText(why + " What I did so far is saved; tell me how you'd like to continue.")
+	r.emitText(why + " What I did so far is saved" + progress(r.res.Calls) + "; tell me how you'd like to continue.")
 	return r.res
 }
+
+// progress says what the calls of a turn stopped at a limit changed, so
+// the person knows where it stopped: ": I added 20 tasks (Bread, Eggs, …)".
+// It reads the task tools' results; other calls say nothing here.
+func progress(calls []Call) string {
+	var order []string
+	done := map[string][]string{}
+	for _, c := range calls {
+		var res tasks.ChangeResult
+		if c.IsError || json.Unmarshal(c.Result, &res) != nil || res.Title == "" || progressVerbs[res.Status] == "" {
+			continue
+		}
+		if _, ok := done[res.Status]; !ok {
+			order = append(order, res.Status)
+		}
+		done[res.Status] = append(done[res.Status], res.Title)
+	}
+	var parts []string
+	for _, status := range order {
+		titles := done[status]
+		noun := "tasks"
+		if len(titles) == 1 {
+			noun = "task"
+		}
+		shown := titles[:min(len(titles), progressTitles)]
+		more := ""
+		if len(titles) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(titles)-len(shown))
+		}
+		parts = append(parts, fmt.Sprintf("I %s %d %s (%s%s)", progressVerbs[status], len(titles), noun, strings.Join(shown, ", "), more))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, "; ")
+}
+
+// progressVerbs say what each change did; progressTitles is how many
+// titles of each are named.
+var progressVerbs = map[string]string{
+	tasks.StatusCreated: "added", tasks.StatusDone: "completed", tasks.StatusDeleted: "deleted", tasks.StatusUpdated: "changed",
+}
+
+const progressTitles = 25
 
 // fail ends the turn on an error: the caller's cancellation stays a context
 // error, the turn's own deadline becomes a model timeout.

@@ -441,3 +441,22 @@ func (noTools) Definitions(context.Context) ([]ToolDef, error) { return nil, nil
 func (noTools) Call(context.Context, Call) (*mcp.CallToolResult, error) {
 	return nil, errors.New("no tools")
 }
+
+// A turn stopped at a limit says what it changed before it stopped, so
+// the person knows where it stopped: the tasks added, completed, deleted
+// or changed, a few named.
+func TestRunStoppedSaysWhatItChanged(t *testing.T) {
+	t.Parallel()
+	many := Response{}
+	for i := range 30 {
+		many.ToolCalls = append(many.ToolCalls, ToolCall{ID: fmt.Sprint("c", i), Name: "add_task", Arguments: fmt.Sprintf(`{"title":"Item %d"}`, i+1)})
+	}
+	model := &scripted{script: []Response{many, answer("never reached")}}
+	res, err := Run(context.Background(), Input{Model: model, Tools: SessionTools(mustTaskTools(t)), Message: "x", Limits: limitsWith(func(l *Limits) { l.MaxToolCalls = 27 })})
+	if err != nil || res.Stop != StopMaxToolCalls {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if want := "What I did so far is saved: I added 27 tasks (Item 1, Item 2,"; !strings.Contains(res.Reply, want) || !strings.Contains(res.Reply, "Item 25 and 2 more);") {
+		t.Errorf("reply %q; want it to say %q… and name 25 of them", res.Reply, want)
+	}
+}
