@@ -1,6 +1,6 @@
 // Package memstore keeps users' tasks in memory: a tasks.Store for tests
 // that run the task tools, and the models that call them, many times over
-// without a database (the offline model's evaluation runs 836 conversations
+// without a database (the offline model's evaluation runs its conversations
 // on it in a few seconds).
 //
 // It answers as the PostgreSQL store (internal/store) does, and its tests

@@ -25,8 +25,8 @@ func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
 var all = flag.Bool("all", false, "run every case of the evaluation through the engine, not a sample")
 
 // sampleEvery picks the sample: every 15th case of each kind, from the
-// first; 63 cases of the 836, of every kind, 19 of them conversations of
-// several messages.
+// first: cases of every kind, conversations of several messages among
+// them.
 const sampleEvery = 15
 
 // TestEvaluation runs a sample of the evaluation's cases through the real
