@@ -37,6 +37,9 @@ type memory struct {
 	// cat", "the first one" is the dog, though the last turn was about the
 	// cat alone.
 	run []results.Task
+	// cutShort is 1 + the index of the last turn when it stopped before
+	// all it asked for was done (at a limit): "continue" carries it on.
+	cutShort int
 }
 
 // question is what the assistant asked and waits an answer to.
@@ -76,6 +79,9 @@ type executor struct {
 	sawRefusal bool            // the person said no
 	lastAct    grammar.Action  // the last change made
 	made       map[string]bool // the deletes and completions queued, by tool and task
+	// quietRounds are the first rounds, made by a turn stopped at a limit
+	// that this one carries on: what they did is not said again.
+	quietRounds int
 }
 
 // queued is a call waiting in the batch, and where its outcome goes.
@@ -208,12 +214,16 @@ func (e *executor) flush() {
 		}
 		round := e.rounds[e.next]
 		e.next++
-		if !holds(round, e.batch) {
+		held := heldPrefix(round, e.batch)
+		if held < len(round.Calls) || held == 0 {
 			e.broken = true
 			return
 		}
-		batch := e.batch
-		e.batch = nil
+		// A round that holds the first calls of the batch only was cut
+		// short at a limit: the rest of the batch goes on to the next.
+		batch, rest := e.batch[:held], e.batch[held:]
+		e.batch = append([]queued(nil), rest...)
+		quiet := e.next <= e.quietRounds
 		for i, q := range batch {
 			out := round.Outcome(round.Calls[i])
 			if next, more := nextPage(q, out); more {
@@ -224,6 +234,9 @@ func (e *executor) flush() {
 				out.Tasks = append(q.listed, out.Tasks...)
 			}
 			e.record(q, out, round.Calls[i])
+			if quiet && q.line >= 0 {
+				e.lines[q.line] = "" // said by the turn that made it
+			}
 		}
 	}
 }
@@ -291,26 +304,34 @@ func (e *executor) setFocus(step int, tasks ...results.Task) {
 // listing's limit is not compared: one recorded without a limit was made
 // before list_tasks answered a page and holds every task, and one recorded
 // with another is a page of another size, whose cursor goes on from it.
-func holds(r results.Round, batch []queued) bool {
-	if len(r.Calls) != len(batch) {
+// heldPrefix returns how many of the batch's first calls the round holds,
+// in order; all of them when the round is the batch.
+func heldPrefix(r results.Round, batch []queued) int {
+	if len(r.Calls) > len(batch) {
+		return 0
+	}
+	for i, q := range batch[:len(r.Calls)] {
+		if !holdsCall(r.Calls[i], q) {
+			return i
+		}
+	}
+	return len(r.Calls)
+}
+
+// holdsCall reports whether c is the call q plans: the same tool and
+// arguments (a listing's page size aside).
+func holdsCall(c agent.ToolCall, q queued) bool {
+	var got, wantArgs map[string]any
+	want, _ := json.Marshal(q.call.args)
+	_ = json.Unmarshal(want, &wantArgs)
+	if c.Name != q.call.tool || json.Unmarshal([]byte(c.Arguments), &got) != nil {
 		return false
 	}
-	for i, q := range batch {
-		var got, wantArgs map[string]any
-		want, _ := json.Marshal(q.call.args)
-		_ = json.Unmarshal(want, &wantArgs)
-		if r.Calls[i].Name != q.call.tool || json.Unmarshal([]byte(r.Calls[i].Arguments), &got) != nil {
-			return false
-		}
-		if q.call.tool == results.ToolListTasks {
-			delete(got, "limit")
-			delete(wantArgs, "limit")
-		}
-		if !reflect.DeepEqual(got, wantArgs) {
-			return false
-		}
+	if q.call.tool == results.ToolListTasks {
+		delete(got, "limit")
+		delete(wantArgs, "limit")
 	}
-	return true
+	return reflect.DeepEqual(got, wantArgs)
 }
 
 // tasks returns the task list as it is after every change said so far,

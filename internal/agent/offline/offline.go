@@ -72,8 +72,19 @@ func respond(msgs []agent.Message) agent.Response {
 	if mem.question == nil && len(mem.focus) == 1 {
 		mem.run = r.changeRun(last, mem.lastAct)
 	}
-	e := newExecutor(mem, turns[last].rounds, &callIDs{next: countToolCalls(msgs) + 1})
-	e.run(r.steps(last))
+	steps, rounds, quiet := r.steps(last), turns[last].rounds, 0
+	if mem.cutShort > 0 && carriesOn(steps, mem) {
+		// "continue" after a turn stopped at a limit: that turn's request
+		// again, over its rounds and then this turn's, saying only what
+		// this turn does.
+		cut := mem.cutShort - 1
+		mem = r.recall(cut, 1)
+		steps, quiet = r.steps(cut), len(turns[cut].rounds)
+		rounds = append(append([]results.Round(nil), turns[cut].rounds...), rounds...)
+	}
+	e := newExecutor(mem, rounds, &callIDs{next: countToolCalls(msgs) + 1})
+	e.quietRounds = quiet
+	e.run(steps)
 	switch {
 	case e.sent != nil:
 		return *e.sent
@@ -81,6 +92,15 @@ func respond(msgs []agent.Message) agent.Response {
 		return agent.Response{Text: results.ConfirmRound(turns[last].rounds[len(turns[last].rounds)-1])}
 	}
 	return agent.Response{Text: e.reply()}
+}
+
+// carriesOn reports a message that asks to carry on the last turn's
+// request: "continue", "the rest", or a yes with no question open.
+func carriesOn(steps []grammar.Step, mem memory) bool {
+	if len(steps) != 1 {
+		return false
+	}
+	return steps[0].Act == grammar.ActContinue || steps[0].Act == grammar.ActYes && mem.question == nil
 }
 
 // turn is one user message and the tool rounds that followed it.
@@ -167,7 +187,11 @@ func (r *reading) lookBack(end, depth int) memory {
 			return mem
 		}
 		if len(r.turns[i].rounds) > 0 || e.sawRefusal || e.focusStep >= 0 {
-			return memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
+			mem := memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
+			if e.sent != nil && i == end-1 { // it wanted calls it never made
+				mem.cutShort = i + 1
+			}
+			return mem
 		}
 	}
 	return memory{}

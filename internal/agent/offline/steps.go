@@ -27,6 +27,8 @@ func (e *executor) do(s grammar.Step) {
 		return
 	}
 	switch s.Act {
+	case grammar.ActContinue: // with nothing stopped to carry on (see respond)
+		e.say("There's nothing I stopped in the middle of. What should I do next?")
 	case grammar.ActAdd:
 		e.doAdd(s.Items)
 	case grammar.ActList:

@@ -30,6 +30,7 @@ const (
 	ActNo              // "no" to the open question
 	ActSuggest         // words that might be a task: ask whether to add them
 	ActCorrect         // "no, I meant task 4": the last change, made again on what was meant
+	ActContinue        // "continue", "do the rest": carry on a request stopped at a limit
 )
 
 // Step is one thing a message asks for, in the order it was said.
@@ -163,6 +164,11 @@ var grammar = compileGrammar([]rule{
 	{pattern: "set|change|update|give|make|assign {task} @dated to|: {value}", build: aboutDates},
 	{pattern: "give|assign {task} a|an|the @dated :? {value}?", build: aboutDates},
 	{pattern: "set|give|make|assign|add|put a|an|the? @dated", alone: true, build: reply(NoDatesText)},
+	// Carrying on a request the last turn stopped at a limit: "continue",
+	// "add the rest" (a yes with no question open carries it on too).
+	{pattern: "continue|keep_going|carry_on|resume please?", alone: true, build: only(ActContinue)},
+	{pattern: "and|now? do|add|finish|continue_with the rest|remaining of_them|of_the_list|ones?", alone: true, build: only(ActContinue)},
+	{pattern: "and? the rest|remaining of_them|of_the_list|ones? too|please?", alone: true, build: only(ActContinue)},
 	{pattern: "@yes", alone: true, build: only(ActYes)},
 	{pattern: "@no", alone: true, build: only(ActNo)},
 	// Keeping what was pointed at is a no: "keep them", "leave it alone",
