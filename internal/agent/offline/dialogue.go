@@ -90,7 +90,7 @@ func (e *executor) answerOffer(s grammar.Step, offered []results.Task, more bool
 	}
 	for _, t := range targets {
 		if _, ok := results.FindTask(offered, t.ID); !ok || more {
-			e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: targets, confirm: true}, offerText(s.Act, targets))
+			e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: targets, confirm: true}, results.OfferText(s.Act, targets))
 			return
 		}
 	}
@@ -109,7 +109,7 @@ func (e *executor) offerAllBut(s grammar.Step, offered []results.Task) {
 		e.askAgain()
 		return
 	}
-	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: left, confirm: true}, offerText(s.Act, left))
+	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: left, confirm: true}, results.OfferText(s.Act, left))
 }
 
 // namesTask reports whether a name said alone, or one of its parts,
@@ -212,7 +212,7 @@ func (e *executor) doMeant(s grammar.Step) {
 			return
 		}
 		for _, t := range e.mem.focus {
-			e.say("%s", stays(e.mem.lastAct, t))
+			e.say("%s", results.Stays(e.mem.lastAct, t))
 		}
 		return
 	}
@@ -225,17 +225,6 @@ func (e *executor) doMeant(s grammar.Step) {
 			e.say("Task %d, %s, that I added before is still on your list.", t.ID, t.Title)
 		}
 	}
-}
-
-// stays says that the change a turn made on t stays made.
-func stays(a grammar.Action, t results.Task) string {
-	switch a {
-	case grammar.ActDelete:
-		return fmt.Sprintf("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
-	case grammar.ActComplete:
-		return fmt.Sprintf("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
-	}
-	return fmt.Sprintf("Okay — task %d, %s, stays on your list as it is.", t.ID, t.Title)
 }
 
 func containsID(ids []int64, id int64) bool {
@@ -350,14 +339,8 @@ func (e *executor) askAgain() {
 	case q.act == grammar.ActAdd:
 		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].Title))
 	default:
-		e.ask(*q, offerText(q.act, q.candidates))
+		e.ask(*q, results.OfferText(q.act, q.candidates))
 	}
-}
-
-// offerText asks whether to make change a on tasks, nothing done yet.
-func offerText(a grammar.Action, tasks []results.Task) string {
-	return fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
-		actionVerbs[a], results.TaskLines(tasks))
 }
 
 // refusedText answers a no: the list stays as it was, unless this
@@ -399,45 +382,23 @@ func (e *executor) doSuggest(s grammar.Step) {
 func (e *executor) offerAdd(it grammar.Item) {
 	if q := e.question; q != nil && q.act == grammar.ActAdd && q.confirm && e.offerLine >= 0 {
 		q.items = append(q.items, it)
-		e.lines[e.offerLine] = offerAddText(q.items)
+		e.lines[e.offerLine] = results.OfferAddText(q.items)
 		return
 	}
-	e.ask(question{act: grammar.ActAdd, items: []grammar.Item{it}, confirm: true}, offerAddText([]grammar.Item{it}))
+	e.ask(question{act: grammar.ActAdd, items: []grammar.Item{it}, confirm: true}, results.OfferAddText([]grammar.Item{it}))
 	e.offerLine = len(e.lines) - 1
-}
-
-func offerAddText(items []grammar.Item) string {
-	if len(items) == 1 {
-		return fmt.Sprintf("Should I add %q to your list? Say \"yes\" to add it.", items[0].Title)
-	}
-	titles := make([]string, len(items))
-	for i, it := range items {
-		titles[i] = fmt.Sprintf("- %s", it.Title)
-	}
-	return fmt.Sprintf("Should I add these %d tasks to your list?\n%s\nSay \"yes\" to add them all.", len(items), strings.Join(titles, "\n"))
 }
 
 // askWhich asks which task an action is for, listing the candidates.
 func (e *executor) askWhich(q question, candidates []results.Task) {
-	verb := actionVerbs[q.act]
+	verb := results.ActionVerbs[q.act]
 	q.candidates = candidates
 	if len(candidates) == 0 {
-		e.ask(q, fmt.Sprintf("Which task should I %s? Tell me its number, like \"%s\", or a word from its title.", verb, example(q.act, 0)))
+		e.ask(q, fmt.Sprintf("Which task should I %s? Tell me its number, like \"%s\", or a word from its title.", verb, results.Example(q.act, 0)))
 		return
 	}
-	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, results.TaskLines(candidates), example(q.act, candidates[0].ID)))
+	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, results.TaskLines(candidates), results.Example(q.act, candidates[0].ID)))
 }
-
-// actionVerbs and actionExamples word the questions about each action.
-var (
-	actionVerbs = map[grammar.Action]string{
-		grammar.ActComplete: "mark as complete", grammar.ActDelete: "delete", grammar.ActUpdate: "change", grammar.ActNote: "add the note to", grammar.ActQuery: "check",
-	}
-	actionExamples = map[grammar.Action]string{
-		grammar.ActComplete: "Complete task %d", grammar.ActDelete: "Delete task %d", grammar.ActUpdate: "Change task %d to 'Call mom tonight'",
-		grammar.ActNote: "Task %d", grammar.ActQuery: "Is task %d done?",
-	}
-)
 
 // actionOnIt says what "yes" to a question about one task does.
 var actionOnIt = map[grammar.Action]string{

@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
@@ -12,16 +11,6 @@ import (
 // by its number names one of the person's own, one the conversation has
 // shown; with none known it names no number at all, for "Change task 3 to
 // …" would point at a task that may not exist.
-
-// example is the example of asking for act on task id, or on whichever
-// task the reply can name when id is 0.
-func example(a grammar.Action, id int64) string {
-	number := grammar.AnyTask
-	if id > 0 {
-		number = fmt.Sprint(id)
-	}
-	return strings.Replace(actionExamples[a], "%d", number, 1)
-}
 
 // fill names tasks the conversation knows in text's examples.
 func (e *executor) fill(text string) string {

@@ -67,7 +67,7 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 	}
 	kept := results.TasksWhere(targets, func(t results.Task) bool { return !out[t.ID] })
 	if len(kept) == 0 {
-		e.say("Leaving those out, there was nothing left to %s.", actionVerbs[s.Act])
+		e.say("Leaving those out, there was nothing left to %s.", results.ActionVerbs[s.Act])
 		return nil, false
 	}
 	return kept, true
@@ -251,7 +251,7 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 	targets, ok := pickFromFocus(listed, s.Ref)
 	if !ok {
 		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
-			results.Plural(len(listed), "task"), example(s.Act, 0))
+			results.Plural(len(listed), "task"), results.Example(s.Act, 0))
 	}
 	if ok && s.Ref.Kind == slots.RefOrdinal && s.Ref.Index >= 0 && placesDiffer(listed, targets, s.Ref.Index) {
 		e.askPlaceOrNumber(s, listed, targets)
@@ -286,7 +286,7 @@ func (e *executor) askPlaceOrNumber(s grammar.Step, listed, targets []results.Ta
 	}
 	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: candidates},
 		fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			results.TaskLines(candidates), actionVerbs[s.Act], example(s.Act, candidates[0].ID)))
+			results.TaskLines(candidates), results.ActionVerbs[s.Act], results.Example(s.Act, candidates[0].ID)))
 }
 
 // pickFromFocus returns the tasks of focus a pronoun or an ordinal points
@@ -330,26 +330,10 @@ func (e *executor) askWhatToDo(r slots.Ref) {
 		}
 		targets, _ = pickFromFocus(focus, r)
 	}
-	e.say("%s", whatToDoText(targets))
+	e.say("%s", results.WhatToDoText(targets))
 	if len(targets) > 0 {
 		e.setFocus(e.step, targets...)
 	}
-}
-
-func whatToDoText(targets []results.Task) string {
-	switch {
-	case len(targets) == 0:
-		return `What should I do? For example: "Mark task ` + grammar.AnyTask + ` as complete", "Delete task ` + grammar.AnyTask + `" or "What's pending?"`
-	case targets[0].Title == "": // known by number only
-		ids := make([]int64, len(targets))
-		for i, t := range targets {
-			ids[i] = t.ID
-		}
-		return fmt.Sprintf("What should I do with %s? For example: \"Mark task %d as complete\" or \"Delete task %d\".", results.TaskNumbers(ids), ids[0], ids[0])
-	case len(targets) == 1:
-		return fmt.Sprintf("What should I do with task %d, %s? For example: \"Mark it as complete\" or \"Delete it\".", targets[0].ID, targets[0].Title)
-	}
-	return fmt.Sprintf("What should I do with these %d tasks?\n%s\nFor example: \"Mark them as complete\" or \"Delete them\".", len(targets), results.TaskLines(targets))
 }
 
 // resolveAll reads "everything", "all my completed tasks": completing
@@ -370,15 +354,10 @@ func (e *executor) resolveAll(s grammar.Step) ([]results.Task, bool) {
 		}
 	}
 	if len(out) == 0 {
-		e.say("%s", nothingToDo(s.Act, status))
+		e.say("%s", results.NothingToDo(s.Act, status))
 		return nil, false
 	}
 	return out, true
-}
-
-func nothingToDo(a grammar.Action, status string) string {
-	what := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
-	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, actionVerbs[a])
 }
 
 // resolveName finds the task whose title holds the words said. Several
@@ -408,7 +387,7 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 	case len(matches) > 1 && !r.Plural:
 		q := question{act: s.Act, title: s.Title, desc: s.Desc, candidates: matches}
 		e.ask(q, fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			len(matches), strings.Join(r.Words, " "), results.TaskLines(matches), actionVerbs[s.Act], example(s.Act, matches[0].ID)))
+			len(matches), strings.Join(r.Words, " "), results.TaskLines(matches), results.ActionVerbs[s.Act], results.Example(s.Act, matches[0].ID)))
 		return nil, false
 	}
 	return matches, true

@@ -4,17 +4,20 @@
 // them, each call's Outcome), holds the tasks those results name (task.go),
 // writes what each call did and how tasks are named in a sentence or a
 // list (reply.go), finds what an added title says that a task cannot keep
-// yet — a date, a priority, a repeat — and says so (unkept.go), and fills
-// the examples of a fixed text with the person's own tasks (examples.go).
-// It keeps no state of the conversation: every function answers from its
-// arguments. It imports the lexicon, package words, and the grammar only
-// for AnyTask, the place an example's task number goes.
+// yet — a date, a priority, a repeat — and says so (unkept.go), words the
+// questions and offers a reply makes (questions.go), and fills the
+// examples of a fixed text with the person's own tasks (examples.go). It
+// keeps no state of the conversation: every function answers from its
+// arguments. It imports the lexicon, package words, and the grammar for
+// its actions and AnyTask, the place an example's task number goes.
 //
 // It gives the executor above it Round and RoundAt to read the rounds,
 // Outcome and Task to read them into, the tool names (ToolAddTask …), the
 // list helpers (FindTask, TasksWhere, WithoutDeleted …), and the wording:
 // ConfirmCall and ConfirmRound, TaskLines, TaskNumbers, TaskNotFound,
-// Sentence, Plural, UnkeptNote and FillExamples.
+// Sentence, Plural, UnkeptNote, FillExamples, and the questions' words
+// (OfferText, OfferAddText, WhatToDoText, NothingToDo, Stays, Example,
+// ActionVerbs).
 //
 // A fix here changes how a result is read or said: a sentence of a reply,
 // a tool's result field the replies need, a word of the lexicon's date,
