@@ -270,7 +270,7 @@ func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 	if out.Error != "" {
 		return
 	}
-	if q.act == grammar.ActAdd {
+	if _, titled := q.call.args["title"]; titled && (q.act == grammar.ActAdd || q.act == grammar.ActUpdate) {
 		if e.unkeptSaid == nil {
 			e.unkeptSaid = map[string]bool{}
 		}

@@ -113,6 +113,10 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 			e.queue(grammar.ActComplete, results.ToolCompleteTask, map[string]any{"task_id": t.ID})
 		}
 	case grammar.ActDelete:
+		if s.AskFirst {
+			e.ask(question{act: grammar.ActDelete, candidates: targets, confirm: true}, results.OfferText(grammar.ActDelete, targets))
+			return
+		}
 		if s.Ref.Kind == slots.RefAll && s.Ref.Status == "all" && len(targets) > 1 && !e.confirmedBefore(s, targets) {
 			what := fmt.Sprintf("all %d of your tasks", len(targets))
 			if len(s.Ref.Except) > 0 {

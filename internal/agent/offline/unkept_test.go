@@ -10,18 +10,20 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
 )
 
-// An added task whose title holds a date, a priority or a repeat is added
-// as written, and the reply says nothing more comes of those words.
+// A task added or renamed with a title that holds a date, a priority or a
+// repeat keeps those words as written, and the reply says nothing more
+// comes of them.
 func TestOfflineSaysWhatATaskCannotKeep(t *testing.T) {
 	for say, want := range map[string]string{
 		"add pay rent tomorrow at 5":         `no due dates yet, so "tomorrow at 5" is only part of the title`,
 		"add renew passport, high priority":  `no priorities yet, so "high priority" is only part of the title`,
 		"add take out the bins every monday": `don't repeat yet, so "every monday" is only part of the title`,
+		"rename task 2 to call mom every sunday": `don't repeat yet, so "every sunday" is only part of the title`,
 	} {
 		msgs := []agent.Message{userSays(say)}
 		first, _ := mustStream(t, msgs...)
-		if len(first.ToolCalls) != 1 || first.ToolCalls[0].Name != results.ToolAddTask {
-			t.Fatalf("%q: calls %v, want one add", say, first.ToolCalls)
+		if len(first.ToolCalls) != 1 || first.ToolCalls[0].Name != results.ToolAddTask && first.ToolCalls[0].Name != results.ToolUpdateTask {
+			t.Fatalf("%q: calls %v, want one add or update", say, first.ToolCalls)
 		}
 		var args struct{ Title string }
 		_ = json.Unmarshal([]byte(first.ToolCalls[0].Arguments), &args)

@@ -257,10 +257,20 @@ func deed(c clause) (Step, bool) {
 		ws[1].Low == "i" || ws[1].Low == "we" || ws[1].Low == "you":
 		return Step{}, false
 	}
+	if removedWords[ws[0].Low] {
+		// "I deleted the passport one": gone from the person's plans, or
+		// from another list; deleting it here is asked first, and it is
+		// never marked done.
+		r := slots.NameRef(ws[1:])
+		return Step{Act: ActDelete, Ref: r, AskFirst: true}, r.Kind != slots.RefNone
+	}
 	r := slots.NameRef(ws[1:])
 	r.Words, r.Deed = append([]string{ws[0].Low}, r.Words...), true
 	return Step{Act: ActComplete, Ref: r}, true
 }
+
+// removedWords: see the lexicon.
+var removedWords = lexicon.Words("removed words")
 
 // queryDeed reads "did I email the landlord?" and "have I returned the
 // books?": a question about a task said by what would have been done.

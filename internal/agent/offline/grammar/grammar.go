@@ -66,8 +66,9 @@ type Step struct {
 	// asked about first; "everything's done" and "I've done everything
 	// on my list" are not.
 	Vague bool
-	// AskFirst marks a completion that is asked about before it is made:
-	// "I need to finish task 3" may mean it is still to do.
+	// AskFirst marks a change that is asked about before it is made: "I
+	// need to finish task 3" may mean it is still to do, "I deleted the
+	// passport one" may be news of another list.
 	AskFirst bool
 	// Corrects marks a request said as a correction of the last change:
 	// "no, I meant delete it".
