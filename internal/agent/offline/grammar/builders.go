@@ -107,7 +107,7 @@ func correction(c clause) (Step, bool) {
 	if len(ws) == 0 || ws[0].Low == "to" {
 		return Step{}, false
 	}
-	s := Step{Act: ActCorrect, Ref: slots.ParseRef(ws), Parts: refParts(ws), Text: words.CapitalizeFirst(cleanText(c.raw("value")))}
+	s := Step{Act: ActCorrect, Ref: slots.ParseRef(ws), Parts: refParts(ws), Text: words.CapitalizeFirst(slots.CleanText(c.raw("value")))}
 	if added, _ := add(clause{text: c.text, ws: c.ws, caps: words.Captures{"items": c.caps["value"]}}); len(added.Items) == 1 {
 		s.Title, s.Desc = added.Items[0].Title, added.Items[0].Description
 	}
@@ -207,7 +207,7 @@ var partSeparators = lexicon.Words("part separators")
 // words that may be a task.
 func answer(c clause) (Step, bool) {
 	r := slots.ParseRef(c.words("task"))
-	text := cleanText(c.raw("task"))
+	text := slots.CleanText(c.raw("task"))
 	switch {
 	case r.Kind == slots.RefNone, r.Kind == slots.RefAll && r.Status != "all":
 		return Step{}, false
@@ -322,29 +322,29 @@ func dropByName(c clause) (Step, bool) {
 // list notes: …") is none.
 func note(c clause) (Step, bool) {
 	r := slots.ParseRef(c.words("task"))
-	text := cleanText(c.raw("note"))
+	text := slots.CleanText(c.raw("note"))
 	return Step{Act: ActNote, Ref: r, Desc: text}, r.Kind != slots.RefNone && r.Kind != slots.RefAll && text != ""
 }
 
 // noteOnFocus reads "add a note: …": a note on the task the conversation
 // is about.
 func noteOnFocus(c clause) (Step, bool) {
-	text := cleanText(c.raw("note"))
+	text := slots.CleanText(c.raw("note"))
 	return Step{Act: ActNote, Ref: slots.Ref{Kind: slots.RefFocus}, Desc: text}, text != ""
 }
 
 func describe(c clause) (Step, bool) {
 	r := slots.ParseRef(c.words("task"))
-	text := cleanText(c.raw("desc"))
+	text := slots.CleanText(c.raw("desc"))
 	return Step{Act: ActUpdate, Ref: r, Desc: text}, r.Kind != slots.RefNone && text != ""
 }
 
 // retitle reads a new title, with a new description if it says one.
 func retitle(c clause) (Step, bool) {
-	r := slots.ParseRef(withoutFieldWords(c.words("task")))
+	r := slots.ParseRef(slots.WithoutFieldWords(c.words("task")))
 	title, desc := slots.SplitDescription(c.raw("title"))
-	title = words.CapitalizeFirst(withoutInstead(cleanText(title)))
-	return Step{Act: ActUpdate, Ref: r, Title: title, Desc: cleanText(desc)}, r.Kind != slots.RefNone && title != ""
+	title = words.CapitalizeFirst(slots.WithoutInstead(slots.CleanText(title)))
+	return Step{Act: ActUpdate, Ref: r, Title: title, Desc: slots.CleanText(desc)}, r.Kind != slots.RefNone && title != ""
 }
 
 // retitleQuoted reads "task 2 should be 'Buy milk'": a new title, said
@@ -356,27 +356,6 @@ func retitleQuoted(c clause) (Step, bool) {
 		return Step{}, false
 	}
 	return retitle(c)
-}
-
-// withoutInstead takes "instead" off the end of a new title: "rename it
-// to clean the attic instead" says what replaces the old title, not what
-// the new one says.
-func withoutInstead(title string) string {
-	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") {
-		return cleanText(title[:n])
-	}
-	return title
-}
-
-// withoutFieldWords drops "title" and "name" from "task 1 title".
-func withoutFieldWords(ws []words.Word) []words.Word {
-	var out []words.Word
-	for _, w := range ws {
-		if w.Low != "title" && w.Low != "name" {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // list reads a request to see tasks. Its words must be about the list:
@@ -431,8 +410,8 @@ func add(c clause) (Step, bool) {
 	var items []Item
 	for _, part := range slots.SplitItems(text, plural || slots.AllQuoted(text)) {
 		title, desc := slots.SplitDescription(part)
-		if t := words.CapitalizeFirst(cleanText(slots.StripInfinitive(title))); t != "" {
-			items = append(items, Item{Title: t, Description: cleanText(desc)})
+		if t := words.CapitalizeFirst(slots.CleanText(slots.StripInfinitive(title))); t != "" {
+			items = append(items, Item{Title: t, Description: slots.CleanText(desc)})
 		}
 	}
 	return Step{Act: ActAdd, Items: items}, true

@@ -1,8 +1,6 @@
 package grammar
 
 import (
-	"strings"
-
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
@@ -296,15 +294,6 @@ func compileGrammar(rules []rule) []rule {
 		rules[i].p = words.CompilePattern(rules[i].pattern)
 	}
 	return rules
-}
-
-// cleanText trims a value: space, wrapping quotes, a leading colon, and
-// the punctuation that ends a sentence.
-func cleanText(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.TrimLeft(s, ":-– ")
-	s = strings.TrimRight(s, " .!?…,;")
-	return words.Unquote(s)
 }
 
 // parseClause reads one clause with the first rule that matches it whole.

@@ -195,8 +195,8 @@ func (p pasted) items() []Item {
 	var items []Item
 	for _, line := range p.lines {
 		title, desc := slots.SplitDescription(line)
-		if t := words.CapitalizeFirst(cleanText(slots.StripInfinitive(title))); t != "" {
-			items = append(items, Item{Title: t, Description: cleanText(desc)})
+		if t := words.CapitalizeFirst(slots.CleanText(slots.StripInfinitive(title))); t != "" {
+			items = append(items, Item{Title: t, Description: slots.CleanText(desc)})
 		}
 	}
 	return items

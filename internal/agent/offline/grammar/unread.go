@@ -26,7 +26,7 @@ func unknownStep(text string, ws []words.Word) Step {
 	case slots.IsQuestion(text, ws):
 		return Step{Act: ActReply, Text: outOfScopeText}
 	case len(ws) <= 8 && slots.MayBeTask(ws):
-		return Step{Act: ActSuggest, Text: words.CapitalizeFirst(cleanText(text))}
+		return Step{Act: ActSuggest, Text: words.CapitalizeFirst(slots.CleanText(text))}
 	}
 	return Step{Act: ActReply, Text: "Sorry, I'm not sure what you mean. " + HelpText}
 }

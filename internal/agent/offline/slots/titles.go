@@ -343,3 +343,33 @@ func SplitDescription(s string) (title, description string) {
 	}
 	return s[:loc[0]], s[loc[1]:]
 }
+
+// WithoutInstead takes "instead" off the end of a new title: "rename it
+// to clean the attic instead" says what replaces the old title, not what
+// the new one says.
+func WithoutInstead(title string) string {
+	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") {
+		return CleanText(title[:n])
+	}
+	return title
+}
+
+// WithoutFieldWords drops "title" and "name" from "task 1 title".
+func WithoutFieldWords(ws []words.Word) []words.Word {
+	var out []words.Word
+	for _, w := range ws {
+		if w.Low != "title" && w.Low != "name" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// CleanText trims a value: space, wrapping quotes, a leading colon, and
+// the punctuation that ends a sentence.
+func CleanText(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.TrimLeft(s, ":-– ")
+	s = strings.TrimRight(s, " .!?…,;")
+	return words.Unquote(s)
+}
