@@ -39,6 +39,13 @@ func (e *executor) doAnswer(s grammar.Step) {
 		}
 		return
 	}
+	if q != nil && q.confirm && q.act == grammar.ActAdd && len(q.items) > 1 {
+		if items, ok := results.PickItems(q.items, s.Ref); ok {
+			// "only the first", "not the eggs": some of the tasks offered.
+			e.doAdd(items)
+			return
+		}
+	}
 	if q == nil || q.askTitle || q.askValue || (q.confirm && q.act == grammar.ActAdd) {
 		// No question takes tasks for an answer: words may be a task, and
 		// tasks pointed at are asked about, never acted on by a guess.
@@ -121,11 +128,11 @@ func (e *executor) namesTask(s grammar.Step) (names, ok bool) {
 	if !ok {
 		return false, false
 	}
-	if len(matchTasks(listed, s.Ref.Words, false)) > 0 {
+	if len(results.MatchTasks(listed, s.Ref.Words, false)) > 0 {
 		return true, true
 	}
 	for _, p := range s.Parts {
-		if p.Kind != slots.RefName || len(matchTasks(listed, p.Words, false)) > 0 {
+		if p.Kind != slots.RefName || len(results.MatchTasks(listed, p.Words, false)) > 0 {
 			return true, true
 		}
 	}
@@ -187,7 +194,7 @@ func (e *executor) readsAsTitle(s grammar.Step, renamed results.Task) (titled, o
 	if !ok {
 		return false, false
 	}
-	for _, t := range matchTasks(listed, s.Ref.Words, false) {
+	for _, t := range results.MatchTasks(listed, s.Ref.Words, false) {
 		if t.ID != renamed.ID {
 			return false, true
 		}
@@ -281,7 +288,7 @@ func (e *executor) amongCandidates(s grammar.Step, candidates []results.Task) ([
 	case s.Ref.Kind != slots.RefName:
 		return nil, false
 	}
-	matches := matchTasks(candidates, s.Ref.Words, true)
+	matches := results.MatchTasks(candidates, s.Ref.Words, true)
 	switch {
 	case len(matches) == 0:
 		return nil, false
@@ -292,9 +299,19 @@ func (e *executor) amongCandidates(s grammar.Step, candidates []results.Task) ([
 	return matches, true
 }
 
-// doYes carries out what the last reply offered.
+// doYes carries out what the last reply offered: every offer it made.
 func (e *executor) doYes() {
-	q := e.mem.question
+	if offers := e.mem.offers; len(offers) > 1 && e.mem.question == offers[len(offers)-1] {
+		for _, q := range offers {
+			e.yesTo(q)
+		}
+		return
+	}
+	e.yesTo(e.mem.question)
+}
+
+// yesTo carries out what question q offered.
+func (e *executor) yesTo(q *question) {
 	switch {
 	case q == nil || q.askTitle || q.askValue:
 		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
@@ -336,6 +353,8 @@ func (e *executor) askAgain() {
 	switch {
 	case q == nil || q.askTitle || q.askValue || !q.confirm:
 		e.doYes()
+	case q.act == grammar.ActAdd && len(q.items) > 1:
+		e.ask(*q, "I haven't added anything yet. "+results.OfferAddText(q.items))
 	case q.act == grammar.ActAdd:
 		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].Title))
 	default:

@@ -37,6 +37,9 @@ type memory struct {
 	// cat", "the first one" is the dog, though the last turn was about the
 	// cat alone.
 	run []results.Task
+	// offers are the last reply's offers of a change, question the last
+	// of them: "yes" takes them all, "only the first" narrows them.
+	offers []*question
 	// cutShort is 1 + the index of the last turn when it stopped before
 	// all it asked for was done (at a limit): "continue" carries it on.
 	cutShort int
@@ -70,6 +73,7 @@ type executor struct {
 	focusStep  int            // the step that set focus
 	shown      []results.Task // see memory.shown
 	question   *question
+	offers     []*question     // the questions that offered a change, in order: a yes takes them all
 	offerLine  int             // the line of the offer to add that question is, or -1
 	partial    bool            // listing is the first page of more (see firstPage)
 	unkeptSaid map[string]bool // the kinds of unkept words a reply has said of (see results.UnkeptNote)
@@ -180,6 +184,9 @@ func (e *executor) say(format string, args ...any) {
 // ask adds a question to the reply and remembers it for the next message.
 func (e *executor) ask(q question, text string) {
 	e.question, e.offerLine = &q, -1
+	if q.confirm {
+		e.offers = append(e.offers, &q)
+	}
 	e.lines = append(e.lines, e.fill(text))
 }
 

@@ -182,7 +182,7 @@ func (r *reading) lookBack(end, depth int) memory {
 				mem.focus = e.heldFocus()
 			}
 			if i == end-1 {
-				mem.question = e.question
+				mem.question, mem.offers = e.question, e.offers
 			}
 			return mem
 		}

@@ -43,7 +43,7 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 				out[id] = true
 			}
 		case slots.RefName:
-			matches := matchTasks(listed, x.Words, false)
+			matches := results.MatchTasks(listed, x.Words, false)
 			if len(matches) == 0 {
 				e.say("I couldn't find a task matching %q to leave out, so I left your list as it was.", strings.Join(x.Words, " "))
 				return nil, false
@@ -136,10 +136,10 @@ func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, hand
 	if !ok {
 		return nil, true
 	}
-	if matches := matchTasks(listed, s.Described, true); len(matches) == 1 {
+	if matches := results.MatchTasks(listed, s.Described, true); len(matches) == 1 {
 		return matches, true
 	}
-	if close, shared := closestTasks(listed, s.Described); len(close) == 1 && shared >= 2 {
+	if close, shared := results.ClosestTasks(listed, s.Described); len(close) == 1 && shared >= 2 {
 		t := close[0]
 		e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: close, confirm: true},
 			fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
@@ -162,7 +162,7 @@ func excepted(candidates []results.Task, except []slots.Ref) map[int64]bool {
 				out[id] = true
 			}
 		case slots.RefName:
-			for _, t := range matchTasks(candidates, x.Words, true) {
+			for _, t := range results.MatchTasks(candidates, x.Words, true) {
 				out[t.ID] = true
 			}
 		}
@@ -369,9 +369,9 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 		return nil, false
 	}
 	r := s.Ref
-	matches := matchTasks(listed, r.Words, r.Deed)
+	matches := results.MatchTasks(listed, r.Words, r.Deed)
 	if len(matches) == 0 && r.Deed && len(r.Words) > 1 {
-		matches = matchTasks(listed, r.Words[1:], true)
+		matches = results.MatchTasks(listed, r.Words[1:], true)
 	}
 	if len(matches) > 1 && s.Act == grammar.ActComplete {
 		if open := results.OpenTasks(matches); len(open) == 1 {
@@ -418,7 +418,7 @@ func (e *executor) resolveParts(s grammar.Step) ([]results.Task, bool) {
 // them, it asks whether that one was meant.
 func (e *executor) notFound(s grammar.Step, listed []results.Task) {
 	phrase := strings.Join(s.Ref.Words, " ")
-	close, _ := closestTasks(listed, s.Ref.Words)
+	close, _ := results.ClosestTasks(listed, s.Ref.Words)
 	if len(close) != 1 {
 		e.say("I couldn't find a task matching %q — want to see your list?", phrase)
 		return
@@ -426,54 +426,4 @@ func (e *executor) notFound(s grammar.Step, listed []results.Task) {
 	t := close[0]
 	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: close, confirm: true},
 		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.Act]))
-}
-
-// matchTasks returns the tasks a name points at: those whose title holds
-// every word of the name; failing that, when loose, those whose title
-// words are all in the name ("I paid the electricity bill" names "Pay
-// bill"). Only what was done is matched loosely: "delete the gym bag"
-// must not find "Gym".
-func matchTasks(tasks []results.Task, words []string, loose bool) []results.Task {
-	query := slots.Stems(words)
-	if len(query) == 0 {
-		return nil
-	}
-	var out []results.Task
-	for _, t := range tasks {
-		if slots.ContainsAll(slots.Stems(slots.TitleWords(t.Title)), query) {
-			out = append(out, t)
-		}
-	}
-	if len(out) > 0 || !loose {
-		return out
-	}
-	for _, t := range tasks {
-		if title := slots.Stems(slots.TitleWords(t.Title)); len(title) > 0 && slots.ContainsAll(query, title) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// closestTasks returns the tasks that share the most words with the name,
-// when some share any, and how many words they share.
-func closestTasks(tasks []results.Task, words []string) (closest []results.Task, shared int) {
-	query := slots.Stems(words)
-	best, out := 0, []results.Task(nil)
-	for _, t := range tasks {
-		title := slots.Stems(slots.TitleWords(t.Title))
-		n := 0
-		for _, q := range query {
-			if slots.ContainsAll(title, []string{q}) {
-				n++
-			}
-		}
-		switch {
-		case n > best:
-			best, out = n, []results.Task{t}
-		case n == best && n > 0:
-			out = append(out, t)
-		}
-	}
-	return out, best
 }

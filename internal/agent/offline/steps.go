@@ -312,7 +312,7 @@ func (e *executor) doFind(s grammar.Step) {
 			e.say("Here %s %s:", verb, results.TaskNumbers(ids))
 		}
 	} else {
-		found = matchTasks(listed, s.Ref.Words, false)
+		found = results.MatchTasks(listed, s.Ref.Words, false)
 		if s.Status != "all" {
 			found = results.TasksWhere(found, func(t results.Task) bool { return t.Completed == (s.Status == "completed") })
 		}

@@ -5,7 +5,8 @@
 // writes what each call did and how tasks are named in a sentence or a
 // list (reply.go), finds what an added title says that a task cannot keep
 // yet — a date, a priority, a repeat — and says so (unkept.go), words the
-// questions and offers a reply makes (questions.go), and fills the
+// questions and offers a reply makes (questions.go), finds tasks by what
+// they are called (match.go), and fills the
 // examples of a fixed text with the person's own tasks (examples.go). It
 // keeps no state of the conversation: every function answers from its
 // arguments. It imports the lexicon, package words, and the grammar for
@@ -17,7 +18,7 @@
 // ConfirmCall and ConfirmRound, TaskLines, TaskNumbers, TaskNotFound,
 // Sentence, Plural, UnkeptNote, FillExamples, and the questions' words
 // (OfferText, OfferAddText, WhatToDoText, NothingToDo, Stays, Example,
-// ActionVerbs).
+// ActionVerbs), and MatchTasks, ClosestTasks and PickItems.
 //
 // A fix here changes how a result is read or said: a sentence of a reply,
 // a tool's result field the replies need, a word of the lexicon's date,

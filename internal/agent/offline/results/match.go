@@ -1,0 +1,102 @@
+package results
+
+import (
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+)
+
+// This file finds tasks by what they are called: among the tasks of a
+// listing (MatchTasks, ClosestTasks), and among the tasks a reply offered
+// to add (PickItems).
+
+// MatchTasks returns the tasks a name points at: those whose title holds
+// every word of the name; failing that, when loose, those whose title
+// words are all in the name ("I paid the electricity bill" names "Pay
+// bill"). Only what was done is matched loosely: "delete the gym bag"
+// must not find "Gym".
+func MatchTasks(tasks []Task, words []string, loose bool) []Task {
+	query := slots.Stems(words)
+	if len(query) == 0 {
+		return nil
+	}
+	var out []Task
+	for _, t := range tasks {
+		if slots.ContainsAll(slots.Stems(slots.TitleWords(t.Title)), query) {
+			out = append(out, t)
+		}
+	}
+	if len(out) > 0 || !loose {
+		return out
+	}
+	for _, t := range tasks {
+		if title := slots.Stems(slots.TitleWords(t.Title)); len(title) > 0 && slots.ContainsAll(query, title) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ClosestTasks returns the tasks that share the most words with the name,
+// when some share any, and how many words they share.
+func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
+	query := slots.Stems(words)
+	best, out := 0, []Task(nil)
+	for _, t := range tasks {
+		title := slots.Stems(slots.TitleWords(t.Title))
+		n := 0
+		for _, q := range query {
+			if slots.ContainsAll(title, []string{q}) {
+				n++
+			}
+		}
+		switch {
+		case n > best:
+			best, out = n, []Task{t}
+		case n == best && n > 0:
+			out = append(out, t)
+		}
+	}
+	return out, best
+}
+
+// PickItems reads which of the tasks offered to add an answer takes: "the
+// first", "the last two" by place, "not the eggs", "all but the jam" by
+// what they are called, "both", "all of them". ok is false when the answer
+// points at none of them that way.
+func PickItems(items []grammar.Item, r slots.Ref) ([]grammar.Item, bool) {
+	switch r.Kind {
+	case slots.RefOrdinal: // "the first", "the last two"
+		n := max(r.Count, 1)
+		from := r.Index
+		if from < 0 {
+			from = len(items) - n
+		}
+		if from < 0 || from+n > len(items) {
+			return nil, false
+		}
+		return items[from : from+n], true
+	case slots.RefAll:
+		return items, r.Status == "all"
+	case slots.RefFocus:
+		return items, r.Plural && (r.Count == 0 || r.Count == len(items))
+	case slots.RefOther:
+		var out []grammar.Item
+		for _, it := range items {
+			if !namedIn(it.Title, r.Except) {
+				out = append(out, it)
+			}
+		}
+		return out, len(out) > 0 && len(out) < len(items)
+	}
+	return nil, false
+}
+
+// namedIn reports a title that one of the references names by its words.
+func namedIn(title string, refs []slots.Ref) bool {
+	for _, r := range refs {
+		if r.Kind == slots.RefName && len(MatchTasks([]Task{{ID: 1, Title: title}}, r.Words, false)) > 0 {
+			return true
+		}
+	}
+	return false
+}
