@@ -33,7 +33,8 @@
 //   when both streams have ended, "resumed".
 // stop: a Stop button. As resume, but the first chat stays connected;
 //   once the follower on the other replica shows the tool's result it
-//   prints "following", calls taskchat's stop route there for the
+//   prints "following", waits for a line on stdin (the test has looked),
+//   calls taskchat's stop route there for the
 //   conversation in the reply's metadata (stopTurn, what README shows),
 //   and, when both streams have ended, prints "ended".
 // resume-only: a new chat object calls resumeStream() on <api> and prints
@@ -195,10 +196,22 @@ async function resume() {
     sender: ended(sender.chat, sender.errors, sender.requests) });
 }
 
+// proceed waits for the test to say go on, a line on stdin: what the test
+// checks after a step must not race with what the script does next.
+function proceed() {
+  return new Promise((resolve) => {
+    process.stdin.once('data', () => {
+      process.stdin.destroy(); // nothing more comes, and it must not keep the script alive
+      resolve();
+    });
+  });
+}
+
 async function stop() {
   const sender = await send();
   const follower = await follow(fresh());
   report({ step: 'following', message: follower.chat.lastMessage });
+  await proceed();
   const stopped = await stopTurn(otherApi, follower.chat.lastMessage);
   await Promise.all([sender.sending, follower.resuming]);
   report({ step: 'ended', stop: stopped, sender: ended(sender.chat, sender.errors, sender.requests),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -31,6 +32,7 @@ import (
 // which print a JSON line per step as it happens.
 type sdkRun struct {
 	cmd    *exec.Cmd
+	stdin  io.WriteCloser
 	lines  *bufio.Scanner
 	stderr *logtest.Buffer
 	script string
@@ -48,6 +50,11 @@ func startSDK(t *testing.T, user, chatID, mode string, api string, other ...stri
 	}
 	r := &sdkRun{cmd: exec.CommandContext(ctx, node, args...), stderr: &logtest.Buffer{}, script: script}
 	r.cmd.Stderr = r.stderr
+	stdin, err := r.cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stdin = stdin
 	out, err := r.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +81,15 @@ func (r *sdkRun) next(t *testing.T, step string, v any) {
 	}
 	if err := json.Unmarshal(r.lines.Bytes(), v); err != nil {
 		t.Fatalf("step %s: %v: %s", step, err, r.lines.Bytes())
+	}
+}
+
+// proceed lets a run that waits after a step (the stop mode, after
+// "following") go on, once the test has looked at what the step left.
+func (r *sdkRun) proceed(t *testing.T) {
+	t.Helper()
+	if _, err := io.WriteString(r.stdin, "go\n"); err != nil {
+		t.Fatalf("%s: %v\n%s", r.script, err, r.stderr)
 	}
 }
 
@@ -304,6 +320,7 @@ func TestUIChatStopWhileFollowing(t *testing.T) {
 		following.Message.tools() != "add_task:output-available" {
 		t.Fatalf("the follower shows %+v, with %d replies stored, want the turn running", following.Message, n)
 	}
+	run.proceed(t) // the Stop button
 	var ended struct {
 		Stop struct {
 			URL    string
