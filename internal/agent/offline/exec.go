@@ -48,14 +48,14 @@ type memory struct {
 // question is what the assistant asked and waits an answer to.
 type question struct {
 	act        grammar.Action // what the answer lets it do
-	title      string         // actUpdate: the new title
-	desc       string         // actUpdate: the new description; actNote: the note
+	title      string         // ActUpdate: the new title
+	desc       string         // ActUpdate: the new description; ActNote: the note
 	candidates []results.Task // the tasks to choose among, or, when confirm, to act on
-	items      []grammar.Item // actAdd: the tasks it offered to add
+	items      []grammar.Item // ActAdd: the tasks it offered to add
 	confirm    bool           // a yes-or-no question
-	askTitle   bool           // actAdd: it asked what the task should say
-	askValue   bool           // actUpdate: it asked what the task should say instead
-	ifDone     bool           // actComplete: it asked whether tasks are done, or still to do
+	askTitle   bool           // ActAdd: it asked what the task should say
+	askValue   bool           // ActUpdate: it asked what the task should say instead
+	ifDone     bool           // ActComplete: it asked whether tasks are done, or still to do
 }
 
 // executor runs one message's steps against the turn's tool rounds.

@@ -9,7 +9,7 @@ import (
 // patterns (see words/pattern.go for their notation), each with what a match
 // means. The first pattern that matches a whole clause decides. To teach
 // the model a new way of saying something, add a line here and a case to
-// the evaluation in evaluation_cases_test.go.
+// the evaluation in testdata/eval (the file of its kind).
 
 // Action is what a step of a message asks for.
 type Action int
@@ -34,12 +34,12 @@ const (
 // Step is one thing a message asks for, in the order it was said.
 type Step struct {
 	Act    Action
-	Items  []Item    // actAdd; none when the person did not say what
-	Status string    // actList: "all", "pending" or "completed"
+	Items  []Item    // ActAdd; none when the person did not say what
+	Status string    // ActList: "all", "pending" or "completed"
 	Ref    slots.Ref // the tasks it acts on
-	Title  string    // actUpdate: the new title, if any
-	Desc   string    // actUpdate: the new description; actNote: the note
-	Text   string    // actReply: the reply; actSuggest: the title it would add
+	Title  string    // ActUpdate: the new title, if any
+	Desc   string    // ActUpdate: the new description; ActNote: the note
+	Text   string    // ActReply: the reply; ActSuggest: the title it would add
 	// Parts are the references a reference joined by "and" is made of:
 	// "the report and the dentist", tried when the whole names no task.
 	Parts []slots.Ref

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
@@ -61,6 +62,10 @@ func unkeptIn(title string) []unkept {
 // ends; "" when nothing a task cannot keep starts there.
 func unkeptAt(ws []words.Word, i int) (string, int) {
 	low := ws[i].Low
+	if i > 0 && partOfName(ws, i) {
+		// "watch Friday Night Lights", "cancel the Daily Mail": a name.
+		return "", i
+	}
 	if n := words.LongestPhrase(priorityWords, ws, i); n > 0 {
 		return "priority", i + n
 	}
@@ -125,7 +130,11 @@ func isDateWord(ws []words.Word, i int) bool {
 	return false
 }
 
+// isNumber reports a number as written or spelled out ("3", "two").
 func isNumber(low string) bool {
+	if _, ok := words.NumberWords[low]; ok {
+		return true
+	}
 	if low == "" || len(low) > 4 {
 		return false
 	}
@@ -156,4 +165,15 @@ func UnkeptNote(title string, said map[string]bool) string {
 		}
 	}
 	return strings.Join(notes, " ")
+}
+
+// partOfName reports a word written with a capital, inside a title, next
+// to another so written: a name ("Friday Night Lights", "Top Priority by
+// Sarah Smith"), not a date or a priority. The first word of a title is
+// capitalised anyway, and tells nothing.
+func partOfName(ws []words.Word, i int) bool {
+	capital := func(j int) bool {
+		return j > 0 && j < len(ws) && ws[j].Text != "" && unicode.IsUpper([]rune(ws[j].Text)[0])
+	}
+	return capital(i) && (capital(i-1) || capital(i+1))
 }
