@@ -20,7 +20,7 @@ import (
 // "and" or a "too", as more tasks for the last turn's change.
 func (e *executor) doAnswer(s grammar.Step) {
 	q := e.mem.question
-	if q == nil && s.Continues && (e.mem.lastAct == grammar.ActComplete || e.mem.lastAct == grammar.ActDelete) {
+	if q == nil && s.Bearing == grammar.Continuing && (e.mem.lastAct == grammar.ActComplete || e.mem.lastAct == grammar.ActDelete) {
 		// "and the garage", "also task 3", "the bike one too": one more
 		// for the change the last turn made.
 		if s.Ref.Kind == slots.RefName {
@@ -59,7 +59,7 @@ func (e *executor) doAnswer(s grammar.Step) {
 	// The answer names tasks among those the question listed.
 	follow := grammar.Step{Act: q.act, Ref: s.Ref, Title: q.title, Desc: q.desc}
 	if q.confirm {
-		e.answerOffer(follow, q.candidates, s.Continues)
+		e.answerOffer(follow, q.candidates, s.Bearing == grammar.Continuing)
 		return
 	}
 	if len(q.candidates) > 0 {
@@ -210,7 +210,7 @@ var prepositions = lexicon.Words("prepositions")
 // made: a no ("I meant keep it") after a change is told the change
 // stands, never that the list was left as it was.
 func (e *executor) doMeant(s grammar.Step) {
-	s.Corrects = false
+	s.Bearing = grammar.Fresh
 	last := results.WithoutDeleted(e.mem.focus)
 	if s.Act == grammar.ActNo {
 		e.sawRefusal = true
@@ -339,7 +339,7 @@ func (e *executor) leaveOpen(s grammar.Step) {
 			}
 			e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
 		}
-	case s.Doubtful:
+	case s.Mood == grammar.StillToDoAlone:
 		e.askAgain()
 	default:
 		e.doYes()
@@ -386,7 +386,7 @@ func (e *executor) doSuggest(s grammar.Step) {
 		e.doAdd([]grammar.Item{{Title: text}})
 	case q != nil && q.askValue:
 		e.act(grammar.Step{Act: grammar.ActUpdate, Title: text}, q.candidates)
-	case s.Continues && e.mem.lastAct == grammar.ActAdd:
+	case s.Bearing == grammar.Continuing && e.mem.lastAct == grammar.ActAdd:
 		e.doAdd([]grammar.Item{{Title: text}})
 	case !slots.MayBeTask(words.Split(text)):
 		e.say("Sorry, I'm not sure what you mean. %s", grammar.HelpText)

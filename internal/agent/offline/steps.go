@@ -14,15 +14,15 @@ import (
 // the questions they ask are in dialogue.go.
 
 func (e *executor) do(s grammar.Step) {
-	if s.Corrects {
+	if s.Bearing == grammar.Correcting {
 		e.doMeant(s)
 		return
 	}
-	if s.Act == grammar.ActYes && s.StillToDo {
+	if s.Act == grammar.ActYes && (s.Mood == grammar.StillToDo || s.Mood == grammar.StillToDoAlone) {
 		e.leaveOpen(s)
 		return
 	}
-	if s.Act == grammar.ActYes && s.Doubtful {
+	if s.Act == grammar.ActYes && s.Mood == grammar.Doubtfully {
 		e.askAgain()
 		return
 	}
@@ -64,7 +64,7 @@ func (e *executor) do(s grammar.Step) {
 		e.doSuggest(s)
 	case grammar.ActCorrect:
 		e.doCorrect(s)
-	case grammar.ActReply:
+	case grammar.ActReply, grammar.ActChatter:
 		e.say("%s", s.Text)
 	}
 }
@@ -87,14 +87,14 @@ func (e *executor) doAdd(items []grammar.Item) {
 func (e *executor) act(s grammar.Step, targets []results.Task) {
 	switch s.Act {
 	case grammar.ActComplete:
-		if s.Vague && s.Ref.Kind == slots.RefAll && len(s.Ref.Except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
+		if s.Mood == grammar.Vaguely && s.Ref.Kind == slots.RefAll && len(s.Ref.Except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
 			// "all done" says no more than a mood may: completing the
 			// whole list on it is asked first.
 			e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true},
 				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), results.TaskLines(targets)))
 			return
 		}
-		if s.AskFirst {
+		if s.Mood == grammar.Tentatively {
 			e.askIfDone(targets)
 			return
 		}
@@ -113,7 +113,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 			e.queue(grammar.ActComplete, results.ToolCompleteTask, map[string]any{"task_id": t.ID})
 		}
 	case grammar.ActDelete:
-		if s.AskFirst {
+		if s.Mood == grammar.Tentatively {
 			e.ask(question{act: grammar.ActDelete, candidates: targets, confirm: true}, results.OfferText(grammar.ActDelete, targets))
 			return
 		}
@@ -213,7 +213,7 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 // "That would delete all 7 of your tasks. Should I?".
 func (e *executor) confirmedBefore(s grammar.Step, targets []results.Task) bool {
 	q := e.mem.question
-	if !s.Confirmed || q == nil || !q.confirm || q.act != s.Act || len(q.candidates) != len(targets) {
+	if s.Bearing != grammar.Confirming || q == nil || !q.confirm || q.act != s.Act || len(q.candidates) != len(targets) {
 		return false
 	}
 	for i, t := range targets {

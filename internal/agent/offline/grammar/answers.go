@@ -24,7 +24,7 @@ func takenBack(steps []Step) []Step {
 	var out []Step
 	var taken *Step // what the no just before took back
 	for i, s := range steps {
-		if s.Act != ActNo || s.Corrects {
+		if s.Act != ActNo || s.Bearing == Correcting {
 			if taken != nil && (taken.Act == ActComplete || taken.Act == ActDelete) && namesTaskAlone(s) {
 				s = Step{Act: taken.Act, Ref: s.Ref, Parts: s.Parts}
 			}
@@ -50,7 +50,7 @@ func takenBack(steps []Step) []Step {
 		}
 		t := out[back]
 		taken = &t
-		if s.all {
+		if s.Bearing == TakingBackAll {
 			out = nil
 		} else {
 			out = append(out[:back:back], out[back+1:]...)
@@ -115,7 +115,7 @@ func doubtingYes(text string, steps []Step) []Step {
 	}
 	// What follows asks what the yes would do: asking again says so.
 	out := append([]Step(nil), steps[:yes+1]...)
-	out[yes].Doubtful = true
+	out[yes].Mood = doubting(out[yes].Mood)
 	return out
 }
 
@@ -205,15 +205,15 @@ func parseAnswer(sentence string, ws []words.Word, whole bool) (Step, bool) {
 		if no > yes { // "no, I have to": not done
 			return Step{Act: ActNo}, true
 		}
-		return Step{Act: ActYes, StillToDo: true}, true
+		return Step{Act: ActYes, Mood: StillToDo}, true
 	}
 	rest, ok := parseWords(sentence, ws[n:], whole)
 	switch {
 	case !ok:
 		return Step{}, false
-	case rest.Corrects: // "no, I meant keep it": the correction decides
+	case rest.Bearing == Correcting: // "no, I meant keep it": the correction decides
 		return rest, true
-	case rest.chatter || rest.Act == ActYes || rest.Act == ActNo:
+	case rest.Act == ActChatter || rest.Act == ActYes || rest.Act == ActNo:
 		if no > yes {
 			return Step{Act: ActNo}, true
 		}
@@ -227,6 +227,15 @@ func parseAnswer(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	case rest.Act == ActAnswer || no > yes:
 		return rest, paused
 	}
-	rest.Confirmed = true
+	rest.Bearing = Confirming
 	return rest, true
+}
+
+// doubting is the mood of a yes said with a doubt: a modal alone asks
+// again as a doubtful yes does.
+func doubting(m Mood) Mood {
+	if m == StillToDo || m == StillToDoAlone {
+		return StillToDoAlone
+	}
+	return Doubtfully
 }

@@ -17,7 +17,7 @@ func reply(text string) func(clause) (Step, bool) {
 }
 
 func chatter(text string) func(clause) (Step, bool) {
-	return func(clause) (Step, bool) { return Step{Act: ActReply, Text: text, chatter: true}, true }
+	return func(clause) (Step, bool) { return Step{Act: ActChatter, Text: text}, true }
 }
 
 // smallTalk reads a message made only of thanks and goodbyes, said any
@@ -45,9 +45,9 @@ func smallTalk(c clause) (Step, bool) {
 	}
 	switch {
 	case thanks:
-		return Step{Act: ActReply, Text: "You're welcome! Anything else for your list?", chatter: true}, true
+		return Step{Act: ActChatter, Text: "You're welcome! Anything else for your list?"}, true
 	case bye:
-		return Step{Act: ActReply, Text: "Bye for now — your list will be here when you're back.", chatter: true}, true
+		return Step{Act: ActChatter, Text: "Bye for now — your list will be here when you're back."}, true
 	}
 	return Step{}, false
 }
@@ -125,10 +125,10 @@ func meantRequest(value string) (Step, bool) {
 		return Step{}, false
 	}
 	switch r.Act {
-	case ActAdd, ActAnswer, ActSuggest, ActReply, ActYes, ActCorrect:
+	case ActAdd, ActAnswer, ActSuggest, ActReply, ActChatter, ActYes, ActCorrect:
 		return Step{}, false
 	}
-	r.Corrects = true
+	r.Bearing = Correcting
 	return r, true
 }
 
@@ -157,7 +157,9 @@ func reported(a Action) func(clause) (Step, bool) {
 	build := onTask(a)
 	return func(c clause) (Step, bool) {
 		s, ok := build(c)
-		s.Vague = !namesList(c.words("task"))
+		if !namesList(c.words("task")) {
+			s.Mood = Vaguely
+		}
 		if ok && a == ActComplete && strings.HasSuffix(strings.TrimSpace(c.text), "?") {
 			// "task 3 done?", "task 3 ✅?": asked, not told.
 			return Step{Act: ActQuery, Ref: s.Ref, Parts: s.Parts}, true
@@ -262,7 +264,7 @@ func deed(c clause) (Step, bool) {
 		// from another list; deleting it here is asked first, and it is
 		// never marked done.
 		r := slots.NameRef(ws[1:])
-		return Step{Act: ActDelete, Ref: r, AskFirst: true}, r.Kind != slots.RefNone
+		return Step{Act: ActDelete, Ref: r, Mood: Tentatively}, r.Kind != slots.RefNone
 	}
 	r := slots.NameRef(ws[1:])
 	r.Words, r.Deed = append([]string{ws[0].Low}, r.Words...), true

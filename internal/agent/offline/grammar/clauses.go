@@ -55,13 +55,15 @@ func Parse(text string) []Step {
 				s = asideStep
 			}
 			if s.Act == ActNo && widens(c.ws) {
-				s.all = true // "no, neither", "no, forget all of that"
+				s.Bearing = TakingBackAll // "no, neither", "no, forget all of that"
 			}
 			if n := len(steps); n > 0 && steps[n-1].Act == ActNo && s.Act == ActAnswer && widens(c.ws) {
-				steps[n-1].all = true // "no, don't do any of that": says what the no takes back
+				steps[n-1].Bearing = TakingBackAll // "no, don't do any of that": says what the no takes back
 				continue
 			}
-			s.Continues = continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?")
+			if continues(c.ws) && !strings.HasSuffix(strings.TrimSpace(sentence), "?") && s.Bearing == Fresh {
+				s.Bearing = Continuing
+			}
 			if n := len(steps); n > 0 && deedTopic(steps[n-1], s, before) {
 				// "I moved the dentist appointment, update it": what was
 				// done names the task "it" is, and says it is not done.
@@ -84,7 +86,7 @@ func Parse(text string) []Step {
 
 // asideStep is a remark about a request said before it: answered by the
 // request's own reply.
-var asideStep = Step{Act: ActReply, Text: "Okay.", chatter: true}
+var asideStep = Step{Act: ActChatter, Text: "Okay."}
 
 // changes reports a step that changes the list.
 func changes(s Step) bool {
@@ -101,7 +103,7 @@ var continuing = lexicon.Words("continuing")
 func withoutChatter(steps []Step) []Step {
 	var out []Step
 	for _, s := range steps {
-		if !s.chatter {
+		if s.Act != ActChatter {
 			out = append(out, s)
 		}
 	}
@@ -335,7 +337,7 @@ func parseWords(sentence string, ws []words.Word, whole bool) (Step, bool) {
 		return s, true
 	}
 	if stillToDo(ws) { // "I have to": no task called "To"
-		return Step{Act: ActYes, StillToDo: true, Doubtful: true}, true
+		return Step{Act: ActYes, Mood: StillToDoAlone}, true
 	}
 	if s, ok := parseException(sentence, ws, whole); ok {
 		return s, true
@@ -404,7 +406,7 @@ var stateTails = lexicon.Phrases("state tails")
 // old emails" (a name, not a reference) is a task.
 func isCommand(s Step) bool {
 	switch s.Act {
-	case ActList, ActAdd, ActReply:
+	case ActList, ActAdd, ActReply, ActChatter:
 		return true
 	case ActComplete, ActDelete, ActQuery, ActUpdate, ActNote:
 		return s.Ref.Kind != slots.RefName
@@ -419,7 +421,7 @@ func isCommand(s Step) bool {
 // off ("I need to mark task 4 as done") it is a request to the assistant.
 func askedIfWork(s Step, ws []words.Word) Step {
 	if s.Act == ActComplete && !markVerbs[ws[0].Low] && !(tickVerbs[ws[0].Low] && hasWord(ws, "off")) {
-		s.AskFirst = true
+		s.Mood = Tentatively
 	}
 	return s
 }
@@ -447,7 +449,7 @@ func offeredIfTask(s Step, ws []words.Word) Step {
 	if len(rest) == len(ws) || len(s.Items) != 1 || !slots.RefersToTask(rest) {
 		return s
 	}
-	return Step{Act: ActSuggest, Text: s.Items[0].Title, Continues: s.Continues}
+	return Step{Act: ActSuggest, Text: s.Items[0].Title, Bearing: s.Bearing}
 }
 
 // trimClause takes politeness and filler off both ends of a clause.

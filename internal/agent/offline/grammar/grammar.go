@@ -29,6 +29,7 @@ const (
 	ActSuggest         // words that might be a task: ask whether to add them
 	ActCorrect         // "no, I meant task 4": the last change, made again on what was meant
 	ActContinue        // "continue", "do the rest": carry on a request stopped at a limit
+	ActChatter         // a greeting or thanks: said, and left out when the message asks for more
 )
 
 // Step is one thing a message asks for, in the order it was said.
@@ -39,19 +40,14 @@ type Step struct {
 	Ref    slots.Ref // the tasks it acts on
 	Title  string    // ActUpdate: the new title, if any
 	Desc   string    // ActUpdate: the new description; ActNote: the note
-	Text   string    // ActReply: the reply; ActSuggest: the title it would add
+	Text   string    // ActReply, ActChatter: the reply; ActSuggest: the title it would add
 	// Parts are the references a reference joined by "and" is made of:
 	// "the report and the dentist", tried when the whole names no task.
 	Parts []slots.Ref
-	// chatter is a greeting or thanks, left out when the message asks for
-	// something else too.
-	chatter bool
-	// Continues marks a clause that begins "and" or "also": after an add,
-	// words that may be a task are one more to add.
-	Continues bool
-	// Confirmed marks a request led by a yes ("yes, delete everything"):
-	// it answers the question that asked whether to do it.
-	Confirmed bool
+	// Mood is how the request was put, where that changes what is done.
+	Mood Mood
+	// Bearing is how the step stands to what was said before it.
+	Bearing Bearing
 	// Described are the words of a clause before a request about "it"
 	// that the grammar did not read ("had the HR meeting scheduled, tick
 	// it off"), and unread is that clause's own step: when the words
@@ -59,28 +55,51 @@ type Step struct {
 	// "it" means what it would have.
 	Described []string
 	Unread    *Step
-	// Vague marks news of tasks done that no verb asked for and that
-	// names no list: "all done", "all sorted". Said of every task, it is
-	// asked about first; "everything's done" and "I've done everything
-	// on my list" are not.
-	Vague bool
-	// AskFirst marks a change that is asked about before it is made: "I
-	// need to finish task 3" may mean it is still to do, "I deleted the
-	// passport one" may be news of another list.
-	AskFirst bool
-	// Corrects marks a request said as a correction of the last change:
-	// "no, I meant delete it".
-	Corrects bool
-	// Doubtful marks a yes said with a doubt: "yes? what would that do".
-	Doubtful bool
-	// all marks a no that takes back every request before it in the
-	// message: "no, neither", "no, forget all of that".
-	all bool
-	// StillToDo marks a modal said with no task of its own ("yes I have
-	// to", "gotta do it"): something is still to be done, and it is the
-	// thing the question was about.
-	StillToDo bool
 }
+
+// Mood is how a request was put, where that changes what is done with it.
+type Mood uint8
+
+const (
+	Plainly Mood = iota
+	// Vaguely: news of tasks done that no verb asked for and that names
+	// no list ("all done", "all sorted"): said of every task, it is asked
+	// about first; "everything's done" is not vague.
+	Vaguely
+	// Tentatively: a change asked about before it is made: "I need to
+	// finish task 3" may mean it is still to do, "I deleted the passport
+	// one" may be news of another list.
+	Tentatively
+	// Doubtfully: a yes said with a doubt ("yes? what would that do"):
+	// the question is asked again.
+	Doubtfully
+	// StillToDo: a yes said with a modal that names no task ("yes, gotta
+	// do it"): asked whether tasks are done, they stay open; asked
+	// anything else, it is a yes.
+	StillToDo
+	// StillToDoAlone: the modal alone ("I have to"): as StillToDo, but
+	// asked anything else, the question is asked again.
+	StillToDoAlone
+)
+
+// Bearing is how a step stands to what was said before it.
+type Bearing uint8
+
+const (
+	Fresh Bearing = iota
+	// Continuing: a clause that begins "and" or "also", or ends "too":
+	// after an add, words that may be a task are one more to add.
+	Continuing
+	// Confirming: a request led by a yes ("yes, delete everything"): it
+	// answers the question that asked whether to do it.
+	Confirming
+	// Correcting: a request said as a correction of the last change: "no,
+	// I meant delete it".
+	Correcting
+	// TakingBackAll: a no that takes back every request before it in the
+	// message: "no, neither", "no, forget all of that".
+	TakingBackAll
+)
 
 // Item is a task to add.
 type Item struct{ Title, Description string }

@@ -105,7 +105,7 @@ func introduces(header string) bool {
 	}
 	ws := words.TrimPunctuation(words.Split(heading))
 	s, ok := parseWords(heading, ws, true)
-	return !ok || s.Act == ActAnswer || s.Act == ActSuggest || s.Act == ActReply
+	return !ok || s.Act == ActAnswer || s.Act == ActSuggest || s.Act == ActReply || s.Act == ActChatter
 }
 
 // adds reports a header one of whose sentences or parts between commas
