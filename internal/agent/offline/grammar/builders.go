@@ -157,7 +157,7 @@ func reported(a Action) func(clause) (Step, bool) {
 	build := onTask(a)
 	return func(c clause) (Step, bool) {
 		s, ok := build(c)
-		if !namesList(c.words("task")) {
+		if !slots.NamesList(c.words("task")) {
 			s.Mood = Vaguely
 		}
 		if ok && a == ActComplete && strings.HasSuffix(strings.TrimSpace(c.text), "?") {
@@ -166,18 +166,6 @@ func reported(a Action) func(clause) (Step, bool) {
 		}
 		return s, ok
 	}
-}
-
-// namesList reports words that name the list, its tasks or the tasks
-// pointed at: "everything", "all my tasks", "all of them". A bare "all"
-// does not: "all done" may say no more than that the person is.
-func namesList(ws []words.Word) bool {
-	for _, w := range ws {
-		if listNouns[w.Low] || slots.PronounsMany[w.Low] || w.Low == "everything" || w.Low == "every" || w.Low == "each" {
-			return true
-		}
-	}
-	return false
 }
 
 // refParts reads "the report and the dentist" as two references; nil
@@ -379,7 +367,7 @@ func listShorthand(c clause) (Step, bool) {
 		switch {
 		case w.Low == "complete":
 			return Step{}, false
-		case listNouns[w.Low] || words.StatusWord(w.Low) == "pending":
+		case slots.ListNouns[w.Low] || words.StatusWord(w.Low) == "pending":
 			named = true
 		case slots.ListFiller[w.Low] || words.StatusWord(w.Low) != "":
 		default:
@@ -388,8 +376,6 @@ func listShorthand(c clause) (Step, bool) {
 	}
 	return Step{Act: ActList, Status: slots.StatusOf(c.ws)}, named
 }
-
-var listNouns = lexicon.Words("list nouns")
 
 // add reads the {items} slot of an add request: one task, or several when
 // the lead-in says so ("add three tasks: a, b and c") or the infinitive

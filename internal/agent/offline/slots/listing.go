@@ -12,6 +12,9 @@ import (
 // only asks for the list: see the lexicon.
 var ListFiller = lexicon.Words("list filler")
 
+// ListNouns are the words that name the list: see the lexicon.
+var ListNouns = lexicon.Words("list nouns")
+
 // AboutTheList reports words of a question that are about the list:
 // "what's left?", "what do I have?", not "what should I have for dinner?".
 func AboutTheList(ws []words.Word) bool {
@@ -92,4 +95,16 @@ func StatusOf(ws []words.Word) string {
 		}
 	}
 	return "all"
+}
+
+// NamesList reports words that name the list, its tasks or the tasks
+// pointed at: "everything", "all my tasks", "all of them". A bare "all"
+// does not: "all done" may say no more than that the person is.
+func NamesList(ws []words.Word) bool {
+	for _, w := range ws {
+		if ListNouns[w.Low] || PronounsMany[w.Low] || w.Low == "everything" || w.Low == "every" || w.Low == "each" {
+			return true
+		}
+	}
+	return false
 }
