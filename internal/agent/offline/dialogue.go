@@ -2,6 +2,7 @@ package offline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
@@ -110,10 +111,10 @@ func (e *executor) answerOffer(s grammar.Step, offered []results.Task, more bool
 // leave out none of the tasks offered, or all of them, the question is
 // asked again.
 func (e *executor) offerAllBut(s grammar.Step, offered []results.Task) {
-	out := excepted(offered, s.Ref.Except)
+	out := results.Excepted(offered, s.Ref.Except)
 	left := results.TasksWhere(offered, func(t results.Task) bool { return !out[t.ID] })
 	if len(out) == 0 || len(left) == 0 || len(left) == len(offered) {
-		e.askAgain()
+		e.yes(grammar.Doubtfully) // asked again
 		return
 	}
 	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: left, confirm: true}, results.OfferText(s.Act, left))
@@ -137,37 +138,6 @@ func (e *executor) namesTask(s grammar.Step) (names, ok bool) {
 		}
 	}
 	return false, true
-}
-
-// doCorrect reads "no, I meant …": an open question is answered by what
-// was meant; a task just added, or just renamed, gets the title meant;
-// a completion or a deletion is made on the task meant, and the reply
-// says the one made before stays made, for the tools cannot undo it.
-func (e *executor) doCorrect(s grammar.Step) {
-	q, last, before := e.mem.question, e.mem.lastAct, results.WithoutDeleted(e.mem.focus)
-	switch {
-	case q != nil && q.askTitle, q != nil && q.askValue:
-		e.doSuggest(grammar.Step{Act: grammar.ActSuggest, Text: s.Title})
-	case q != nil:
-		e.doAnswer(grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: s.Text})
-	case (last == grammar.ActAdd || last == grammar.ActUpdate) && len(e.mem.focus) == 1 && len(before) == 1 && s.Ref.Kind != slots.RefIDs && s.Title != "":
-		if titled, ok := e.readsAsTitle(s, before[0]); !ok {
-			return
-		} else if !titled {
-			t := before[0]
-			e.say("Sorry, I'm not sure what you meant, so I left task %d, %s, as it is. To change what it says, tell me the new title, like \"rename task %d to …\".", t.ID, t.Title, t.ID)
-			return
-		}
-		e.act(grammar.Step{Act: grammar.ActUpdate, Title: s.Title, Desc: s.Desc}, before)
-	case (last == grammar.ActComplete || last == grammar.ActDelete) && s.Ref.Kind != slots.RefNone:
-		e.redo(grammar.Step{Act: last, Ref: s.Ref, Parts: s.Parts})
-	default: // no change to correct: what was meant, said alone
-		text := s.Title
-		if text == "" {
-			text = s.Text
-		}
-		e.doAnswer(grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: text})
-	}
 }
 
 // readsAsTitle reports whether what a correction says was meant reads as
@@ -228,19 +198,10 @@ func (e *executor) doMeant(s grammar.Step) {
 		return
 	}
 	for _, t := range last {
-		if !containsID(s.Ref.IDs, t.ID) {
+		if !slices.Contains(s.Ref.IDs, t.ID) {
 			e.say("Task %d, %s, that I added before is still on your list.", t.ID, t.Title)
 		}
 	}
-}
-
-func containsID(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // redo makes the last turn's completion or deletion on the tasks meant
@@ -297,69 +258,6 @@ func (e *executor) amongCandidates(s grammar.Step, candidates []results.Task) ([
 		return nil, true
 	}
 	return matches, true
-}
-
-// doYes carries out what the last reply offered: every offer it made.
-func (e *executor) doYes() {
-	if offers := e.mem.offers; len(offers) > 1 && e.mem.question == offers[len(offers)-1] {
-		for _, q := range offers {
-			e.yesTo(q)
-		}
-		return
-	}
-	e.yesTo(e.mem.question)
-}
-
-// yesTo carries out what question q offered.
-func (e *executor) yesTo(q *question) {
-	switch {
-	case q == nil || q.askTitle || q.askValue:
-		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
-	case q.act == grammar.ActAdd:
-		e.doAdd(q.items)
-	case len(q.candidates) == 1 || q.confirm:
-		e.act(grammar.Step{Act: q.act, Title: q.title, Desc: q.desc}, q.candidates)
-	default:
-		e.askWhich(*q, q.candidates)
-	}
-}
-
-// leaveOpen answers "I have to" or "yes, gotta do it": asked whether
-// tasks are done, it says they are still to do, and they stay open; to
-// any other question it is a yes when said with one, and otherwise asks
-// again. It never adds a task called "To".
-func (e *executor) leaveOpen(s grammar.Step) {
-	q := e.mem.question
-	switch {
-	case q != nil && q.ifDone:
-		for _, t := range q.candidates {
-			if t.Title == "" { // known by its number only
-				e.say("Okay, I'll leave task %d open.", t.ID)
-				continue
-			}
-			e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
-		}
-	case s.Mood == grammar.StillToDoAlone:
-		e.askAgain()
-	default:
-		e.doYes()
-	}
-}
-
-// askAgain answers a yes said with a doubt: nothing is done, and the
-// open question is asked again with what a "yes" would do.
-func (e *executor) askAgain() {
-	q := e.mem.question
-	switch {
-	case q == nil || q.askTitle || q.askValue || !q.confirm:
-		e.doYes()
-	case q.act == grammar.ActAdd && len(q.items) > 1:
-		e.ask(*q, "I haven't added anything yet. "+results.OfferAddText(q.items))
-	case q.act == grammar.ActAdd:
-		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].Title))
-	default:
-		e.ask(*q, results.OfferText(q.act, q.candidates))
-	}
 }
 
 // refusedText answers a no: the list stays as it was, unless this

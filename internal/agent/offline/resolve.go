@@ -85,7 +85,7 @@ func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]results.Task
 	if x.Kind == slots.RefOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
 		focus = e.shown
 	}
-	return pickFromFocus(focus, x)
+	return results.PickFromFocus(focus, x)
 }
 
 // resolveRef finds the tasks a step's reference points at, exceptions
@@ -151,31 +151,12 @@ func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, hand
 	return nil, false
 }
 
-// excepted returns the tasks among candidates that except names, by
-// number or by name, as a set of ids.
-func excepted(candidates []results.Task, except []slots.Ref) map[int64]bool {
-	out := map[int64]bool{}
-	for _, x := range except {
-		switch x.Kind {
-		case slots.RefIDs:
-			for _, id := range x.IDs {
-				out[id] = true
-			}
-		case slots.RefName:
-			for _, t := range results.MatchTasks(candidates, x.Words, true) {
-				out[t.ID] = true
-			}
-		}
-	}
-	return out
-}
-
 // otherThan reads "not the bank, the other one" among the tasks being
 // chosen from: those the exception leaves. When one is left and "the
 // other one" was said, it is meant; otherwise the ones left are asked
 // about, and the ones left out are never offered.
 func (e *executor) otherThan(s grammar.Step, candidates []results.Task) []results.Task {
-	out := excepted(candidates, s.Ref.Except)
+	out := results.Excepted(candidates, s.Ref.Except)
 	left := results.TasksWhere(candidates, func(t results.Task) bool { return !out[t.ID] })
 	q := question{act: s.Act, title: s.Title, desc: s.Desc}
 	switch {
@@ -226,7 +207,7 @@ func (e *executor) resolveFocus(s grammar.Step) ([]results.Task, bool) {
 		// tasks of those messages.
 		focus = e.mem.run
 	}
-	targets, ok = pickFromFocus(focus, s.Ref)
+	targets, ok = results.PickFromFocus(focus, s.Ref)
 	if !ok {
 		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, results.WithoutDeleted(focus))
 		return nil, false
@@ -248,28 +229,16 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 	if !ok {
 		return nil, false
 	}
-	targets, ok := pickFromFocus(listed, s.Ref)
+	targets, ok := results.PickFromFocus(listed, s.Ref)
 	if !ok {
 		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
 			results.Plural(len(listed), "task"), results.Example(s.Act, 0))
 	}
-	if ok && s.Ref.Kind == slots.RefOrdinal && s.Ref.Index >= 0 && placesDiffer(listed, targets, s.Ref.Index) {
+	if ok && s.Ref.Kind == slots.RefOrdinal && s.Ref.Index >= 0 && results.PlacesDiffer(listed, targets, s.Ref.Index) {
 		e.askPlaceOrNumber(s, listed, targets)
 		return nil, false
 	}
 	return targets, ok
-}
-
-// placesDiffer reports targets, from place i of listed on, whose numbers
-// are not their places: once a task is deleted, "the 2nd task" may be the
-// second in the list or task 2.
-func placesDiffer(listed, targets []results.Task, i int) bool {
-	for k, t := range targets {
-		if t.ID != int64(i+k+1) {
-			return true
-		}
-	}
-	return false
 }
 
 // askPlaceOrNumber asks which task a place meant when the tasks at those
@@ -289,29 +258,6 @@ func (e *executor) askPlaceOrNumber(s grammar.Step, listed, targets []results.Ta
 			results.TaskLines(candidates), results.ActionVerbs[s.Act], results.Example(s.Act, candidates[0].ID)))
 }
 
-// pickFromFocus returns the tasks of focus a pronoun or an ordinal points
-// at; ok is false when the reference does not fit the focus ("it" among
-// three, "the fourth one" among two).
-func pickFromFocus(focus []results.Task, r slots.Ref) ([]results.Task, bool) {
-	switch {
-	case len(focus) == 0:
-		return nil, false
-	case r.Kind == slots.RefOrdinal:
-		n := max(r.Count, 1)
-		i := r.Index
-		if i < 0 {
-			i = len(focus) - n
-		}
-		if i < 0 || i+n > len(focus) {
-			return nil, false
-		}
-		return focus[i : i+n], true
-	case r.Count == 2 && len(focus) != 2, !r.Plural && len(focus) > 1:
-		return nil, false
-	}
-	return focus, true
-}
-
 // askWhatToDo answers a reference said alone when no question is open
 // ("the second one", "all of them", "3"): it says which tasks those are
 // and asks what to do, so that "delete them" next acts on them.
@@ -328,7 +274,7 @@ func (e *executor) askWhatToDo(r slots.Ref) {
 		if !ok {
 			return
 		}
-		targets, _ = pickFromFocus(focus, r)
+		targets, _ = results.PickFromFocus(focus, r)
 	}
 	e.say("%s", results.WhatToDoText(targets))
 	if len(targets) > 0 {

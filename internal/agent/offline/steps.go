@@ -18,14 +18,6 @@ func (e *executor) do(s grammar.Step) {
 		e.doMeant(s)
 		return
 	}
-	if s.Act == grammar.ActYes && (s.Mood == grammar.StillToDo || s.Mood == grammar.StillToDoAlone) {
-		e.leaveOpen(s)
-		return
-	}
-	if s.Act == grammar.ActYes && s.Mood == grammar.Doubtfully {
-		e.askAgain()
-		return
-	}
 	switch s.Act {
 	case grammar.ActContinue: // with nothing stopped to carry on (see respond)
 		e.say("There's nothing I stopped in the middle of. What should I do next?")
@@ -49,7 +41,7 @@ func (e *executor) do(s grammar.Step) {
 	case grammar.ActAnswer:
 		e.doAnswer(s)
 	case grammar.ActYes:
-		e.doYes()
+		e.yes(s.Mood)
 	case grammar.ActNo:
 		if e.sawRefusal { // "no. keep it": said once
 			return

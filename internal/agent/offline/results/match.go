@@ -5,9 +5,10 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file finds tasks by what they are called: among the tasks of a
-// listing (MatchTasks, ClosestTasks), and among the tasks a reply offered
-// to add (PickItems).
+// This file finds tasks by what they are called or where they stand: among
+// the tasks of a listing (MatchTasks, ClosestTasks, Excepted), among those
+// a conversation is about (PickFromFocus, PlacesDiffer), and among the
+// tasks a reply offered to add (PickItems).
 
 // MatchTasks returns the tasks a name points at: those whose title holds
 // every word of the name; failing that, when loose, those whose title
@@ -99,4 +100,58 @@ func namedIn(title string, refs []slots.Ref) bool {
 		}
 	}
 	return false
+}
+
+// Excepted returns the tasks among candidates that except names, by
+// number or by name, as a set of ids.
+func Excepted(candidates []Task, except []slots.Ref) map[int64]bool {
+	out := map[int64]bool{}
+	for _, x := range except {
+		switch x.Kind {
+		case slots.RefIDs:
+			for _, id := range x.IDs {
+				out[id] = true
+			}
+		case slots.RefName:
+			for _, t := range MatchTasks(candidates, x.Words, true) {
+				out[t.ID] = true
+			}
+		}
+	}
+	return out
+}
+
+// PlacesDiffer reports targets, from place i of listed on, whose numbers
+// are not their places: once a task is deleted, "the 2nd task" may be the
+// second in the list or task 2.
+func PlacesDiffer(listed, targets []Task, i int) bool {
+	for k, t := range targets {
+		if t.ID != int64(i+k+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// PickFromFocus returns the tasks of focus a pronoun or an ordinal points
+// at; ok is false when the reference does not fit the focus ("it" among
+// three, "the fourth one" among two).
+func PickFromFocus(focus []Task, r slots.Ref) ([]Task, bool) {
+	switch {
+	case len(focus) == 0:
+		return nil, false
+	case r.Kind == slots.RefOrdinal:
+		n := max(r.Count, 1)
+		i := r.Index
+		if i < 0 {
+			i = len(focus) - n
+		}
+		if i < 0 || i+n > len(focus) {
+			return nil, false
+		}
+		return focus[i : i+n], true
+	case r.Count == 2 && len(focus) != 2, !r.Plural && len(focus) > 1:
+		return nil, false
+	}
+	return focus, true
 }

@@ -1,0 +1,202 @@
+package offline
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
+	"github.com/taskchat/taskchat/internal/agent/offline/slots"
+)
+
+// This file is the dialogue's tables: what a yes does, by how it was said
+// (its mood) and what the last reply left open (memory.question and
+// memory.offers); and what a correction ("no, I meant …") does, by what is
+// open and what the last change was (memory.lastAct). The first line that
+// holds decides. A new way of answering a question or correcting a change
+// is a line here; what each line does is a method below it. (A no is the
+// executor's own line: nothing is done. Taking back a request said in the
+// same message is the grammar's: see grammar.takenBack.)
+
+// yesTransitions are the lines of the table.
+var yesTransitions = []struct {
+	moods []grammar.Mood // the yes said so; none: said any way
+	open  func(m memory) bool
+	do    func(e *executor)
+}{
+	// "I have to", "yes, gotta do it", asked whether tasks are done: they
+	// are still to do, and stay open.
+	{[]grammar.Mood{grammar.StillToDo, grammar.StillToDoAlone}, askedIfDone, (*executor).leaveOpen},
+	// "I have to" alone, or a doubtful yes ("yes? what would that do"), to
+	// an offer: nothing is done, and the offer is made again.
+	{[]grammar.Mood{grammar.StillToDoAlone, grammar.Doubtfully}, offered, (*executor).offerAgain},
+	// A yes to a reply that offered several things takes them all.
+	{nil, offeredSeveral, (*executor).yesToAll},
+	// A yes to no question, or to one it does not answer ("what should
+	// the task say?"), asks what to do.
+	{nil, nothingOpen, func(e *executor) {
+		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
+	}},
+	// A yes to an offer, or to a question about one task, makes it.
+	{nil, func(m memory) bool { return m.question.act == grammar.ActAdd }, func(e *executor) { e.doAdd(e.mem.question.items) }},
+	{nil, func(m memory) bool { return m.question.confirm || len(m.question.candidates) == 1 }, func(e *executor) { e.yesTo(e.mem.question) }},
+	// A yes to "which one?" asks which again.
+	{nil, func(memory) bool { return true }, func(e *executor) { e.askWhich(*e.mem.question, e.mem.question.candidates) }},
+}
+
+// yes carries out a yes said in mood: the first line of the table that
+// holds.
+func (e *executor) yes(mood grammar.Mood) {
+	for _, t := range yesTransitions {
+		if (len(t.moods) == 0 || slices.Contains(t.moods, mood)) && t.open(e.mem) {
+			t.do(e)
+			return
+		}
+	}
+}
+
+// What the last reply left open.
+func nothingOpen(m memory) bool {
+	return m.question == nil || m.question.askTitle || m.question.askValue
+}
+
+func askedIfDone(m memory) bool { return m.question != nil && m.question.ifDone }
+
+func offered(m memory) bool { return !nothingOpen(m) && m.question.confirm }
+
+func offeredSeveral(m memory) bool {
+	return len(m.offers) > 1 && m.question == m.offers[len(m.offers)-1]
+}
+
+// leaveOpen says the tasks asked about stay open: they are still to do.
+// It never adds a task called "To".
+func (e *executor) leaveOpen() {
+	for _, t := range e.mem.question.candidates {
+		if t.Title == "" { // known by its number only
+			e.say("Okay, I'll leave task %d open.", t.ID)
+			continue
+		}
+		e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
+	}
+}
+
+// offerAgain asks the open offer again, saying what a "yes" would do.
+func (e *executor) offerAgain() {
+	q := e.mem.question
+	switch {
+	case q.act == grammar.ActAdd && len(q.items) > 1:
+		e.ask(*q, "I haven't added anything yet. "+results.OfferAddText(q.items))
+	case q.act == grammar.ActAdd:
+		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].Title))
+	default:
+		e.ask(*q, results.OfferText(q.act, q.candidates))
+	}
+}
+
+// yesToAll takes every offer of the last reply.
+func (e *executor) yesToAll() {
+	for _, q := range e.mem.offers {
+		e.yesTo(q)
+	}
+}
+
+// yesTo makes what question q offered.
+func (e *executor) yesTo(q *question) {
+	switch {
+	case q.askTitle || q.askValue:
+	case q.act == grammar.ActAdd:
+		e.doAdd(q.items)
+	case len(q.candidates) == 1 || q.confirm:
+		e.act(grammar.Step{Act: q.act, Title: q.title, Desc: q.desc}, q.candidates)
+	default:
+		e.askWhich(*q, q.candidates)
+	}
+}
+
+// correctTransitions are the lines of the table of corrections, set at
+// start: what they do leads back to doCorrect, which reads them.
+var correctTransitions []struct {
+	when func(e *executor, s grammar.Step) bool
+	do   func(e *executor, s grammar.Step)
+}
+
+func init() {
+	correctTransitions = []struct {
+		when func(e *executor, s grammar.Step) bool
+		do   func(e *executor, s grammar.Step)
+	}{
+		// "What should the task say?" — "I meant call grandma": the title.
+		{(*executor).askedWhatItSays, (*executor).meantTitle},
+		// Any other question: what was meant answers it.
+		{(*executor).askedAnything, (*executor).meantAnswer},
+		// A task just added or renamed gets the title meant.
+		{(*executor).justTitled, (*executor).retitleMeant},
+		// A completion or a deletion is made on the task meant; the one
+		// made before stays made, for the tools cannot undo it.
+		{(*executor).justCompletedOrDeleted, (*executor).redoMeant},
+		// No change to correct: what was meant, said alone.
+		{func(*executor, grammar.Step) bool { return true }, (*executor).meantAlone},
+	}
+}
+
+func (e *executor) askedWhatItSays(grammar.Step) bool {
+	q := e.mem.question
+	return q != nil && (q.askTitle || q.askValue)
+}
+
+func (e *executor) askedAnything(grammar.Step) bool { return e.mem.question != nil }
+
+func (e *executor) justTitled(s grammar.Step) bool {
+	last, before := e.mem.lastAct, results.WithoutDeleted(e.mem.focus)
+	return (last == grammar.ActAdd || last == grammar.ActUpdate) && len(e.mem.focus) == 1 && len(before) == 1 &&
+		s.Ref.Kind != slots.RefIDs && s.Title != ""
+}
+
+func (e *executor) justCompletedOrDeleted(s grammar.Step) bool {
+	return (e.mem.lastAct == grammar.ActComplete || e.mem.lastAct == grammar.ActDelete) && s.Ref.Kind != slots.RefNone
+}
+
+func (e *executor) meantTitle(s grammar.Step) {
+	e.doSuggest(grammar.Step{Act: grammar.ActSuggest, Text: s.Title})
+}
+
+func (e *executor) meantAnswer(s grammar.Step) {
+	e.doAnswer(grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: s.Text})
+}
+
+func (e *executor) redoMeant(s grammar.Step) {
+	e.redo(grammar.Step{Act: e.mem.lastAct, Ref: s.Ref, Parts: s.Parts})
+}
+
+func (e *executor) meantAlone(s grammar.Step) {
+	text := s.Title
+	if text == "" {
+		text = s.Text
+	}
+	e.doAnswer(grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: text})
+}
+
+// doCorrect carries out "no, I meant …": the first line of the table of
+// corrections that holds.
+func (e *executor) doCorrect(s grammar.Step) {
+	for _, t := range correctTransitions {
+		if t.when(e, s) {
+			t.do(e, s)
+			return
+		}
+	}
+}
+
+// retitleMeant gives the task just added or renamed the title meant,
+// when what was meant reads as a title.
+func (e *executor) retitleMeant(s grammar.Step) {
+	before := results.WithoutDeleted(e.mem.focus)
+	if titled, ok := e.readsAsTitle(s, before[0]); !ok {
+		return
+	} else if !titled {
+		t := before[0]
+		e.say("Sorry, I'm not sure what you meant, so I left task %d, %s, as it is. To change what it says, tell me the new title, like \"rename task %d to …\".", t.ID, t.Title, t.ID)
+		return
+	}
+	e.act(grammar.Step{Act: grammar.ActUpdate, Title: s.Title, Desc: s.Desc}, before)
+}
