@@ -219,13 +219,18 @@ func (r *run) emitText(text string) {
 	r.obs(Event{Kind: EventDelta, Text: text})
 }
 
+// StoppedNote is in the reply of every turn stopped at a limit: a model
+// that reads the conversation again (the offline model) knows from it that
+// the turn asked for more than it did, and may carry it on.
+const StoppedNote = "What I did so far is saved"
+
 // stop ends the turn at a limit, telling the person why.
 func (r *run) stop(reason StopReason, why string) Result {
 	r.res.Stop = reason
 	if r.reply.Len() > 0 {
 		r.emitText("\n\n")
 	}
-	r.emitText(why + " What I did so far is saved" + progress(r.res.Calls) + "; tell me how you'd like to continue.")
+	r.emitText(why + " " + StoppedNote + progress(r.res.Calls) + "; tell me how you'd like to continue.")
 	return r.res
 }
 

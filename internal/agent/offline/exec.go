@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -10,7 +9,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
-	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // This file carries out a message's steps. The model keeps no state, so it
@@ -40,9 +38,9 @@ type memory struct {
 	// offers are the last reply's offers of a change, question the last
 	// of them: "yes" takes them all, "only the first" narrows them.
 	offers []*question
-	// cutShort is 1 + the index of the last turn when it stopped before
-	// all it asked for was done (at a limit): "continue" carries it on.
-	cutShort int
+	// cutShort is the request the last turn stopped at a limit before it
+	// was done: "continue" carries it on.
+	cutShort *stopped
 }
 
 // question is what the assistant asked and waits an answer to.
@@ -61,9 +59,9 @@ type question struct {
 // executor runs one message's steps against the turn's tool rounds.
 type executor struct {
 	mem    memory
-	rounds []results.Round // the rounds this turn has made so far
-	next   int             // the first round not yet read
-	ids    *callIDs        // nil when replaying an earlier turn
+	rounds []results.Round  // the rounds this turn has made so far
+	next   int              // the first round not yet read
+	ids    *results.CallIDs // nil when replaying an earlier turn
 
 	batch      []queued // calls for the round being built
 	listing    []results.Task
@@ -90,7 +88,7 @@ type executor struct {
 
 // queued is a call waiting in the batch, and where its outcome goes.
 type queued struct {
-	call plannedCall
+	call results.Planned
 	line int // the reply line it fills; -1 for a lookup listing only
 	step int
 	act  grammar.Action
@@ -106,40 +104,20 @@ type queued struct {
 	firstPage bool
 }
 
-// listPage is how many tasks the model asks list_tasks for at once: the
-// most it answers. A round holds a page and every later model call reads
-// it again, as a language model would, so a list read whole costs tokens
-// as the square of its pages: shown, a list stops at its first page;
-// looked up, a list of 2,000 tasks of usual titles is read whole before
-// the turn's default budget of 100,000 tokens, checked before each model
-// call, stops it, and one of 2,500 is not (docs/models.md, "Long lists").
-const listPage = tasks.MaxTaskPage
-
-// listCall is the first call of a listing of the tasks with status.
-func listCall(status string) plannedCall {
-	return plannedCall{tool: results.ToolListTasks, args: map[string]any{"status": status, "limit": listPage}}
-}
-
 // nextPage is the call that reads the page after out, the outcome of q;
 // ok is false when out was the last page, or q a listing only shown.
 func nextPage(q queued, out results.Outcome) (queued, bool) {
 	if !q.lookup || q.firstPage || out.Error != "" || out.NextCursor == "" {
 		return queued{}, false
 	}
-	args := maps.Clone(q.call.args)
+	args := maps.Clone(q.call.Args)
 	args["cursor"] = out.NextCursor
-	q.call = plannedCall{tool: q.call.tool, args: args}
+	q.call = results.Planned{Tool: q.call.Tool, Args: args}
 	q.listed = append(q.listed[:len(q.listed):len(q.listed)], out.Tasks...)
 	return q, true
 }
 
-// plannedCall is a tool call before it gets an id.
-type plannedCall struct {
-	tool string
-	args map[string]any
-}
-
-func newExecutor(mem memory, rounds []results.Round, ids *callIDs) *executor {
+func newExecutor(mem memory, rounds []results.Round, ids *results.CallIDs) *executor {
 	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1, offerLine: -1, shown: mem.shown}
 }
 
@@ -208,7 +186,7 @@ func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 	if tool != results.ToolListTasks {
 		e.fresh = false
 	}
-	e.batch = append(e.batch, queued{call: plannedCall{tool: tool, args: args}, line: len(e.lines) - 1, step: e.step, act: a})
+	e.batch = append(e.batch, queued{call: results.Planned{Tool: tool, Args: args}, line: len(e.lines) - 1, step: e.step, act: a})
 }
 
 // flush ends the batch: it reads the round that holds it, or sends it.
@@ -255,7 +233,7 @@ func (e *executor) send() {
 	}
 	resp := agent.Response{}
 	for _, q := range e.batch {
-		resp.ToolCalls = append(resp.ToolCalls, e.ids.call(q.call))
+		resp.ToolCalls = append(resp.ToolCalls, e.ids.Call(q.call))
 	}
 	e.sent = &resp
 }
@@ -277,7 +255,7 @@ func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 	if out.Error != "" {
 		return
 	}
-	if _, titled := q.call.args["title"]; titled && (q.act == grammar.ActAdd || q.act == grammar.ActUpdate) {
+	if _, titled := q.call.Args["title"]; titled && (q.act == grammar.ActAdd || q.act == grammar.ActUpdate) {
 		if e.unkeptSaid == nil {
 			e.unkeptSaid = map[string]bool{}
 		}
@@ -318,27 +296,11 @@ func heldPrefix(r results.Round, batch []queued) int {
 		return 0
 	}
 	for i, q := range batch[:len(r.Calls)] {
-		if !holdsCall(r.Calls[i], q) {
+		if !q.call.Holds(r.Calls[i]) {
 			return i
 		}
 	}
 	return len(r.Calls)
-}
-
-// holdsCall reports whether c is the call q plans: the same tool and
-// arguments (a listing's page size aside).
-func holdsCall(c agent.ToolCall, q queued) bool {
-	var got, wantArgs map[string]any
-	want, _ := json.Marshal(q.call.args)
-	_ = json.Unmarshal(want, &wantArgs)
-	if c.Name != q.call.tool || json.Unmarshal([]byte(c.Arguments), &got) != nil {
-		return false
-	}
-	if q.call.tool == results.ToolListTasks {
-		delete(got, "limit")
-		delete(wantArgs, "limit")
-	}
-	return reflect.DeepEqual(got, wantArgs)
 }
 
 // tasks returns the task list as it is after every change said so far,
@@ -346,12 +308,12 @@ func holdsCall(c agent.ToolCall, q queued) bool {
 // or the list could not be read.
 func (e *executor) tasks() ([]results.Task, bool) {
 	if !e.fresh {
-		if n := len(e.batch); n > 0 && e.batch[n-1].act == grammar.ActList && reflect.DeepEqual(e.batch[n-1].call, listCall("all")) {
+		if n := len(e.batch); n > 0 && e.batch[n-1].act == grammar.ActList && reflect.DeepEqual(e.batch[n-1].call, results.ListCall("all")) {
 			// Listing every task is already the batch's last call: it is
 			// read whole and serves both, instead of a second listing.
 			e.batch[n-1].lookup = true
 		} else {
-			e.batch = append(e.batch, queued{call: listCall("all"), line: -1, step: e.step, lookup: true})
+			e.batch = append(e.batch, queued{call: results.ListCall("all"), line: -1, step: e.step, lookup: true})
 		}
 		e.flush()
 		if e.stopped() || !e.fresh {
@@ -370,7 +332,7 @@ func (e *executor) firstPage() (tasks []results.Task, whole, ok bool) {
 	if e.fresh {
 		return e.listing, true, true
 	}
-	e.batch = append(e.batch, queued{call: listCall("all"), line: -1, step: e.step, lookup: true, firstPage: true})
+	e.batch = append(e.batch, queued{call: results.ListCall("all"), line: -1, step: e.step, lookup: true, firstPage: true})
 	e.flush()
 	if e.stopped() || !e.fresh && !e.partial {
 		return nil, false, false

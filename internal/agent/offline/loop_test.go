@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/agenttest"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/tasks"
 	"github.com/taskchat/taskchat/internal/tasks/memstore"
@@ -130,7 +131,7 @@ func mustTaskTools(tb testing.TB) *mcp.ClientSession {
 func TestOfflineReadsALongListWhole(t *testing.T) {
 	ctx := context.Background()
 	svc, user := tasks.NewService(memstore.NewTasks()), "ana"
-	const n, dentist = listPage + 100, listPage + 50
+	const n, dentist = results.ListPage + 100, results.ListPage + 50
 	for i := 1; i <= n; i++ {
 		title := fmt.Sprintf("Water the plants, round %d", i)
 		if i == dentist {
@@ -155,7 +156,7 @@ func TestOfflineReadsALongListWhole(t *testing.T) {
 	}
 
 	shown := say("show my tasks")
-	if len(shown.Calls) != 1 || strings.Count(shown.Reply, "\n- [ ] #") != listPage || !strings.HasPrefix(shown.Reply, "You have more than") {
+	if len(shown.Calls) != 1 || strings.Count(shown.Reply, "\n- [ ] #") != results.ListPage || !strings.HasPrefix(shown.Reply, "You have more than") {
 		t.Fatalf("show my tasks: calls %s, a reply of %d lines starting %q", calls(shown), strings.Count(shown.Reply, "\n"), shown.Reply[:min(len(shown.Reply), 80)])
 	}
 	deleted := say("delete the dentist task")
@@ -175,7 +176,7 @@ func TestOfflineReadsALongListWhole(t *testing.T) {
 func TestOfflineLooksUpANumberOnTheFirstPageOnly(t *testing.T) {
 	ctx := context.Background()
 	svc, user := tasks.NewService(memstore.NewTasks()), "ana"
-	for i := 1; i <= listPage+100; i++ {
+	for i := 1; i <= results.ListPage+100; i++ {
 		if _, err := svc.Add(ctx, user, fmt.Sprintf("Water the plants, round %d", i), "", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -188,10 +189,17 @@ func TestOfflineLooksUpANumberOnTheFirstPageOnly(t *testing.T) {
 	say := sayTo(t, cs)
 	near := say("I need to finish task 7")
 	if len(near.Calls) != 1 || !strings.Contains(near.Reply, "task 7, Water the plants, round 7,") {
-		t.Errorf("task 7 of %d: %d calls, reply %q; want one page read and the task named", listPage+100, len(near.Calls), near.Reply)
+		t.Errorf("task 7 of %d: %d calls, reply %q; want one page read and the task named", results.ListPage+100, len(near.Calls), near.Reply)
 	}
-	far := say(fmt.Sprintf("I need to finish task %d", listPage+50))
-	if len(far.Calls) != 1 || !strings.Contains(far.Reply, fmt.Sprintf("Should I mark task %d as complete?", listPage+50)) {
-		t.Errorf("task %d of %d: %d calls, reply %q; want one page read and the task asked about by number", listPage+50, listPage+100, len(far.Calls), far.Reply)
+	if _, err := svc.Delete(ctx, user, 9, nil); err != nil {
+		t.Fatal(err)
+	}
+	gone := say("I need to finish task 9")
+	if len(gone.Calls) != 1 || !strings.Contains(gone.Reply, "couldn't find task 9") {
+		t.Errorf("task 9, deleted, of a list longer than a page: %d calls, reply %q; want one page read and the task said to be gone", len(gone.Calls), gone.Reply)
+	}
+	far := say(fmt.Sprintf("I need to finish task %d", results.ListPage+50))
+	if len(far.Calls) != 1 || !strings.Contains(far.Reply, fmt.Sprintf("Should I mark task %d as complete?", results.ListPage+50)) {
+		t.Errorf("task %d of %d: %d calls, reply %q; want one page read and the task asked about by number", results.ListPage+50, results.ListPage+100, len(far.Calls), far.Reply)
 	}
 }

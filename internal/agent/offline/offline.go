@@ -2,8 +2,6 @@ package offline
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -72,19 +70,7 @@ func respond(msgs []agent.Message) agent.Response {
 	if mem.question == nil && len(mem.focus) == 1 {
 		mem.run = r.changeRun(last, mem.lastAct)
 	}
-	steps, rounds, quiet := r.steps(last), turns[last].rounds, 0
-	if mem.cutShort > 0 && carriesOn(steps, mem) {
-		// "continue" after a turn stopped at a limit: that turn's request
-		// again, over its rounds and then this turn's, saying only what
-		// this turn does.
-		cut := mem.cutShort - 1
-		mem = r.recall(cut, 1)
-		steps, quiet = r.steps(cut), len(turns[cut].rounds)
-		rounds = append(append([]results.Round(nil), turns[cut].rounds...), rounds...)
-	}
-	e := newExecutor(mem, rounds, &callIDs{next: countToolCalls(msgs) + 1})
-	e.quietRounds = quiet
-	e.run(steps)
+	e, _ := r.play(last, mem, results.NewCallIDs(msgs))
 	switch {
 	case e.sent != nil:
 		return *e.sent
@@ -95,18 +81,46 @@ func respond(msgs []agent.Message) agent.Response {
 }
 
 // carriesOn reports a message that asks to carry on the last turn's
-// request: "continue", "the rest", or a yes with no question open.
+// request: "continue", "the rest", or a plain yes with no question open.
 func carriesOn(steps []grammar.Step, mem memory) bool {
 	if len(steps) != 1 {
 		return false
 	}
-	return steps[0].Act == grammar.ActContinue || steps[0].Act == grammar.ActYes && mem.question == nil
+	s := steps[0]
+	return s.Act == grammar.ActContinue || (s.Act == grammar.ActYes && s.Mood == grammar.Plainly && mem.question == nil)
+}
+
+// stopped is a request a turn stopped at a limit before it was done: the
+// turn that asked for it, and the rounds made for it so far (its own, and
+// those of each "continue" since).
+type stopped struct {
+	turn   int
+	rounds []results.Round
+}
+
+// play carries out turn i's message over its rounds, remembering mem, as
+// it was carried out when it ran: a "continue" after a request stopped at a
+// limit carries that request on, over the rounds made for it and then
+// this turn's, saying only what this turn does. It returns the executor
+// and the turn whose request it carried out.
+func (r *reading) play(i int, mem memory, ids *results.CallIDs) (*executor, int) {
+	steps, rounds, quiet, asked := r.steps(i), r.turns[i].rounds, 0, i
+	if cut := mem.cutShort; cut != nil && carriesOn(steps, mem) {
+		asked, mem = cut.turn, r.recall(cut.turn, 1)
+		steps, quiet = r.steps(cut.turn), len(cut.rounds)
+		rounds = append(append([]results.Round(nil), cut.rounds...), rounds...)
+	}
+	e := newExecutor(mem, rounds, ids)
+	e.quietRounds = quiet
+	e.run(steps)
+	return e, asked
 }
 
 // turn is one user message and the tool rounds that followed it.
 type turn struct {
 	user   string
 	rounds []results.Round
+	reply  string // the reply that ended it, if any
 }
 
 // splitTurns cuts the conversation at its user messages.
@@ -119,6 +133,8 @@ func splitTurns(msgs []agent.Message) []turn {
 		case len(turns) == 0:
 		case m.Role == agent.RoleAssistant && len(m.ToolCalls) > 0:
 			turns[len(turns)-1].rounds = append(turns[len(turns)-1].rounds, results.RoundAt(msgs, i))
+		case m.Role == agent.RoleAssistant:
+			turns[len(turns)-1].reply = m.Content
 		}
 	}
 	return turns
@@ -171,8 +187,7 @@ func (r *reading) lookBack(end, depth int) memory {
 		if depth > 0 {
 			before = r.recall(i, depth-1)
 		}
-		e := newExecutor(before, r.turns[i].rounds, nil)
-		e.run(r.steps(i))
+		e, asked := r.play(i, before, nil)
 		if e.broken {
 			return memory{focus: results.LastTouched(r.turns[i].rounds)}
 		}
@@ -188,8 +203,10 @@ func (r *reading) lookBack(end, depth int) memory {
 		}
 		if len(r.turns[i].rounds) > 0 || e.sawRefusal || e.focusStep >= 0 {
 			mem := memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
-			if e.sent != nil && i == end-1 { // it wanted calls it never made
-				mem.cutShort = i + 1
+			if e.sent != nil && i == end-1 && strings.Contains(r.turns[i].reply, agent.StoppedNote) {
+				// Stopped at a limit, wanting calls it never made; a
+				// turn the person stopped, or another model's, is not.
+				mem.cutShort = &stopped{turn: asked, rounds: e.rounds}
 			}
 			return mem
 		}
@@ -225,25 +242,6 @@ func allDo(steps []grammar.Step, act grammar.Action) bool {
 		}
 	}
 	return len(steps) > 0
-}
-
-// callIDs numbers tool calls after those already in the conversation, so
-// ids stay unique across the rounds of a turn without any stored state.
-type callIDs struct{ next int }
-
-func (c *callIDs) call(p plannedCall) agent.ToolCall {
-	args, _ := json.Marshal(p.args) // a map of strings and numbers always marshals
-	id := fmt.Sprintf("call_%d", c.next)
-	c.next++
-	return agent.ToolCall{ID: id, Name: p.tool, Arguments: string(args)}
-}
-
-func countToolCalls(msgs []agent.Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += len(m.ToolCalls)
-	}
-	return n
 }
 
 // streamText hands text to onText a few words at a time, pace apart; the

@@ -28,12 +28,12 @@ func wantAdd(title string) []wantCall {
 // listArgs are the arguments of the model's first call listing the tasks
 // with status, as a round records them.
 func listArgs(status string) string {
-	b, _ := json.Marshal(listCall(status).args)
+	b, _ := json.Marshal(results.ListCall(status).Args)
 	return string(b)
 }
 
 func wantList(status string) []wantCall {
-	return []wantCall{{"list_tasks", map[string]any{"status": status, "limit": float64(listPage)}}}
+	return []wantCall{{"list_tasks", map[string]any{"status": status, "limit": float64(results.ListPage)}}}
 }
 
 func wantOnTask(tool string, ids ...int) []wantCall {
@@ -431,13 +431,13 @@ func TestOfflinePagesOfAList(t *testing.T) {
 		}
 		return fmt.Sprintf(`{"tasks":[%s]}`, strings.Join(items, ","))
 	}
-	first, second := page(1, listPage, "c1"), page(listPage+1, 1600, "")
-	nextCall := []wantCall{{"list_tasks", map[string]any{"status": "all", "limit": float64(listPage), "cursor": "c1"}}}
+	first, second := page(1, results.ListPage, "c1"), page(results.ListPage+1, 1600, "")
+	nextCall := []wantCall{{"list_tasks", map[string]any{"status": "all", "limit": float64(results.ListPage), "cursor": "c1"}}}
 
 	t.Run("shown", func(t *testing.T) {
 		resp := mustRoundTwo(t, "show my tasks", first)
-		if !strings.HasPrefix(resp.Text, fmt.Sprintf("You have more than %d tasks; here are the first %d:\n- [ ] #1 task 1\n", listPage, listPage)) ||
-			strings.Count(resp.Text, "\n") != listPage || len(resp.ToolCalls) != 0 {
+		if !strings.HasPrefix(resp.Text, fmt.Sprintf("You have more than %d tasks; here are the first %d:\n- [ ] #1 task 1\n", results.ListPage, results.ListPage)) ||
+			strings.Count(resp.Text, "\n") != results.ListPage || len(resp.ToolCalls) != 0 {
 			t.Fatalf("reply %q…, calls %v", resp.Text[:min(len(resp.Text), 120)], resp.ToolCalls)
 		}
 	})
@@ -737,4 +737,26 @@ func TestOfflineNamesATaskKnownByNumber(t *testing.T) {
 	if got := results.TaskLine(results.Task{ID: 4}); got != "- [ ] #4" {
 		t.Errorf("results.TaskLine = %q", got)
 	}
+}
+
+// Only a turn stopped at a limit is carried on: after another model's turn
+// that did less than the offline model would read into its message, or a
+// turn the person stopped, "ok" or "yes" makes no call.
+func TestOfflineCarriesOnOnlyATurnStoppedAtALimit(t *testing.T) {
+	history := []agent.Message{
+		userSays("delete task 3 and task 4"),
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: results.ToolDeleteTask, Arguments: `{"task_id":3}`}}},
+		{Role: agent.RoleTool, ToolCallID: "call_1", Content: `{"task_id":3,"status":"deleted","title":"Buy milk"}`},
+		{Role: agent.RoleAssistant, Content: "I deleted task 3. I left task 4, Renew passport, as it is."},
+	}
+	for _, say := range []string{"ok", "yes", "continue"} {
+		resp, _ := mustStream(t, append(history, userSays(say))...)
+		if len(resp.ToolCalls) != 0 {
+			t.Errorf("%q after a turn that was not stopped at a limit: calls %v, want none", say, resp.ToolCalls)
+		}
+	}
+	stopped := append(append([]agent.Message(nil), history[:3]...),
+		agent.Message{Role: agent.RoleAssistant, Content: "I stopped because this request needed more tool calls than I'm allowed in one message. " + agent.StoppedNote + ": I deleted 1 task (Buy milk); tell me how you'd like to continue."})
+	resp, _ := mustStream(t, append(stopped, userSays("continue"))...)
+	assertCalls(t, resp.ToolCalls, wantOnTask("delete_task", 4))
 }

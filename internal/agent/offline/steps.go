@@ -28,8 +28,8 @@ func (e *executor) do(s grammar.Step) {
 			e.doFind(s)
 			return
 		}
-		call := listCall(s.Status)
-		e.queue(grammar.ActList, call.tool, call.args)
+		call := results.ListCall(s.Status)
+		e.queue(grammar.ActList, call.Tool, call.Args)
 	case grammar.ActComplete, grammar.ActDelete, grammar.ActUpdate, grammar.ActNote, grammar.ActQuery:
 		if s.Ref.Kind == slots.RefNone {
 			e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, nil)
@@ -178,14 +178,27 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 		}
 		listed = page
 		if !whole {
-			// A long list: a task not on its first page is asked about
-			// by its number, as reading on would cost more than asking.
-			for i, t := range targets {
-				if found, ok := results.FindTask(listed, t.ID); ok {
-					targets[i] = found
+			// A long list, read by number: a task not on its first page
+			// and numbered past it is asked about by its number, as
+			// reading on would cost more than asking; one numbered within
+			// it is not there.
+			last := int64(0)
+			if len(listed) > 0 {
+				last = listed[len(listed)-1].ID
+			}
+			var out []results.Task
+			for _, t := range targets {
+				found, ok := results.FindTask(listed, t.ID)
+				switch {
+				case ok:
+					out = append(out, found)
+				case t.ID > last:
+					out = append(out, t)
+				default:
+					e.say("%s", results.TaskNotFound(t.ID))
 				}
 			}
-			return targets, true
+			return out, true
 		}
 	}
 	var out []results.Task

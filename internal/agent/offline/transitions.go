@@ -30,7 +30,9 @@ var yesTransitions = []struct {
 	// "I have to" alone, or a doubtful yes ("yes? what would that do"), to
 	// an offer: nothing is done, and the offer is made again.
 	{[]grammar.Mood{grammar.StillToDoAlone, grammar.Doubtfully}, offered, (*executor).offerAgain},
-	// A yes to a reply that offered several things takes them all.
+	// A yes to a reply that offered several things takes them all, and
+	// one that asked "which one?" after an offer takes the offers and asks
+	// again.
 	{nil, offeredSeveral, (*executor).yesToAll},
 	// A yes to no question, or to one it does not answer ("what should
 	// the task say?"), asks what to do.
@@ -38,10 +40,10 @@ var yesTransitions = []struct {
 		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
 	}},
 	// A yes to an offer, or to a question about one task, makes it.
-	{nil, func(m memory) bool { return m.question.act == grammar.ActAdd }, func(e *executor) { e.doAdd(e.mem.question.items) }},
-	{nil, func(m memory) bool { return m.question.confirm || len(m.question.candidates) == 1 }, func(e *executor) { e.yesTo(e.mem.question) }},
+	{nil, offeredAdd, func(e *executor) { e.doAdd(e.mem.question.items) }},
+	{nil, offeredChange, func(e *executor) { e.yesTo(e.mem.question) }},
 	// A yes to "which one?" asks which again.
-	{nil, func(memory) bool { return true }, func(e *executor) { e.askWhich(*e.mem.question, e.mem.question.candidates) }},
+	{nil, func(m memory) bool { return m.question != nil }, (*executor).askWhichAgain},
 }
 
 // yes carries out a yes said in mood: the first line of the table that
@@ -65,7 +67,17 @@ func askedIfDone(m memory) bool { return m.question != nil && m.question.ifDone 
 func offered(m memory) bool { return !nothingOpen(m) && m.question.confirm }
 
 func offeredSeveral(m memory) bool {
-	return len(m.offers) > 1 && m.question == m.offers[len(m.offers)-1]
+	if len(m.offers) == 0 || nothingOpen(m) {
+		return false
+	}
+	last := m.offers[len(m.offers)-1]
+	return len(m.offers) > 1 || m.question != last
+}
+
+func offeredAdd(m memory) bool { return m.question != nil && m.question.act == grammar.ActAdd }
+
+func offeredChange(m memory) bool {
+	return m.question != nil && (m.question.confirm || len(m.question.candidates) == 1)
 }
 
 // leaveOpen says the tasks asked about stay open: they are still to do.
@@ -93,12 +105,19 @@ func (e *executor) offerAgain() {
 	}
 }
 
-// yesToAll takes every offer of the last reply.
+// yesToAll takes every offer of the last reply, and asks again what it
+// asked after them.
 func (e *executor) yesToAll() {
 	for _, q := range e.mem.offers {
 		e.yesTo(q)
 	}
+	if q := e.mem.question; q != e.mem.offers[len(e.mem.offers)-1] {
+		e.askWhichAgain()
+	}
 }
+
+// askWhichAgain asks again which of the tasks the open question meant.
+func (e *executor) askWhichAgain() { e.askWhich(*e.mem.question, e.mem.question.candidates) }
 
 // yesTo makes what question q offered.
 func (e *executor) yesTo(q *question) {
@@ -113,18 +132,21 @@ func (e *executor) yesTo(q *question) {
 	}
 }
 
-// correctTransitions are the lines of the table of corrections, set at
-// start: what they do leads back to doCorrect, which reads them.
-var correctTransitions []struct {
+// correction is a line of the table of corrections: when it holds, and
+// what it does.
+type correction struct {
 	when func(e *executor, s grammar.Step) bool
 	do   func(e *executor, s grammar.Step)
 }
 
+// correctTransitions are the lines of the table of corrections. They are
+// set in init, not where they are declared: what they do leads back to
+// doCorrect, which reads them, and Go refuses such a cycle in a
+// declaration.
+var correctTransitions []correction
+
 func init() {
-	correctTransitions = []struct {
-		when func(e *executor, s grammar.Step) bool
-		do   func(e *executor, s grammar.Step)
-	}{
+	correctTransitions = []correction{
 		// "What should the task say?" — "I meant call grandma": the title.
 		{(*executor).askedWhatItSays, (*executor).meantTitle},
 		// Any other question: what was meant answers it.

@@ -84,7 +84,7 @@ func unmark(line string) string {
 func isItem(line string) bool {
 	ws := words.TrimPunctuation(words.Split(line))
 	s, ok := parseWords(line, ws, true)
-	return !ok || s.Act == ActAnswer && s.Ref.Kind == slots.RefName || s.Act == ActSuggest
+	return !ok || s.Act == ActAnswer || s.Act == ActSuggest // "thing 2" is a thing to add too
 }
 
 // introduces reports lines before a marked one that ask to add what

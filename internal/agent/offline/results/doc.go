@@ -12,6 +12,10 @@
 // arguments. It imports the lexicon, package words, and the grammar for
 // its actions and AnyTask, the place an example's task number goes.
 //
+// It also holds the calls the executor plans (calls.go: Planned, which a
+// recorded call Holds or not, ListCall and ListPage, and CallIDs, which
+// number them).
+//
 // It gives the executor above it Round and RoundAt to read the rounds,
 // Outcome and Task to read them into, the tool names (ToolAddTask …), the
 // list helpers (FindTask, TasksWhere, WithoutDeleted …), and the wording:
