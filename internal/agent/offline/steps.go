@@ -20,7 +20,14 @@ func (e *executor) do(s grammar.Step) {
 	}
 	switch s.Act {
 	case grammar.ActContinue: // with nothing stopped to carry on (see respond)
-		e.say("There's nothing I stopped in the middle of. What should I do next?")
+		switch q := e.mem.question; {
+		case q != nil && q.confirm:
+			e.offerAgain() // what goes on is the answer to the offer
+		case q != nil && len(q.candidates) > 0:
+			e.askWhichAgain()
+		default:
+			e.say("There's nothing I stopped in the middle of. What should I do next?")
+		}
 	case grammar.ActAdd:
 		e.doAdd(s.Items)
 	case grammar.ActList:
