@@ -67,15 +67,8 @@ func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 func PickItems(items []grammar.Item, r slots.Ref) ([]grammar.Item, bool) {
 	switch r.Kind {
 	case slots.RefOrdinal: // "the first", "the last two"
-		n := max(r.Count, 1)
-		from := r.Index
-		if from < 0 {
-			from = len(items) - n
-		}
-		if from < 0 || from+n > len(items) {
-			return nil, false
-		}
-		return items[from : from+n], true
+		from, to, ok := ordinalSpan(r, len(items))
+		return items[from:to], ok
 	case slots.RefAll:
 		return items, r.Status == "all"
 	case slots.RefFocus:
@@ -141,17 +134,25 @@ func PickFromFocus(focus []Task, r slots.Ref) ([]Task, bool) {
 	case len(focus) == 0:
 		return nil, false
 	case r.Kind == slots.RefOrdinal:
-		n := max(r.Count, 1)
-		i := r.Index
-		if i < 0 {
-			i = len(focus) - n
-		}
-		if i < 0 || i+n > len(focus) {
-			return nil, false
-		}
-		return focus[i : i+n], true
+		from, to, ok := ordinalSpan(r, len(focus))
+		return focus[from:to], ok
 	case r.Count == 2 && len(focus) != 2, !r.Plural && len(focus) > 1:
 		return nil, false
 	}
 	return focus, true
+}
+
+// ordinalSpan is where an ordinal ("the second", "the last two") points
+// among n things, as a slice's bounds; ok is false, and the span empty,
+// when it points past them.
+func ordinalSpan(r slots.Ref, n int) (from, to int, ok bool) {
+	count := max(r.Count, 1)
+	from = r.Index
+	if from < 0 {
+		from = n - count
+	}
+	if from < 0 || from+count > n {
+		return 0, 0, false
+	}
+	return from, from + count, true
 }
