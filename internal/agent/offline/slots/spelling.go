@@ -26,7 +26,7 @@ var frameTypos = []struct {
 	// "ad buy printer ink": a short keyword only with a letter dropped
 	// or doubled ("and", "odd" are words), and only before a verb a task
 	// starts with.
-	{"add", TaskVerbs},
+	{"add", taskVerbs},
 }
 
 // WithFrameSpelled returns ws with a mistyped first frame word read as

@@ -175,7 +175,7 @@ func thingsListed(text string) ([]string, bool) {
 		}
 	}
 	first := words.Split(parts[0])[0].Low
-	if TaskVerbs[first] || nounVerbs[first] || listVerbs[first] {
+	if taskVerbs[first] || nounVerbs[first] || listVerbs[first] {
 		return nil, false
 	}
 	return parts, true
@@ -231,11 +231,11 @@ func startsTask(b, a []words.Word) bool {
 	if len(b) < 2 || len(a) < 2 || objectPronouns[a[1].Low] {
 		return false
 	}
-	return TaskVerbs[a[0].Low] || nounVerbs[a[0].Low] && determiners[a[1].Low]
+	return taskVerbs[a[0].Low] || nounVerbs[a[0].Low] && determiners[a[1].Low]
 }
 
-// TaskVerbs begin tasks ("book a table", "call the bank").
-var TaskVerbs = lexicon.Words("task verbs")
+// taskVerbs begin tasks ("book a table", "call the bank").
+var taskVerbs = lexicon.Words("task verbs")
 
 // nounVerbs are verbs that are nouns as often; they start a task only before a determiner.
 var (
