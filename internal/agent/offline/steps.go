@@ -2,6 +2,7 @@ package offline
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
@@ -153,10 +154,10 @@ func (e *executor) askIfDone(targets []results.Task) {
 
 // existing looks up the tasks known by number only before a question is
 // asked about them: a question never offers a task that is not there. It
-// says which are not, and returns the others with their titles; in a list
-// longer than a page it reads the first page only, and a task not on it is
-// asked about by its number. ok is false when the run must stop to list
-// the tasks.
+// says which are not, and returns the others with their titles. In a list
+// longer than a page it reads the first page only: a task numbered past it
+// is asked about by its number, as reading on would cost more than asking.
+// ok is false when the run must stop to list the tasks.
 func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	listed := results.WithoutDeleted(e.shown) // what the conversation last listed
 	if e.fresh {
@@ -169,53 +170,42 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 		}
 		if found, ok := results.FindTask(listed, t.ID); ok {
 			targets[i] = found
-			continue
+		} else {
+			unknown = true
 		}
-		unknown = true
 	}
-	if unknown {
-		if e.ids == nil && e.next >= len(e.rounds) {
-			// A turn recorded before questions looked tasks up, read
-			// again: as it was answered, by number.
-			return targets, true
-		}
-		page, whole, ok := e.firstPage()
-		if !ok {
-			return nil, false
-		}
-		listed = page
-		if !whole {
-			// A long list, read by number: a task not on its first page
-			// and numbered past it is asked about by its number, as
-			// reading on would cost more than asking; one numbered within
-			// it is not there.
-			last := int64(0)
-			if len(listed) > 0 {
-				last = listed[len(listed)-1].ID
-			}
-			var out []results.Task
-			for _, t := range targets {
-				found, ok := results.FindTask(listed, t.ID)
-				switch {
-				case ok:
-					out = append(out, found)
-				case t.ID > last:
-					out = append(out, t)
-				default:
-					e.say("%s", results.TaskNotFound(t.ID))
-				}
-			}
-			return out, true
+	if !unknown {
+		return targets, true
+	}
+	if e.ids == nil && e.next >= len(e.rounds) {
+		// A turn recorded before questions looked tasks up, read again: as
+		// it was answered, by number.
+		return targets, true
+	}
+	page, whole, ok := e.firstPage()
+	if !ok {
+		return nil, false
+	}
+	past := int64(math.MaxInt64) // numbered past what was read
+	if !whole {
+		past = 0
+		if len(page) > 0 {
+			past = page[len(page)-1].ID
 		}
 	}
 	var out []results.Task
 	for _, t := range targets {
-		found, ok := results.FindTask(listed, t.ID)
-		if !ok {
+		found, ok := results.FindTask(page, t.ID)
+		switch {
+		case t.Title != "":
+			out = append(out, t)
+		case ok:
+			out = append(out, found)
+		case t.ID > past:
+			out = append(out, t)
+		default:
 			e.say("%s", results.TaskNotFound(t.ID))
-			continue
 		}
-		out = append(out, found)
 	}
 	return out, true
 }
