@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -33,9 +34,9 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limi
 			writeError(w, r, log, err)
 			return
 		}
-		newOutput := func() output { return &jsonOutput{w: w, r: r, log: log} }
+		newOutput := func() turnstream.Output { return &jsonOutput{w: w, r: r, log: log} }
 		if stream {
-			newOutput = func() output { return newSSEOutput(w, r, log, cfg) }
+			newOutput = func() turnstream.Output { return turnstream.NewSSE(w, r, log, cfg, problems{log}) }
 		}
 		serveTurn(w, r, engine, hub, limits, req, stream, newOutput)
 	})
@@ -48,7 +49,7 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limi
 // …/stop). Each event is added to the turn's run as it is told, so that a
 // client can resume the stream, on any replica, after any event's id.
 func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, limits *userLimits, req chat.Request,
-	stream bool, newOutput func() output) {
+	stream bool, newOutput func() turnstream.Output) {
 	if err := limits.allowTurn(req.UserID); err != nil {
 		writeRateLimited(w, err)
 		return
@@ -73,12 +74,12 @@ func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub 
 // and the observer's state, are what a stream holds while it waits on its
 // model: kept small (a turn's frames push a goroutine's stack past a power
 // of two at a few hundred bytes more).
-func answerTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, newOutput func() output) {
+func answerTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, newOutput func() turnstream.Output) {
 	ctx, turn := hub.Begin(r.Context())
 	defer turn.End(internalErrorEvent) // if the turn panicked; else a no-op
 	req.Log = runLog{turn}
 	t := &answering{turn: turn, out: newOutput(), info: infoFrom(r.Context()), userID: req.UserID}
-	defer t.out.close()
+	defer t.out.Close()
 	outcome, err := engine.Run(ctx, *req, t.observe)
 	var running *tasks.InProgressError
 	if errors.As(err, &running) && followRetry(w, r, engine, hub, req, t.out, running.Turn) {
@@ -91,10 +92,10 @@ func answerTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub
 // of the last event it was told.
 type answering struct {
 	turn   *runs.Turn
-	out    output
+	out    turnstream.Output
 	info   *requestInfo
 	userID string
-	id     eventID
+	id     turnstream.EventID
 }
 
 // observe adds an event to the turn's run and tells the output.
@@ -103,8 +104,8 @@ func (t *answering) observe(e chat.Event) {
 		t.info.conversationID = e.ConversationID // for the access log
 		t.turn.Started(t.userID, e.RunID)
 	}
-	t.id = eventID{t.turn.RunID(), t.turn.Add(encodeEvent(e))}
-	t.out.event(t.id, e)
+	t.id = turnstream.EventID{Run: t.turn.RunID(), Seq: t.turn.Add(turnstream.EncodeEvent(e))}
+	t.out.Event(t.id, e)
 }
 
 // answer tells the output how the turn ended. The run has ended with the
@@ -112,20 +113,20 @@ func (t *answering) observe(e chat.Event) {
 // here, before the client hears the outcome: a client that sends its next
 // message at once finds this turn no longer running.
 func (t *answering) answer(w http.ResponseWriter, outcome chat.Outcome, err error) {
-	id := t.id.next()
+	id := t.id.Next()
 	if err != nil {
-		t.turn.End(encodeError(toAPIError(err)))
-		t.out.fail(id, err)
+		t.turn.End(turnstream.EncodeError(errorEventOf(toAPIError(err))))
+		t.out.Fail(id, err)
 		return
 	}
-	t.turn.End(encodeDone(outcome))
+	t.turn.End(turnstream.EncodeDone(outcome))
 	if outcome.Replayed {
 		// A replay runs nothing and keeps no run: its stream is a start
 		// event and a done event, 0-1 and 0-2.
-		id = eventID{0, 2}
+		id = turnstream.EventID{Run: 0, Seq: 2}
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	t.out.done(id, outcome)
+	t.out.Done(id, outcome)
 }
 
 // parseChat reads and validates the request; stream reports whether the
@@ -217,9 +218,9 @@ func validKey(k string) bool {
 type runLog struct{ turn *runs.Turn }
 
 func (l runLog) Take(o chat.Outcome, err error) *tasks.RunEnd {
-	last := encodeDone(o)
+	last := turnstream.EncodeDone(o)
 	if err != nil {
-		last = encodeError(toAPIError(err))
+		last = turnstream.EncodeError(errorEventOf(toAPIError(err)))
 	}
 	run, first, events := l.turn.Take(last)
 	if run == 0 {
@@ -229,3 +230,25 @@ func (l runLog) Take(o chat.Outcome, err error) *tasks.RunEnd {
 }
 
 func (l runLog) Written() { l.turn.Written() }
+
+// internalErrorEvent is the error event of a turn that panicked.
+var internalErrorEvent = turnstream.EncodeError(errorEventOf(internalError))
+
+// jsonOutput answers with one JSON body when the turn is over: the turn's
+// output (turnstream.Output) when the client asked for no stream. Its
+// failures are problem JSON, from the error table.
+type jsonOutput struct {
+	w   http.ResponseWriter
+	r   *http.Request
+	log *slog.Logger
+}
+
+func (o *jsonOutput) Event(turnstream.EventID, chat.Event) {}
+
+func (o *jsonOutput) Done(_ turnstream.EventID, out chat.Outcome) {
+	writeJSON(o.w, http.StatusOK, turnstream.ChatResponseOf(out))
+}
+
+func (o *jsonOutput) Fail(_ turnstream.EventID, err error) { writeError(o.w, o.r, o.log, err) }
+
+func (o *jsonOutput) Close() {}

@@ -14,6 +14,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -26,7 +27,7 @@ func TestChatJSONTurn(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
-	var resp chatResponse
+	var resp turnstream.ChatResponse
 	if err := json.Unmarshal(r.body, &resp); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -59,7 +60,7 @@ func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, li
 			writeError(w, r, log, err)
 			return
 		}
-		serveTurn(w, r, engine, hub, limits, req, true, func() output { return newUIOutput(w, r, log, cfg) })
+		serveTurn(w, r, engine, hub, limits, req, true, func() turnstream.Output { return turnstream.NewUI(w, r, log, cfg, problems{log}) })
 	})
 }
 
@@ -81,7 +82,7 @@ func parseUIChat(w http.ResponseWriter, r *http.Request) (chat.Request, error) {
 			return chat.Request{}, tasks.Invalid("messageId", "must be absent on submit-message: taskchat keeps the history, so a message cannot be edited and a reply cannot be continued; send a new message")
 		}
 	case triggerRegenerate:
-		req.Regenerate, req.RegenerateTurn = true, turnOfReply(body.MessageID)
+		req.Regenerate, req.RegenerateTurn = true, turnstream.TurnOfReply(body.MessageID)
 	default:
 		return chat.Request{}, tasks.Invalid("trigger", `must be "submit-message" or "regenerate-message"`)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 	"github.com/taskchat/taskchat/internal/logtest"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
@@ -163,8 +164,8 @@ func uiStoredTurn(t *testing.T, s *testServer, user string) (convID, turnID int6
 // conversation, its text, and its tool parts, call for call.
 func mustBeTheStoredReply(t *testing.T, what string, m sdkMessage, convID, turnID int64, stored messageJSON) {
 	t.Helper()
-	if m.ID != replyID(turnID) || m.Role != "assistant" || m.Metadata.ConversationID != convID {
-		t.Fatalf("%s: message %s (%s) of conversation %d, want %s of %d", what, m.ID, m.Role, m.Metadata.ConversationID, replyID(turnID), convID)
+	if m.ID != turnstream.ReplyID(turnID) || m.Role != "assistant" || m.Metadata.ConversationID != convID {
+		t.Fatalf("%s: message %s (%s) of conversation %d, want %s of %d", what, m.ID, m.Role, m.Metadata.ConversationID, turnstream.ReplyID(turnID), convID)
 	}
 	if m.text() != stored.Content {
 		t.Fatalf("%s: text %q, stored %q", what, m.text(), stored.Content)

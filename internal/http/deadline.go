@@ -10,7 +10,7 @@ import (
 // handler, and the body it holds, for longer. The clock starts at the
 // first write, not at the request, so a chat turn may think for as long as
 // its own deadline allows. A stream sets a deadline of its own before each
-// event (see sseOutput.write), which replaces this one. net/http clears the
+// event (see turnstream.Stream), which replaces this one. net/http clears the
 // connection's write deadline once an answer is done, so a kept-alive
 // connection's next answer starts afresh.
 func writeDeadline(timeout time.Duration) func(http.Handler) http.Handler {

@@ -14,6 +14,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -65,14 +66,14 @@ var codeStatus = map[string]int{
 // A chat turn that failed after it changed tasks also says which
 // conversation it was in and what it changed.
 type problem struct {
-	Type           string         `json:"type"`
-	Title          string         `json:"title"`
-	Status         int            `json:"status"`
-	Code           string         `json:"code"`
-	Detail         string         `json:"detail,omitempty"`
-	Errors         []fieldIssue   `json:"errors,omitempty"`
-	ConversationID int64          `json:"conversation_id,omitempty"`
-	ToolCalls      []toolCallJSON `json:"tool_calls,omitempty"`
+	Type           string                `json:"type"`
+	Title          string                `json:"title"`
+	Status         int                   `json:"status"`
+	Code           string                `json:"code"`
+	Detail         string                `json:"detail,omitempty"`
+	Errors         []fieldIssue          `json:"errors,omitempty"`
+	ConversationID int64                 `json:"conversation_id,omitempty"`
+	ToolCalls      []turnstream.ToolCall `json:"tool_calls,omitempty"`
 }
 
 // fieldIssue names one field that broke a rule.
@@ -89,7 +90,7 @@ type apiError struct {
 	fields []fieldIssue
 	// For a turn that failed after it changed tasks: where, and what.
 	conversationID int64
-	toolCalls      []toolCallJSON
+	toolCalls      []turnstream.ToolCall
 	// retryAfter, when positive, is sent as Retry-After: how long until a
 	// retry can succeed.
 	retryAfter time.Duration
@@ -142,6 +143,7 @@ func toAPIError(err error) *apiError {
 		return partialError(pe)
 	}
 	var ae *apiError
+	var ee *turnstream.EventError
 	var fe *tasks.FieldError
 	var nf *tasks.NotFoundError
 	var be *tasks.BudgetError
@@ -149,6 +151,9 @@ func toAPIError(err error) *apiError {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &ee):
+		// A failure a turn's run kept, told again: its code says its status.
+		return &apiError{code: ee.Event.Code, detail: ee.Event.Message, toolCalls: ee.Event.ToolCalls}
 	case errors.Is(err, auth.ErrNoToken):
 		// RFC 6750 §3.1: a request with no credentials gets no error code.
 		return &apiError{code: codeUnauthorized, detail: "The bearer token is missing.", challenge: bearerChallenge}
@@ -208,7 +213,7 @@ func partialError(pe *chat.PartialError) *apiError {
 	case why == "":
 		why = "The reply could not be finished."
 	}
-	return &apiError{code: ae.code, conversationID: pe.ConversationID, toolCalls: toolCallsOf(pe.Done),
+	return &apiError{code: ae.code, conversationID: pe.ConversationID, toolCalls: turnstream.ToolCallsOf(pe.Done),
 		detail: why + " Before that, these changes were made and saved: " + pe.Summary() +
 			" Check your tasks before sending the message again; a retry with the same Idempotency-Key is always safe."}
 }
@@ -268,4 +273,23 @@ func writeProblem(w http.ResponseWriter, ae *apiError) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// problems is the error table as a turn's stream tells a failure
+// (turnstream.Problems): as problem JSON before the stream's first frame,
+// as an error event after.
+type problems struct{ log *slog.Logger }
+
+func (p problems) Write(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, p.log, err)
+}
+
+func (problems) Event(err error) (turnstream.ErrorEvent, int) {
+	ae := toAPIError(err)
+	return errorEventOf(ae), ae.status()
+}
+
+// errorEventOf is the error event that tells ae.
+func errorEventOf(ae *apiError) turnstream.ErrorEvent {
+	return turnstream.ErrorEvent{Code: ae.code, Message: ae.detail, ToolCalls: ae.toolCalls}
 }

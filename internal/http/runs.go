@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -16,11 +17,9 @@ var errStreamGone = errors.New("the follower's client stopped reading")
 
 // resumable is a stream a follower can write a turn's logged events to.
 type resumable interface {
-	output
-	base() *sseStream
+	turnstream.Output
+	Base() *turnstream.Stream
 }
-
-func (s *sseStream) base() *sseStream { return s }
 
 // handleConversationStreamShow streams the conversation's running turn, on
 // whichever replica it runs, from its start or after Last-Event-ID, then
@@ -37,7 +36,7 @@ func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, limits *userL
 			writeError(w, r, log, err)
 			return
 		}
-		follow(w, r, hub, limits, run, newSSEOutput(w, r, log, cfg))
+		follow(w, r, hub, limits, run, turnstream.NewSSE(w, r, log, cfg, problems{log}))
 	})
 }
 
@@ -61,7 +60,7 @@ func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits,
 			return
 		}
 		infoFrom(r.Context()).conversationID = run.ConversationID
-		follow(w, r, hub, limits, run, newUIOutput(w, r, log, cfg))
+		follow(w, r, hub, limits, run, turnstream.NewUI(w, r, log, cfg, problems{log}))
 	})
 }
 
@@ -73,8 +72,8 @@ func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits,
 // id, one past the last written, then makes it 204).
 func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, limits *userLimits, run tasks.Run, out resumable) {
 	after := 0
-	if last, ok := parseEventID(r.Header.Get("Last-Event-ID")); ok && last.run == run.ID {
-		after = last.seq
+	if last, ok := turnstream.ParseEventID(r.Header.Get("Last-Event-ID")); ok && last.Run == run.ID {
+		after = last.Seq
 	}
 	resuming := after > 0 && (after < run.LastSeq || after == run.LastSeq && !run.Ended)
 	if !run.Running() && !resuming {
@@ -88,31 +87,31 @@ func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, limits *userL
 		return
 	}
 	defer release()
-	defer out.close()
-	s := out.base()
-	s.open()
+	defer out.Close()
+	s := out.Base()
+	s.Open()
 	seen := after
 	err = hub.Follow(r.Context(), userID, run.ID, 0, func(ev tasks.RunEvent) (bool, error) {
-		s.mute(ev.Seq <= after)
-		last, err := replay(out, eventID{run.ID, ev.Seq}, ev.Data)
-		s.mute(false)
+		s.Mute(ev.Seq <= after)
+		last, err := turnstream.Replay(out, turnstream.EventID{Run: run.ID, Seq: ev.Seq}, ev.Data)
+		s.Mute(false)
 		seen = max(seen, ev.Seq)
-		if err == nil && !last && s.gone() {
+		if err == nil && !last && s.Gone() {
 			err = errStreamGone // the client stopped reading: let it go
 		}
 		return last, err
 	})
-	next := eventID{run.ID, seen + 1}
+	next := turnstream.EventID{Run: run.ID, Seq: seen + 1}
 	switch {
 	case err == nil:
 	case errors.Is(err, runs.ErrCutShort):
-		out.fail(next, apiErr(codeUnavailable, "The reply was cut short: the server writing it stopped. What it had done is saved; reload the conversation, and send your message again if it is not answered."))
+		out.Fail(next, apiErr(codeUnavailable, "The reply was cut short: the server writing it stopped. What it had done is saved; reload the conversation, and send your message again if it is not answered."))
 	case errors.Is(err, runs.ErrClosing):
-		s.abandon() // this replica is shutting down: the client resumes on another
+		s.Abandon() // this replica is shutting down: the client resumes on another
 	case r.Context().Err() != nil, errors.Is(err, errStreamGone):
 		// The client left.
 	default:
-		out.fail(next, err)
+		out.Fail(next, err)
 	}
 }
 
@@ -146,14 +145,14 @@ func handleConversationStop(log *slog.Logger, hub *runs.Hub) http.Handler {
 // would. A turn that ended in the meantime is replayed at once. It reports
 // false, having written nothing, when the key's turn is not the
 // conversation's latest; the retry then hears request_in_progress.
-func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, out output, turn tasks.TurnRef) bool {
+func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, out turnstream.Output, turn tasks.TurnRef) bool {
 	run, err := hub.Latest(r.Context(), req.UserID, turn.ConversationID)
 	if err != nil || run.TurnID != turn.TurnID {
 		return false
 	}
 	if run.Running() {
 		if stream, ok := out.(resumable); ok {
-			followRetryStream(w, r, hub, req.UserID, run, out, stream.base())
+			followRetryStream(w, r, hub, req.UserID, run, out, stream.Base())
 			return true
 		}
 		// JSON: once the turn has ended, the key holds its outcome.
@@ -163,28 +162,28 @@ func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hu
 	}
 	outcome, err := engine.Run(context.WithoutCancel(r.Context()), *req, nil)
 	if err != nil {
-		out.fail(eventID{}, err)
+		out.Fail(turnstream.EventID{}, err)
 		return true
 	}
 	if outcome.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	out.done(eventID{0, 2}, outcome)
+	out.Done(turnstream.EventID{Run: 0, Seq: 2}, outcome)
 	return true
 }
 
 // followRetryStream sends a running turn's events to a keyed retry's
 // stream, from its start, to its end.
-func followRetryStream(w http.ResponseWriter, r *http.Request, hub *runs.Hub, userID string, run tasks.Run, out output, s *sseStream) {
+func followRetryStream(w http.ResponseWriter, r *http.Request, hub *runs.Hub, userID string, run tasks.Run, out turnstream.Output, s *turnstream.Stream) {
 	w.Header().Set("Idempotent-Replayed", "true")
-	s.open()
+	s.Open()
 	err := hub.Follow(r.Context(), userID, run.ID, 0, func(ev tasks.RunEvent) (bool, error) {
-		return replay(out, eventID{run.ID, ev.Seq}, ev.Data)
+		return turnstream.Replay(out, turnstream.EventID{Run: run.ID, Seq: ev.Seq}, ev.Data)
 	})
 	switch {
 	case errors.Is(err, runs.ErrClosing):
-		s.abandon() // this replica is shutting down: the client retries elsewhere
+		s.Abandon() // this replica is shutting down: the client retries elsewhere
 	case err != nil && r.Context().Err() == nil:
-		out.fail(eventID{run.ID, run.LastSeq + 1}, apiErr(codeRequestInProgress, "The first request with this Idempotency-Key is still being answered, and could not be followed to its end; retry after it finishes."))
+		out.Fail(turnstream.EventID{Run: run.ID, Seq: run.LastSeq + 1}, apiErr(codeRequestInProgress, "The first request with this Idempotency-Key is still being answered, and could not be followed to its end; retry after it finishes."))
 	}
 }

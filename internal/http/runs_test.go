@@ -14,6 +14,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -166,7 +167,7 @@ func TestAFollowerOfATurnCutShortIsTold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := encodeEvent(chat.Event{Kind: chat.EventStarted, ConversationID: turn.Conversation.ID, TurnID: turn.ID(), RunID: turn.RunID})
+	started := turnstream.EncodeEvent(chat.Event{Kind: chat.EventStarted, ConversationID: turn.Conversation.ID, TurnID: turn.ID(), RunID: turn.RunID})
 	if _, err := store.NewRuns(pool).AppendRunEvents(context.Background(), user, turn.RunID, 1, [][]byte{started}, false); err != nil {
 		t.Fatal(err)
 	}

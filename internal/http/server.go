@@ -12,6 +12,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 	"github.com/taskchat/taskchat/internal/telemetry"
@@ -43,13 +44,6 @@ type Config struct {
 	CORS CORSConfig
 }
 
-// StreamConfig is how often a stream pings, and how long one event may take
-// to reach a stream's client before the client counts as gone.
-type StreamConfig struct {
-	PingInterval time.Duration
-	WriteTimeout time.Duration
-}
-
 func (c Config) validate() error {
 	if c.TurnsPerMinute <= 0 || c.TurnBurst <= 0 || c.MaxStreams <= 0 || c.Stream.PingInterval <= 0 || c.Stream.WriteTimeout <= 0 || c.WriteTimeout <= 0 {
 		return fmt.Errorf("http: every setting must be positive, got %+v", c)
@@ -62,6 +56,11 @@ func (c Config) validate() error {
 	}
 	return c.MCP.validate()
 }
+
+// StreamConfig is how often a turn's stream pings, and how long one event
+// may take to reach its client before the client counts as gone; the
+// streams themselves are turnstream's.
+type StreamConfig = turnstream.Config
 
 // Pinger reports whether the database answers; /readyz uses it.
 type Pinger interface {

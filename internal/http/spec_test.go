@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 )
 
 // mustMatchSpec fails tb unless the response — its status, headers and
@@ -159,18 +161,18 @@ func (s *spec) checkEvents(media *specMediaType, body []byte) error {
 	if len(events) == 0 {
 		return errors.New("the stream holds no event")
 	}
-	first, ok := parseEventID(events[0].ID)
+	first, ok := turnstream.ParseEventID(events[0].ID)
 	if !ok {
 		return fmt.Errorf("event 1 (%s) has id %q, which is not <run>-<n>", events[0].Event, events[0].ID)
 	}
-	if events[0].Event != "start" && first.seq <= 1 {
+	if events[0].Event != "start" && first.Seq <= 1 {
 		return fmt.Errorf("the stream begins with %s, not with start", events[0].Event)
 	}
-	if events[0].Event == "start" && first.seq != 1 {
+	if events[0].Event == "start" && first.Seq != 1 {
 		return fmt.Errorf("the start event has id %q: n counts from 1", events[0].ID)
 	}
 	for i, e := range events {
-		if want := (eventID{first.run, first.seq + i}); e.ID != want.String() {
+		if want := (turnstream.EventID{Run: first.Run, Seq: first.Seq + i}); e.ID != want.String() {
 			return fmt.Errorf("event %d (%s) has id %q, want %s", i+1, e.Event, e.ID, want)
 		}
 		if final := e.Event == "done" || e.Event == "error"; final && i < len(events)-1 {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 )
 
 // checkUIChunks checks an AI SDK UI message stream: one data line per
@@ -21,18 +23,18 @@ func (s *spec) checkUIChunks(media *specMediaType, body []byte) error {
 		return errors.New("the stream does not end with data: [DONE]")
 	}
 	var types []string
-	var first, last *eventID
+	var first, last *turnstream.EventID
 	for block := range strings.SplitSeq(strings.TrimSuffix(text, "data: [DONE]\n\n"), "\n\n") {
 		if block == "" || strings.HasPrefix(block, ":") {
 			continue // a comment, such as ": ping"
 		}
 		if line, rest, found := strings.Cut(block, "\n"); found && strings.HasPrefix(line, "id: ") {
-			id, ok := parseEventID(strings.TrimPrefix(line, "id: "))
+			id, ok := turnstream.ParseEventID(strings.TrimPrefix(line, "id: "))
 			switch {
 			case !ok:
 				return fmt.Errorf("event %d has an id that is not <run>-<n>: %q", len(types)+1, block)
-			case last != nil && id != last.next():
-				return fmt.Errorf("event %d has id %s, want %s", len(types)+1, id, last.next())
+			case last != nil && id != last.Next():
+				return fmt.Errorf("event %d has id %s, want %s", len(types)+1, id, last.Next())
 			case first == nil:
 				first = &id
 			}
@@ -54,7 +56,7 @@ func (s *spec) checkUIChunks(media *specMediaType, body []byte) error {
 			return fmt.Errorf("chunk %d (%s) does not match its schema: %w", len(types), typ, err)
 		}
 	}
-	if resumed := first != nil && first.seq > 1; len(types) == 0 || types[0] != "start" && !resumed {
+	if resumed := first != nil && first.Seq > 1; len(types) == 0 || types[0] != "start" && !resumed {
 		return fmt.Errorf("the stream does not begin with start: %v", types)
 	}
 	for i, t := range types {

@@ -4,62 +4,13 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/http/turnstream"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
-// The API's bodies and stream events, as api/openapi.yaml describes them.
-// Request types stay beside their handlers; everything a client reads is here.
-
-// chatResponse is the answer to a chat turn, and the data of its stream's
-// done event.
-type chatResponse struct {
-	ConversationID int64          `json:"conversation_id"`
-	Response       string         `json:"response"`
-	ToolCalls      []toolCallJSON `json:"tool_calls"`
-	// Interrupted is set when the turn did not complete: someone stopped
-	// it, or, on a replay of a keyed turn, its model failed after a tool
-	// ran or its replica stopped after its tools changed something.
-	Interrupted bool `json:"interrupted,omitempty"`
-	// Stopped is set when someone stopped the turn (POST …/stop).
-	Stopped bool `json:"stopped,omitempty"`
-}
-
-type toolCallJSON struct {
-	ID        string          `json:"id"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	Result    json.RawMessage `json:"result"`
-	IsError   bool            `json:"is_error"`
-}
-
-// The data of the stream's events other than done.
-type (
-	startEvent struct {
-		ConversationID int64 `json:"conversation_id"`
-		TurnID         int64 `json:"turn_id,omitempty"`
-	}
-	deltaEvent struct {
-		Text string `json:"text"`
-	}
-	toolCallEvent struct {
-		ID        string          `json:"id"`
-		Tool      string          `json:"tool"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	toolResultEvent struct {
-		ID      string          `json:"id"`
-		Tool    string          `json:"tool"`
-		Result  json.RawMessage `json:"result"`
-		IsError bool            `json:"is_error"`
-	}
-	errorEvent struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		// ToolCalls are the changes a turn made before it failed.
-		ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
-	}
-)
+// The API's bodies, as api/openapi.yaml describes them. Request types stay
+// beside their handlers; a chat turn's answer and its streams' events are
+// turnstream's; everything else a client reads is here.
 
 // stopResponse answers a stop that found a turn running.
 type stopResponse struct {
@@ -83,12 +34,12 @@ type conversationsResponse struct {
 }
 
 type messageJSON struct {
-	ID          int64          `json:"id"`
-	Role        string         `json:"role"`
-	Content     string         `json:"content"`
-	Interrupted bool           `json:"interrupted"`
-	ToolCalls   []toolCallJSON `json:"tool_calls"`
-	CreatedAt   time.Time      `json:"created_at"`
+	ID          int64                 `json:"id"`
+	Role        string                `json:"role"`
+	Content     string                `json:"content"`
+	Interrupted bool                  `json:"interrupted"`
+	ToolCalls   []turnstream.ToolCall `json:"tool_calls"`
+	CreatedAt   time.Time             `json:"created_at"`
 }
 
 type messagesResponse struct {
@@ -132,87 +83,15 @@ type usageJSON struct {
 	Turns        int64 `json:"turns"`
 }
 
-func chatResponseOf(o chat.Outcome) chatResponse {
-	return chatResponse{ConversationID: o.ConversationID, Response: o.Reply, ToolCalls: toolCallsOf(o.ToolCalls),
-		Interrupted: o.Interrupted, Stopped: o.Stopped}
-}
-
-func toolCallsOf(calls []chat.ToolCall) []toolCallJSON {
-	out := make([]toolCallJSON, len(calls))
-	for i, c := range calls {
-		out[i] = toolCallJSON(c)
-	}
-	return out
-}
-
 // storedToolCalls shapes the audit of a stored message's calls.
-func storedToolCalls(calls []tasks.ToolCall) []toolCallJSON {
-	out := make([]toolCallJSON, len(calls))
+func storedToolCalls(calls []tasks.ToolCall) []turnstream.ToolCall {
+	out := make([]turnstream.ToolCall, len(calls))
 	for i, c := range calls {
 		result := c.Result
 		if len(result) == 0 {
 			result = json.RawMessage("null")
 		}
-		out[i] = toolCallJSON{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: result, IsError: c.IsError}
+		out[i] = turnstream.ToolCall{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: result, IsError: c.IsError}
 	}
 	return out
 }
-
-// The chunks of the AI SDK's UI message stream (POST /chat/ui), as the
-// `ai` package's uiMessageChunkSchema defines them; each is the JSON of
-// one `data:` line. Tools are dynamic tool parts: their names and schemas
-// come from the MCP server, not from the client's code.
-type (
-	uiChunk struct {
-		Type string `json:"type"` // start-step, finish-step
-	}
-	uiStartChunk struct {
-		Type            string     `json:"type"`                // start
-		MessageID       string     `json:"messageId,omitempty"` // reply-{turn id}
-		MessageMetadata uiMetadata `json:"messageMetadata"`
-	}
-	uiFinishChunk struct {
-		Type            string      `json:"type"`         // finish
-		FinishReason    string      `json:"finishReason"` // stop
-		MessageMetadata *uiMetadata `json:"messageMetadata,omitempty"`
-	}
-	// uiMetadata is the assistant message's metadata: its conversation, and
-	// on a replayed turn that did not complete, that it did not.
-	uiMetadata struct {
-		ConversationID int64 `json:"conversation_id,omitempty"`
-		Interrupted    bool  `json:"interrupted,omitempty"`
-		Stopped        bool  `json:"stopped,omitempty"`
-	}
-	uiTextChunk struct {
-		Type string `json:"type"` // text-start, text-end
-		ID   string `json:"id"`
-	}
-	uiTextDeltaChunk struct {
-		Type  string `json:"type"` // text-delta
-		ID    string `json:"id"`
-		Delta string `json:"delta"`
-	}
-	uiToolInputChunk struct {
-		Type       string          `json:"type"` // tool-input-available
-		ToolCallID string          `json:"toolCallId"`
-		ToolName   string          `json:"toolName"`
-		Input      json.RawMessage `json:"input"`
-		Dynamic    bool            `json:"dynamic"`
-	}
-	uiToolOutputChunk struct {
-		Type       string          `json:"type"` // tool-output-available
-		ToolCallID string          `json:"toolCallId"`
-		Output     json.RawMessage `json:"output"`
-		Dynamic    bool            `json:"dynamic"`
-	}
-	uiToolErrorChunk struct {
-		Type       string `json:"type"` // tool-output-error
-		ToolCallID string `json:"toolCallId"`
-		ErrorText  string `json:"errorText"`
-		Dynamic    bool   `json:"dynamic"`
-	}
-	uiErrorChunk struct {
-		Type      string `json:"type"` // error
-		ErrorText string `json:"errorText"`
-	}
-)

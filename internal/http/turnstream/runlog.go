@@ -1,4 +1,4 @@
-package http
+package turnstream
 
 import (
 	"encoding/json"
@@ -8,36 +8,37 @@ import (
 	"github.com/taskchat/taskchat/internal/chat"
 )
 
-// eventID is the id of one event of a turn's stream: its run and its
+// EventID is the id of one event of a turn's stream: its run and its
 // number within the run, sent as "<run>-<n>" (a plain EventSource sends it
 // back as Last-Event-ID when it reconnects). The run makes an id from an
 // earlier turn of the conversation mean nothing for the next one; n counts
 // from 1 within the turn. A keyed retry's replay, which runs nothing, has
 // run 0.
-type eventID struct {
-	run int64
-	seq int
+type EventID struct {
+	Run int64
+	Seq int
 }
 
-func (id eventID) String() string {
-	return strconv.FormatInt(id.run, 10) + "-" + strconv.Itoa(id.seq)
+// String is id as a stream sends it: "<run>-<n>".
+func (id EventID) String() string {
+	return strconv.FormatInt(id.Run, 10) + "-" + strconv.Itoa(id.Seq)
 }
 
 // before is the id of the event before id.
-func (id eventID) before() eventID { return eventID{id.run, max(id.seq-1, 0)} }
+func (id EventID) before() EventID { return EventID{id.Run, max(id.Seq-1, 0)} }
 
-// next is the id of the event after id.
-func (id eventID) next() eventID { return eventID{id.run, id.seq + 1} }
+// Next is the id of the event after id.
+func (id EventID) Next() EventID { return EventID{id.Run, id.Seq + 1} }
 
-// parseEventID reads a Last-Event-ID; ok is false when it is not one.
-func parseEventID(s string) (id eventID, ok bool) {
+// ParseEventID reads a Last-Event-ID; ok is false when it is not one.
+func ParseEventID(s string) (id EventID, ok bool) {
 	run, seq, found := strings.Cut(strings.TrimSpace(s), "-")
 	r, err1 := strconv.ParseInt(run, 10, 64)
 	n, err2 := strconv.Atoi(seq)
 	if !found || err1 != nil || err2 != nil || r < 0 || n < 0 {
-		return eventID{}, false
+		return EventID{}, false
 	}
-	return eventID{r, n}, true
+	return EventID{r, n}, true
 }
 
 // logEvent is one event of a turn as its run keeps it (tasks.RunEvent's
@@ -50,20 +51,20 @@ type logEvent struct {
 	TurnID         int64          `json:"turn_id,omitempty"`
 	Text           string         `json:"text,omitempty"`
 	Round          int            `json:"round,omitempty"`
-	Call           *toolCallJSON  `json:"call,omitempty"`
+	Call           *ToolCall      `json:"call,omitempty"`
 	Earlier        []earlierJSON  `json:"earlier,omitempty"`
 	Outcome        *loggedOutcome `json:"outcome,omitempty"`
-	Error          *errorEvent    `json:"error,omitempty"`
+	Error          *ErrorEvent    `json:"error,omitempty"`
 }
 
 type earlierJSON struct {
-	toolCallJSON
+	ToolCall
 	Round int `json:"round"`
 }
 
 // loggedOutcome is how a turn ended, as its done event keeps it.
 type loggedOutcome struct {
-	chatResponse
+	ChatResponse
 	TurnID int64 `json:"turn_id,omitempty"`
 }
 
@@ -80,32 +81,36 @@ const (
 var logTypes = map[chat.EventKind]string{chat.EventStarted: logStarted, chat.EventDelta: logDelta,
 	chat.EventToolCall: logToolCall, chat.EventToolResult: logToolResult}
 
-// encodeEvent is e as its run keeps it.
-func encodeEvent(e chat.Event) []byte {
+// EncodeEvent is e as its run keeps it.
+func EncodeEvent(e chat.Event) []byte {
 	le := logEvent{Type: logTypes[e.Kind], ConversationID: e.ConversationID, TurnID: e.TurnID, Text: e.Text, Round: e.Round}
 	if e.Call != nil {
-		c := toolCallJSON(*e.Call)
+		c := ToolCall(*e.Call)
 		le.Call = &c
 	}
 	for _, c := range e.Earlier {
-		le.Earlier = append(le.Earlier, earlierJSON{toolCallJSON(c.ToolCall), c.Round})
+		le.Earlier = append(le.Earlier, earlierJSON{ToolCall(c.ToolCall), c.Round})
 	}
 	return mustJSON(le)
 }
 
-// encodeDone is a turn's done event as its run keeps it.
-func encodeDone(o chat.Outcome) []byte {
-	return mustJSON(logEvent{Type: logDone, Outcome: &loggedOutcome{chatResponseOf(o), o.TurnID}})
+// EncodeDone is a turn's done event as its run keeps it.
+func EncodeDone(o chat.Outcome) []byte {
+	return mustJSON(logEvent{Type: logDone, Outcome: &loggedOutcome{ChatResponseOf(o), o.TurnID}})
 }
 
-// internalErrorEvent is the error event of a turn that panicked.
-var internalErrorEvent = encodeError(internalError)
-
-// encodeError is a turn's error event as its run keeps it.
-func encodeError(ae *apiError) []byte {
-	ev := errorEventOf(ae)
+// EncodeError is a turn's error event as its run keeps it.
+func EncodeError(ev ErrorEvent) []byte {
 	return mustJSON(logEvent{Type: logError, Error: &ev})
 }
+
+// EventError is a turn's failure as its run kept it: the error event a
+// stream of the turn told, to be told again as it was. The http package's
+// error table knows it (its code gives its status).
+type EventError struct{ Event ErrorEvent }
+
+// Error is the event's code and message.
+func (e *EventError) Error() string { return e.Event.Code + ": " + e.Event.Message }
 
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
@@ -115,9 +120,9 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// replay writes a logged event to out, with its id, and reports whether
+// Replay writes a logged event to out, with its id, and reports whether
 // it was the turn's last.
-func replay(out output, id eventID, data []byte) (last bool, err error) {
+func Replay(out Output, id EventID, data []byte) (last bool, err error) {
 	var le logEvent
 	if err := json.Unmarshal(data, &le); err != nil {
 		return false, err
@@ -129,11 +134,11 @@ func replay(out output, id eventID, data []byte) (last bool, err error) {
 		for i, c := range o.ToolCalls {
 			calls[i] = chat.ToolCall(c)
 		}
-		out.done(id, chat.Outcome{ConversationID: o.ConversationID, TurnID: o.TurnID, Reply: o.Response,
+		out.Done(id, chat.Outcome{ConversationID: o.ConversationID, TurnID: o.TurnID, Reply: o.Response,
 			ToolCalls: calls, Interrupted: o.Interrupted, Stopped: o.Stopped})
 		return true, nil
 	case logError:
-		out.fail(id, &apiError{code: le.Error.Code, detail: le.Error.Message, toolCalls: le.Error.ToolCalls})
+		out.Fail(id, &EventError{*le.Error})
 		return true, nil
 	}
 	e := chat.Event{ConversationID: le.ConversationID, TurnID: le.TurnID, Text: le.Text, Round: le.Round}
@@ -147,13 +152,8 @@ func replay(out output, id eventID, data []byte) (last bool, err error) {
 		e.Call = &c
 	}
 	for _, c := range le.Earlier {
-		e.Earlier = append(e.Earlier, chat.EarlierCall{ToolCall: chat.ToolCall(c.toolCallJSON), Round: c.Round})
+		e.Earlier = append(e.Earlier, chat.EarlierCall{ToolCall: chat.ToolCall(c.ToolCall), Round: c.Round})
 	}
-	out.event(id, e)
+	out.Event(id, e)
 	return false, nil
-}
-
-// errorEventOf is the error event that tells ae.
-func errorEventOf(ae *apiError) errorEvent {
-	return errorEvent{Code: ae.code, Message: ae.detail, ToolCalls: ae.toolCalls}
 }

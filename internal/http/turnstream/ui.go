@@ -1,4 +1,4 @@
-package http
+package turnstream
 
 import (
 	"encoding/json"
@@ -14,15 +14,15 @@ import (
 // uiDone is the last line of every UI message stream.
 const uiDone = "data: [DONE]\n\n"
 
-// uiOutput streams the turn as the Vercel AI SDK's UI message stream,
+// UI streams the turn as the Vercel AI SDK's UI message stream,
 // protocol v1: one assistant message, whose id is reply-{turn id} and
 // whose metadata holds the conversation id, in steps (one per model round)
 // of text parts and dynamic tool parts. Until it starts, a failure is
 // answered as problem JSON with its status; after, as an error chunk. The
-// stream always ends with data: [DONE]. Like sseOutput, its state is
+// stream always ends with data: [DONE]. Like SSE, its state is
 // touched by the handler's goroutine only.
-type uiOutput struct {
-	*sseStream
+type UI struct {
+	*Stream
 	begun    bool            // the message's start was written
 	group    strings.Builder // the chunks of the event being written
 	texts    int             // text parts opened so far; the open one's id is text-{texts-1}
@@ -31,15 +31,17 @@ type uiOutput struct {
 	results  bool            // a tool result came in the open step: text now begins the next round
 }
 
-func newUIOutput(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg StreamConfig) *uiOutput {
-	return &uiOutput{sseStream: newSSEStream(w, r, log, cfg, uiHeader)}
+// NewUI is the UI message stream of a turn to w, which answers r; a
+// failure before its first chunk is answered through problems.
+func NewUI(w http.ResponseWriter, r *http.Request, log *slog.Logger, cfg Config, problems Problems) *UI {
+	return &UI{Stream: newStream(w, r, log, cfg, problems, uiHeader)}
 }
 
 // uiFrame is one chunk as a data line.
 func uiFrame(v any) string {
 	data, err := json.Marshal(v)
 	if err != nil {
-		data, _ = json.Marshal(uiErrorChunk{Type: "error", ErrorText: "Something went wrong on our side."})
+		data, _ = json.Marshal(uiErrorChunk{Type: "error", ErrorText: internalEvent.Message})
 	}
 	return "data: " + string(data) + "\n\n"
 }
@@ -48,24 +50,24 @@ func uiFrame(v any) string {
 func uiHeader(h http.Header) { h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1") }
 
 // start begins the message: its start and its first step.
-func (o *uiOutput) start(conversationID, turnID int64) {
+func (o *UI) start(conversationID, turnID int64) {
 	if o.begun {
 		return
 	}
 	o.begun = true
 	start := uiStartChunk{Type: "start", MessageMetadata: uiMetadata{ConversationID: conversationID}}
 	if turnID > 0 {
-		start.MessageID = replyID(turnID)
+		start.MessageID = ReplyID(turnID)
 	}
 	o.send(uiFrame(start) + uiFrame(uiChunk{Type: "start-step"}))
 }
 
 // send adds chunks to the event being written; take writes them.
-func (o *uiOutput) send(frames string) { o.group.WriteString(frames) }
+func (o *UI) send(frames string) { o.group.WriteString(frames) }
 
 // take returns the chunks of the event being written, the last with the
 // event's id, and begins the next event.
-func (o *uiOutput) take(id eventID) string {
+func (o *UI) take(id EventID) string {
 	frames := o.group.String()
 	o.group.Reset()
 	if frames == "" {
@@ -78,10 +80,12 @@ func (o *uiOutput) take(id eventID) string {
 	return frames[:last] + "id: " + id.String() + "\n" + frames[last:]
 }
 
-func (o *uiOutput) event(id eventID, e chat.Event) {
+// Event streams the chunks of one event of the running turn, the last
+// with the event's id.
+func (o *UI) Event(id EventID, e chat.Event) {
 	defer func() {
 		if frames := o.take(id); frames != "" {
-			o.sseStream.send(frames)
+			o.Stream.send(frames)
 		}
 	}()
 	switch e.Kind {
@@ -102,7 +106,7 @@ func (o *uiOutput) event(id eventID, e chat.Event) {
 
 // text streams a piece of the reply. Text after a tool result is the next
 // round's: a model writes a round's text before asking for its tools.
-func (o *uiOutput) text(s string) {
+func (o *UI) text(s string) {
 	if o.results {
 		o.step(o.round + 1)
 	}
@@ -115,9 +119,9 @@ func (o *uiOutput) text(s string) {
 }
 
 // textID is the id of the newest text part.
-func (o *uiOutput) textID() string { return "text-" + strconv.Itoa(o.texts-1) }
+func (o *UI) textID() string { return "text-" + strconv.Itoa(o.texts-1) }
 
-func (o *uiOutput) toolCall(c chat.ToolCall, round int) {
+func (o *UI) toolCall(c chat.ToolCall, round int) {
 	if round != o.round {
 		o.step(round)
 	}
@@ -125,7 +129,7 @@ func (o *uiOutput) toolCall(c chat.ToolCall, round int) {
 	o.send(uiFrame(uiToolInputChunk{Type: "tool-input-available", ToolCallID: c.ID, ToolName: c.Tool, Input: c.Arguments, Dynamic: true}))
 }
 
-func (o *uiOutput) toolResult(c chat.ToolCall) {
+func (o *UI) toolResult(c chat.ToolCall) {
 	o.results = true
 	if c.IsError {
 		o.send(uiFrame(uiToolErrorChunk{Type: "tool-output-error", ToolCallID: c.ID, ErrorText: toolErrorText(c.Result), Dynamic: true}))
@@ -135,22 +139,22 @@ func (o *uiOutput) toolResult(c chat.ToolCall) {
 }
 
 // step ends the open step and begins the one of round.
-func (o *uiOutput) step(round int) {
+func (o *UI) step(round int) {
 	o.closeText()
 	o.send(uiFrame(uiChunk{Type: "finish-step"}) + uiFrame(uiChunk{Type: "start-step"}))
 	o.round, o.results = round, false
 }
 
-func (o *uiOutput) closeText() {
+func (o *UI) closeText() {
 	if o.textOpen {
 		o.send(uiFrame(uiTextChunk{Type: "text-end", ID: o.textID()}))
 		o.textOpen = false
 	}
 }
 
-// done ends the message. A replay, which streamed nothing, sends what the
+// Done ends the message. A replay, which streamed nothing, sends what the
 // turn did first: its tool calls, then its reply.
-func (o *uiOutput) done(id eventID, out chat.Outcome) {
+func (o *UI) Done(id EventID, out chat.Outcome) {
 	if !o.begun {
 		o.start(out.ConversationID, out.TurnID)
 		for _, c := range out.ToolCalls {
@@ -170,27 +174,31 @@ func (o *uiOutput) done(id eventID, out chat.Outcome) {
 	o.end(o.take(id) + uiDone)
 }
 
-func (o *uiOutput) fail(id eventID, err error) {
-	if ae, open := o.failed(err); open {
+// Fail ends the message with an error chunk, or answers err as problem
+// JSON if nothing was sent yet.
+func (o *UI) Fail(id EventID, err error) {
+	if ev, open := o.failed(err); open {
 		o.closeText()
-		o.send(uiFrame(uiErrorChunk{Type: "error", ErrorText: ae.detail}))
+		o.send(uiFrame(uiErrorChunk{Type: "error", ErrorText: ev.Message}))
 		o.end(o.take(id) + uiDone)
 	}
 }
 
-func (o *uiOutput) close() {
-	o.sseStream.close(func() string {
-		return uiFrame(uiErrorChunk{Type: "error", ErrorText: "Something went wrong on our side."}) + uiDone
+// Close ends a stream the handler left unended (it panicked) with an
+// error chunk.
+func (o *UI) Close() {
+	o.Stream.close(func() string {
+		return uiFrame(uiErrorChunk{Type: "error", ErrorText: internalEvent.Message}) + uiDone
 	})
 }
 
-// replyID is the UI message id of a turn's reply. A regenerated reply
+// ReplyID is the UI message id of a turn's reply. A regenerated reply
 // keeps it: it answers the same message.
-func replyID(turnID int64) string { return "reply-" + strconv.FormatInt(turnID, 10) }
+func ReplyID(turnID int64) string { return "reply-" + strconv.FormatInt(turnID, 10) }
 
-// turnOfReply reads the turn id back from a reply's id; 0 when id is not
+// TurnOfReply reads the turn id back from a reply's id; 0 when id is not
 // one.
-func turnOfReply(id string) int64 {
+func TurnOfReply(id string) int64 {
 	s, ok := strings.CutPrefix(id, "reply-")
 	n, err := strconv.ParseInt(s, 10, 64)
 	if !ok || err != nil || n <= 0 || strconv.FormatInt(n, 10) != s {

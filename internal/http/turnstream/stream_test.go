@@ -1,4 +1,4 @@
-package http
+package turnstream
 
 import (
 	"io"
@@ -26,8 +26,8 @@ func TestStreamLastFrameKeepsItsWriteDeadline(t *testing.T) {
 	t.Parallel()
 	w := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
 	r := httptest.NewRequest("POST", "/api/u/chat", nil)
-	s := newSSEStream(w, r, slog.New(slog.NewTextHandler(io.Discard, nil)),
-		StreamConfig{PingInterval: time.Hour, WriteTimeout: time.Minute}, func(http.Header) {})
+	s := newStream(w, r, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config{PingInterval: time.Hour, WriteTimeout: time.Minute}, nil, func(http.Header) {})
 	s.send("event: start\ndata: {}\n\n")
 	s.end("event: done\ndata: {}\n\n")
 	s.close(func() string { return "" })
