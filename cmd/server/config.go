@@ -15,6 +15,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openai"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/gctune"
+	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/store"
 )
@@ -92,6 +93,11 @@ type config struct {
 	// MaxRunningTurns is how many turns a user may run at once, on all
 	// replicas together (MAX_RUNNING_TURNS_PER_USER).
 	MaxRunningTurns int
+	// ApprovalTools are the tools whose calls wait for their person
+	// (APPROVAL_TOOLS, names separated by commas; none by default), and
+	// ApprovalTTL how long such a call waits (APPROVAL_TTL).
+	ApprovalTools []string
+	ApprovalTTL   time.Duration
 	// Runs is how turns' events are written and followed (see runs.Config);
 	// Retention.RunsFor is how long they are kept after a turn ends.
 	Runs runs.Config
@@ -145,6 +151,8 @@ const (
 	// and DELETEs, though it can no longer read their answers; and ten
 	// minutes already spare a page that chats all but one preflight a URL.
 	defaultCORSMaxAge = 10 * time.Minute
+	// defaultApprovalTTL is how long a call waits for its person.
+	defaultApprovalTTL = 24 * time.Hour
 	// A provider's key set is fetched again every 10 minutes (as Auth0's
 	// jwks-rsa caches it), so a withdrawn key stops working within that;
 	// a token naming an unknown kid fetches it at once, but at most once a
@@ -342,6 +350,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		TurnBurst:       e.int("RATE_LIMIT_BURST", defaultTurnBurst, 1, 10_000),
 		MaxStreams:      e.int("MAX_STREAMS_PER_USER", defaultMaxStreams, 1, 10_000),
 		MaxRunningTurns: e.int("MAX_RUNNING_TURNS_PER_USER", defaultMaxRunning, 1, 10_000),
+		ApprovalTTL:     e.duration("APPROVAL_TTL", defaultApprovalTTL),
 		Runs:            defaultRuns,
 		ShutdownTimeout: e.duration("SHUTDOWN_TIMEOUT", defaultShutdown),
 		WriteTimeout:    e.duration("WRITE_TIMEOUT", defaultWriteTimeout),
@@ -373,6 +382,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.LogLevel = logLevel(e)
 	c.MCPAuthorizationServers = authorizationServers(e, c.JWTIssuer)
 	c.CORSOrigins = corsOrigins(e)
+	c.ApprovalTools = approvalTools(e)
 	if c.PublicURL != "" {
 		if u, err := url.Parse(c.PublicURL); err != nil || !isHTTPURL(c.PublicURL) || u.RawQuery != "" || u.Fragment != "" {
 			e.fail("PUBLIC_URL must be the http(s) URL clients reach the server at, such as https://tasks.example.com, got %q", c.PublicURL)
@@ -492,6 +502,23 @@ func authorizationServers(e *envReader, issuer string) []string {
 		servers = append(servers, s)
 	}
 	return servers
+}
+
+// approvalTools reads APPROVAL_TOOLS: tool names separated by commas, each
+// one of the tools there are.
+func approvalTools(e *envReader) []string {
+	var tools []string
+	known := mcptools.ToolNames()
+	for s := range strings.SplitSeq(e.str("APPROVAL_TOOLS", ""), ",") {
+		switch s = strings.TrimSpace(s); {
+		case s == "" || slices.Contains(tools, s):
+		case !slices.Contains(known, s):
+			e.fail("APPROVAL_TOOLS must be tool names separated by commas, each one of %s; %q is none of them", strings.Join(known, ", "), s)
+		default:
+			tools = append(tools, s)
+		}
+	}
+	return tools
 }
 
 // corsOrigins reads CORS_ALLOWED_ORIGINS: "*" alone, or origins separated

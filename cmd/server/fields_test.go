@@ -31,6 +31,8 @@ var fieldSamples = map[string]string{
 	"HISTORY_TOKENS":             "7777",
 	"USER_DAILY_TOKEN_BUDGET":    "7777",
 	"MAX_RUNNING_TURNS_PER_USER": "7",
+	"APPROVAL_TOOLS":             "delete_task, update_task",
+	"APPROVAL_TTL":               "90m",
 }
 
 // Each variable the tables name fills the field they pair it with: set

@@ -253,7 +253,8 @@ func chatConfig(cfg config, model agent.Model, prompt agent.Prompt, tel *telemet
 	return chat.Config{
 		Model: model, Prompt: prompt, Limits: cfg.Limits,
 		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
-		DailyTokenBudget: cfg.DailyTokenBudget, MaxRunningTurns: cfg.MaxRunningTurns, Telemetry: tel,
+		DailyTokenBudget: cfg.DailyTokenBudget, MaxRunningTurns: cfg.MaxRunningTurns,
+		ApprovalTools: cfg.ApprovalTools, ApprovalTTL: cfg.ApprovalTTL, Telemetry: tel,
 	}
 }
 

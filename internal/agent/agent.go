@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -77,6 +78,14 @@ type Call struct {
 	Round     int // which model call asked for it, from 0
 	Seq       int // its position among the turn's calls, from 0
 	Duration  time.Duration
+	// Awaiting is the approval the call waits for, when its source did not
+	// run it but asked its person first (a tasks.AwaitingResult): the call
+	// is that approval's placeholder.
+	Awaiting int64
+	// Approved is the approval under which the call runs: set on the
+	// resolution of an approved call (see Input.Decisions), so that its
+	// source runs it rather than asking again.
+	Approved int64
 }
 
 // Result is the outcome of a turn, also when it failed part-way: Reply
@@ -99,11 +108,26 @@ type Input struct {
 	// goes on from their effects instead of making them again. They begin
 	// the Result's Calls and count towards MaxToolCalls; new calls come in
 	// rounds and positions after theirs.
-	Resumed  []tasks.ToolCall
-	Model    Model
-	Tools    ToolSource // the user's task tools
-	Limits   Limits
-	Observer Observer // may be nil
+	Resumed []tasks.ToolCall
+	// Decisions are the calls of Resumed that waited for their person and
+	// have been decided since: before the model is called, each approved
+	// one runs, with the arguments it had, and each declined one is told
+	// to the model as declined, as a new call with the placeholder's id,
+	// its resolution, which the model sees in its place.
+	Decisions []Decision
+	Model     Model
+	Tools     ToolSource // the user's task tools
+	Limits    Limits
+	Observer  Observer // may be nil
+}
+
+// Decision is a person's decision on a call that waited: Call is its
+// placeholder, as the turn recorded it.
+type Decision struct {
+	Call       tasks.ToolCall
+	ApprovalID int64
+	Approved   bool
+	Reason     string
 }
 
 // Run runs one turn. It returns the turn's result and, when the turn could
@@ -147,6 +171,9 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 	}
 	r.msgs = append(append(make([]Message, 0, len(r.in.History)+8), r.in.History...), Message{Role: RoleUser, Content: r.in.Message})
 	first := r.resume()
+	if err := r.decide(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
 	for round := 0; ; round++ {
 		if round == r.lim.MaxModelCalls {
 			return r.stop(StopMaxModelCalls, "I stopped because this request needed more steps than I'm allowed in one message."), nil
@@ -168,7 +195,7 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 			if len(r.res.Calls) >= r.lim.MaxToolCalls {
 				return r.stop(StopMaxToolCalls, "I stopped because this request needed more tool calls than I'm allowed in one message."), nil
 			}
-			c := r.runTool(ctx, call, first+round)
+			c := r.runTool(ctx, call, first+round, 0)
 			if ctx.Err() != nil {
 				return r.fail(ctx, ctx.Err())
 			}
@@ -180,20 +207,69 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 // resume puts the calls of the turn's earlier run before the model, and
 // into the result, and returns the round this run begins with. New calls
 // are numbered after the highest position of theirs: a run cut short may
-// have recorded only some of its calls.
+// have recorded only some of its calls. The model sees a placeholder's
+// resolution in its place (tasks.Resolved), and no placeholder that a
+// decision is about to resolve.
 func (r *run) resume() int {
 	if len(r.in.Resumed) == 0 {
 		return 0
 	}
-	r.msgs = appendStored(r.msgs, tasks.Message{Role: tasks.RoleAssistant, ToolCalls: r.in.Resumed})
 	next, seq := 0, 0
 	for _, c := range r.in.Resumed {
 		r.res.Calls = append(r.res.Calls, Call{ID: c.CallID, Tool: c.Tool, Arguments: json.RawMessage(argumentsText(c.Arguments)),
-			Result: c.Result, IsError: c.IsError, Round: c.Round, Seq: c.Seq, Duration: c.Duration})
+			Result: c.Result, IsError: c.IsError, Round: c.Round, Seq: c.Seq, Duration: c.Duration, Awaiting: c.Awaiting})
 		next, seq = max(next, c.Round+1), max(seq, c.Seq+1)
 	}
 	r.seq0 = seq - len(r.in.Resumed)
+	shown := tasks.Resolved(r.in.Resumed)
+	if len(r.in.Decisions) > 0 {
+		decided := map[string]bool{}
+		for _, d := range r.in.Decisions {
+			decided[d.Call.CallID] = true
+		}
+		shown = slices.DeleteFunc(slices.Clone(shown), func(c tasks.ToolCall) bool { return c.Awaiting != 0 && decided[c.CallID] })
+	}
+	if len(shown) > 0 {
+		r.msgs = appendStored(r.msgs, tasks.Message{Role: tasks.RoleAssistant, ToolCalls: shown})
+	}
 	return next
+}
+
+// decide resolves the decided calls (Input.Decisions), in the round of
+// each: an approved call runs now, as the model asked for it; a declined
+// one gets a result that says so. The model then reads them as its calls.
+func (r *run) decide(ctx context.Context) error {
+	if len(r.in.Decisions) == 0 {
+		return nil
+	}
+	asked := make([]ToolCall, 0, len(r.in.Decisions))
+	results := make([]Message, 0, len(r.in.Decisions))
+	for _, d := range r.in.Decisions {
+		tc := ToolCall{ID: d.Call.CallID, Name: d.Call.Tool, Arguments: argumentsText(d.Call.Arguments)}
+		var c Call
+		if d.Approved {
+			c = r.runTool(ctx, tc, d.Call.Round, d.ApprovalID)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		} else {
+			c = r.declined(tc, d)
+		}
+		asked = append(asked, tc)
+		results = append(results, Message{Role: RoleTool, ToolCallID: c.ID, Content: string(c.Result)})
+	}
+	r.msgs = append(append(r.msgs, Message{Role: RoleAssistant, ToolCalls: asked}), results...)
+	return nil
+}
+
+// declined records a call its person declined, which does not run.
+func (r *run) declined(tc ToolCall, d Decision) Call {
+	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: json.RawMessage(tc.Arguments), Round: d.Call.Round, Seq: r.seq0 + len(r.res.Calls)}
+	r.obs(Event{Kind: EventToolCall, Call: &c})
+	c.Result, c.IsError = tasks.DeclinedJSON(d.Reason), true
+	r.res.Calls = append(r.res.Calls, c)
+	r.obs(Event{Kind: EventToolResult, Call: &r.res.Calls[len(r.res.Calls)-1]})
+	return c
 }
 
 // callModel makes one model call, streaming its text to the observer. Text
@@ -313,8 +389,9 @@ func (r *run) listTools(ctx context.Context) error {
 
 // runTool runs one call through the MCP session and records it. Whatever
 // goes wrong becomes a compact error result the model can act on.
-func (r *run) runTool(ctx context.Context, tc ToolCall, round int) Call {
-	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: withoutNulls(json.RawMessage(tc.Arguments)), Round: round, Seq: r.seq0 + len(r.res.Calls)}
+func (r *run) runTool(ctx context.Context, tc ToolCall, round int, approved int64) Call {
+	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: withoutNulls(json.RawMessage(tc.Arguments)), Round: round, Seq: r.seq0 + len(r.res.Calls),
+		Approved: approved}
 	if strings.TrimSpace(tc.Arguments) == "" {
 		c.Arguments = json.RawMessage(`{}`)
 	}
@@ -322,6 +399,7 @@ func (r *run) runTool(ctx context.Context, tc ToolCall, round int) Call {
 	start := time.Now()
 	c.Result, c.IsError = r.callTool(ctx, c)
 	c.Duration = time.Since(start)
+	c.Awaiting = tasks.AwaitingID(c.Result)
 	r.res.Calls = append(r.res.Calls, c)
 	r.obs(Event{Kind: EventToolResult, Call: &r.res.Calls[len(r.res.Calls)-1]})
 	return c

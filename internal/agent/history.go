@@ -46,9 +46,10 @@ func modelMessages(m tasks.Message) int {
 	if m.Role == tasks.RoleUser {
 		return 1
 	}
-	n := len(m.ToolCalls)
-	for i, c := range m.ToolCalls {
-		if i == 0 || c.Round != m.ToolCalls[i-1].Round {
+	calls := tasks.Resolved(m.ToolCalls)
+	n := len(calls)
+	for i, c := range calls {
+		if i == 0 || c.Round != calls[i-1].Round {
 			n++ // the assistant message of the round's calls
 		}
 	}
@@ -63,12 +64,14 @@ func appendStored(out []Message, m tasks.Message) []Message {
 	if m.Role == tasks.RoleUser {
 		return append(out, Message{Role: RoleUser, Content: m.Content})
 	}
-	for i := 0; i < len(m.ToolCalls); {
+	// A placeholder's resolution stands in for it (tasks.Resolved).
+	all := tasks.Resolved(m.ToolCalls)
+	for i := 0; i < len(all); {
 		j := i
-		for j < len(m.ToolCalls) && m.ToolCalls[j].Round == m.ToolCalls[i].Round {
+		for j < len(all) && all[j].Round == all[i].Round {
 			j++
 		}
-		round := m.ToolCalls[i:j]
+		round := all[i:j]
 		calls := make([]ToolCall, len(round))
 		for k, c := range round {
 			calls[k] = ToolCall{ID: c.CallID, Name: c.Tool, Arguments: argumentsText(c.Arguments)}

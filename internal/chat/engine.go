@@ -34,6 +34,11 @@ type Config struct {
 	// once, on all replicas together: past it, turns are refused with a
 	// *tasks.RunningTurnsError. 0 is no cap.
 	MaxRunningTurns int
+	// ApprovalTools are the tools whose calls wait for their person: such a
+	// call does not run, but asks for an approval (tasks.Approval), which
+	// expires after ApprovalTTL. Empty: every call runs.
+	ApprovalTools []string
+	ApprovalTTL   time.Duration
 	// Telemetry counts turns by outcome and observes each tool execution;
 	// nil observes nothing. (The model is observed by wrapping it, see
 	// telemetry.Model.)
@@ -61,6 +66,7 @@ func (c Config) validate() error {
 		{"IdempotencyTTL", c.IdempotencyTTL, c.IdempotencyTTL > 0, "must be positive"},
 		{"DailyTokenBudget", c.DailyTokenBudget, c.DailyTokenBudget >= 0, "must not be negative (0 is none)"},
 		{"MaxRunningTurns", c.MaxRunningTurns, c.MaxRunningTurns >= 0, "must not be negative (0 is none)"},
+		{"ApprovalTTL", c.ApprovalTTL, c.ApprovalTTL > 0 || len(c.ApprovalTools) == 0, "must be positive when ApprovalTools are set"},
 	} {
 		if !f.ok {
 			errs = append(errs, setting.Invalid(f.field, "%s, got %v", f.rule, f.value))
@@ -119,8 +125,8 @@ func (e *Engine) Run(ctx context.Context, req Request, obs Observer) (Outcome, e
 	// waits on its model at the bottom of this call chain, and every byte of
 	// its frames is held by each of them (a few hundred more cost 16 KiB a
 	// stream, when they push the goroutine's stack past a power of two).
-	res, runErr := e.runAgent(ctx, req, turn, obs)
-	return e.finish(ctx, req, turn, res, runErr)
+	res, asked, runErr := e.runAgent(ctx, req, turn, obs)
+	return e.finish(ctx, req, turn, res, asked, runErr)
 }
 
 func deref(o *Outcome) Outcome {
@@ -149,10 +155,13 @@ func (e *Engine) begin(ctx context.Context, req Request) (*tasks.Turn, *Outcome,
 		case st.Replay != nil:
 			o, err := decodeOutcome(st.Replay)
 			return nil, &o, err
-		case st.CutShort != nil:
+		case st.CutShort != nil && req.Continue == 0:
 			o, err := e.finishCutShort(ctx, req, *st.CutShort)
 			return nil, &o, err
 		}
+		// A continuation cut short runs again: it runs no call twice (the
+		// calls it made are its turn's, and are not made again), and the
+		// decided calls it did not resolve still have to be.
 	}
 	turn, err := e.start(ctx, req)
 	if err != nil {
@@ -183,27 +192,38 @@ func (e *Engine) finishCutShort(ctx context.Context, req Request, ref tasks.Turn
 }
 
 // runAgent runs a fresh agent with the user's tools, passing its events on.
-func (e *Engine) runAgent(ctx context.Context, req Request, turn *tasks.Turn, obs Observer) (agent.Result, error) {
+// It returns, with the agent's result, the approvals its calls asked for.
+func (e *Engine) runAgent(ctx context.Context, req Request, turn *tasks.Turn, obs Observer) (agent.Result, []tasks.Approval, error) {
 	defs, err := e.defs.get(ctx, e.servers, req.UserID)
 	if err != nil {
-		return agent.Result{Stop: agent.StopCanceled}, err
+		return agent.Result{Stop: agent.StopCanceled}, nil, err
+	}
+	var decisions []agent.Decision
+	if req.Continue != 0 {
+		if decisions, err = e.decisions(ctx, req.UserID, turn); err != nil {
+			return agent.Result{Stop: agent.StopCanceled}, nil, err
+		}
 	}
 	tools := newTurnTools(defs, e.servers, req.UserID, turn, e.cfg.Limits.ToolTimeout, e.cfg.Telemetry)
+	tools.gate(e.turns, e.cfg.ApprovalTools, e.cfg.ApprovalTTL)
 	defer tools.Close()
-	return agent.Run(ctx, agent.Input{
-		System:   e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), time.Now()),
-		History:  agent.History(turn.History, e.cfg.HistoryTokens),
-		Message:  req.Message,
-		Resumed:  turn.Earlier,
-		Model:    e.cfg.Model,
-		Tools:    tools,
-		Limits:   e.cfg.Limits,
-		Observer: forward(obs),
+	res, err := agent.Run(ctx, agent.Input{
+		System:    e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), time.Now()),
+		History:   agent.History(turn.History, e.cfg.HistoryTokens),
+		Message:   turn.UserMessage.Content,
+		Resumed:   turn.Earlier,
+		Decisions: decisions,
+		Model:     e.cfg.Model,
+		Tools:     tools,
+		Limits:    e.cfg.Limits,
+		Observer:  forward(obs, tools),
 	})
+	return res, tools.asked, err
 }
 
-// forward passes the agent's events on as the engine's.
-func forward(obs Observer) agent.Observer {
+// forward passes the agent's events on as the engine's, and, after the
+// result of a call that waits, its approval.
+func forward(obs Observer, tools *turnTools) agent.Observer {
 	return func(ev agent.Event) {
 		switch ev.Kind {
 		case agent.EventDelta:
@@ -215,6 +235,9 @@ func forward(obs Observer) agent.Observer {
 		case agent.EventToolResult:
 			c := toolCallOf(ev.Call)
 			obs(Event{Kind: EventToolResult, Call: &c, Round: ev.Call.Round})
+			if a := tools.approval(ev.Call.Awaiting); a != nil {
+				obs(Event{Kind: EventApproval, Approval: a})
+			}
 		}
 	}
 }

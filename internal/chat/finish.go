@@ -13,8 +13,8 @@ import (
 
 // finish stores what the turn did and returns how it ended, and counts the
 // turn by its outcome.
-func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res agent.Result, runErr error) (Outcome, error) {
-	out, err := e.store(ctx, req, turn, res, runErr)
+func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res agent.Result, asked []tasks.Approval, runErr error) (Outcome, error) {
+	out, err := e.store(ctx, req, turn, res, asked, runErr)
 	e.cfg.Telemetry.CountTurn(ended(res.Stop, out.Stopped, err))
 	return out, err
 }
@@ -23,17 +23,21 @@ func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res 
 // tool calls — is stored, marked interrupted when it did not complete; one
 // that produced nothing only releases its claim. Either way the tokens its
 // model used count towards the user's day. A failure after tools changed
-// tasks is a *PartialError, so the client hears what was done.
-func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res agent.Result, runErr error) (Outcome, error) {
+// tasks is a *PartialError, so the client hears what was done. The client
+// is shown a placeholder's resolution in its place (shownCalls); the
+// record keeps both.
+func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res agent.Result, asked []tasks.Approval, runErr error) (Outcome, error) {
 	stopped := runErr != nil && errors.Is(context.Cause(ctx), tasks.ErrStopped)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	convID := turn.Conversation.ID
 	out := Outcome{ConversationID: convID, TurnID: turn.ID(), Reply: res.Reply, Interrupted: runErr != nil, Stopped: stopped,
-		ToolCalls: make([]ToolCall, len(res.Calls))}
+		Approvals: asked}
+	calls := make([]ToolCall, len(res.Calls))
 	for i := range res.Calls {
-		out.ToolCalls[i] = toolCallOf(&res.Calls[i])
+		calls[i] = toolCallOf(&res.Calls[i])
 	}
+	out.ToolCalls = shownCalls(calls)
 	used := usageOf(res.Usage)
 	if runErr != nil && res.Reply == "" && len(res.Calls) == 0 {
 		if stopped {
@@ -43,7 +47,7 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 	}
 	end := tasks.TurnEnd{
 		UserID: req.UserID, ConversationID: convID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
-		Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: auditOf(out.ToolCalls, res.Calls),
+		Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: auditOf(calls, res.Calls),
 		Usage: used,
 	}
 	// A keyed request keeps its key, with what the turn did to replay, when
@@ -56,7 +60,7 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 		end.IdempotencyKey, end.Response = req.IdempotencyKey, encodeOutcome(out)
 	}
 	// A regenerated turn's earlier calls are not this run's changes.
-	done := e.changes(out.ToolCalls[min(len(turn.Earlier), len(out.ToolCalls)):])
+	done := e.changes(calls[min(len(turn.Earlier), len(calls)):])
 	var failed error // how the turn ends once stored
 	if runErr != nil && !stopped {
 		failed = partial(runErr, convID, done)
@@ -148,11 +152,11 @@ func (e *Engine) completeKey(ctx context.Context, req Request, out Outcome) {
 }
 
 // changes returns the calls that changed tasks: those that succeeded on a
-// tool that is not read-only.
+// tool that is not read-only, and ran (a call that waits did not).
 func (e *Engine) changes(calls []ToolCall) []ToolCall {
 	var done []ToolCall
 	for _, c := range calls {
-		if !c.IsError && !e.defs.isReadOnly(c.Tool) {
+		if !c.IsError && c.ApprovalID == 0 && !e.defs.isReadOnly(c.Tool) {
 			done = append(done, c)
 		}
 	}

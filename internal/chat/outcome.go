@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -34,6 +35,12 @@ type Request struct {
 	// RegenerateTurn, when set with Regenerate, is the turn the client
 	// means (Outcome.TurnID): refused unless it is the last.
 	RegenerateTurn int64
+	// Continue, when set, is the turn to continue once its approvals are
+	// all decided (see Engine.Decide, which makes such a request): the
+	// turn is reopened as for Regenerate, its decided calls are resolved
+	// (an approved one runs, a declined one is told to the model), and the
+	// model writes its reply anew. Message is not used.
+	Continue int64
 	// Log, when set, is the log of the turn's events its front keeps (its
 	// run): its end is written with the reply, in the same transaction.
 	Log RunLog
@@ -68,6 +75,8 @@ type Outcome struct {
 	// tasks.ErrStopped): it is stored as interrupted, with what it had
 	// written and done, and is no failure.
 	Stopped bool
+	// Approvals are the calls of the turn that wait for their person.
+	Approvals []tasks.Approval
 }
 
 // ToolCall is one tool call of a turn as its client sees it. Arguments are
@@ -79,6 +88,9 @@ type ToolCall struct {
 	Arguments json.RawMessage
 	Result    json.RawMessage // JSON; null until the call has run
 	IsError   bool
+	// ApprovalID is the approval the call waits, or waited, for: the call
+	// did not run (its result says why).
+	ApprovalID int64
 }
 
 // EventKind says what an Event reports.
@@ -91,6 +103,7 @@ const (
 	EventDelta                           // Text holds the new text
 	EventToolCall                        // Call holds the call, without result
 	EventToolResult                      // Call holds the call with its result
+	EventApproval                        // Approval holds the approval a call asked for, after the call's result
 )
 
 // Event is one thing that happened in a turn.
@@ -108,6 +121,8 @@ type Event struct {
 	// Earlier are the calls a regenerated turn made before, which its new
 	// reply holds too, each with its Round.
 	Earlier []EarlierCall
+	// Approval is an EventApproval's.
+	Approval *tasks.Approval
 }
 
 // EarlierCall is a call of a regenerated turn's earlier run.
@@ -178,14 +193,31 @@ type storedOutcome struct {
 	ToolCalls      []storedToolCall `json:"tool_calls"`
 	Interrupted    bool             `json:"interrupted,omitempty"`
 	Stopped        bool             `json:"stopped,omitempty"`
+	Approvals      []storedApproval `json:"approvals,omitempty"`
 }
 
 type storedToolCall struct {
-	ID        string          `json:"id"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	Result    json.RawMessage `json:"result"`
-	IsError   bool            `json:"is_error"`
+	ID         string          `json:"id"`
+	Tool       string          `json:"tool"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Result     json.RawMessage `json:"result"`
+	IsError    bool            `json:"is_error"`
+	ApprovalID int64           `json:"approval_id,omitempty"`
+}
+
+// storedApproval is an approval a replayed turn asked for, as it was then.
+type storedApproval struct {
+	ID             int64           `json:"id"`
+	ConversationID int64           `json:"conversation_id"`
+	TurnID         int64           `json:"turn_id"`
+	CallID         string          `json:"call_id"`
+	Seq            int             `json:"seq"`
+	Round          int             `json:"round"`
+	Tool           string          `json:"tool"`
+	Arguments      json.RawMessage `json:"arguments"`
+	Summary        string          `json:"summary"`
+	CreatedAt      time.Time       `json:"created_at"`
+	ExpiresAt      time.Time       `json:"expires_at"`
 }
 
 func encodeOutcome(o Outcome) json.RawMessage {
@@ -193,6 +225,10 @@ func encodeOutcome(o Outcome) json.RawMessage {
 		ToolCalls: make([]storedToolCall, len(o.ToolCalls))}
 	for i, c := range o.ToolCalls {
 		s.ToolCalls[i] = storedToolCall(c)
+	}
+	for _, a := range o.Approvals {
+		s.Approvals = append(s.Approvals, storedApproval{ID: a.ID, ConversationID: a.ConversationID, TurnID: a.TurnID, CallID: a.CallID,
+			Seq: a.Seq, Round: a.Round, Tool: a.Tool, Arguments: a.Arguments, Summary: a.Summary, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt})
 	}
 	b, _ := json.Marshal(s)
 	return b
@@ -208,6 +244,11 @@ func decodeOutcome(raw json.RawMessage) (Outcome, error) {
 	for i, c := range s.ToolCalls {
 		o.ToolCalls[i] = ToolCall(c)
 	}
+	for _, a := range s.Approvals {
+		o.Approvals = append(o.Approvals, tasks.Approval{ID: a.ID, ConversationID: a.ConversationID, TurnID: a.TurnID, CallID: a.CallID,
+			Seq: a.Seq, Round: a.Round, Tool: a.Tool, Arguments: a.Arguments, Summary: a.Summary, State: tasks.ApprovalPending,
+			CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt})
+	}
 	return o, nil
 }
 
@@ -217,7 +258,13 @@ func toolCallOf(c *agent.Call) ToolCall {
 	if len(result) == 0 {
 		result = json.RawMessage("null")
 	}
-	return ToolCall{ID: c.ID, Tool: c.Tool, Arguments: argumentsOf(c.Arguments), Result: result, IsError: c.IsError}
+	return ToolCall{ID: c.ID, Tool: c.Tool, Arguments: argumentsOf(c.Arguments), Result: result, IsError: c.IsError, ApprovalID: c.Awaiting}
+}
+
+// shownCalls are a turn's calls as its client sees them: a placeholder's
+// resolution stands in for it (tasks.Resolved).
+func shownCalls(calls []ToolCall) []ToolCall {
+	return tasks.ResolvedBy(calls, func(c ToolCall) (string, bool) { return c.ID, c.ApprovalID != 0 })
 }
 
 // argumentsOf is the model's arguments as storable JSON: the object it

@@ -29,6 +29,17 @@ func (e *Engine) start(ctx context.Context, req Request) (tasks.Turn, error) {
 		}
 		s.ConversationID = id
 	}
+	if req.Continue != 0 {
+		// Its message is the turn's own: the claim asks only that the turn
+		// be the conversation's last.
+		s.Message = ""
+		turn, err := e.turns.ReopenTurn(ctx, s, req.Continue)
+		if errors.Is(err, tasks.ErrNoReplyToRegenerate) {
+			// A new message came in between the decision and now.
+			return turn, &tasks.ApprovalClosedError{State: tasks.ApprovalSuperseded}
+		}
+		return turn, err
+	}
 	if req.Regenerate {
 		return e.turns.ReopenTurn(ctx, s, req.RegenerateTurn)
 	}

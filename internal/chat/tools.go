@@ -2,7 +2,9 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,6 +77,31 @@ type turnTools struct {
 	turn    *tasks.Turn
 	grace   time.Duration // how long a call may run, once started, whatever its caller does
 	tel     *telemetry.Telemetry
+
+	// The calls that wait for their person (gate): the tools, the store
+	// that records their approvals, how long one waits; asked are the
+	// approvals this run's calls asked for.
+	waits     []string
+	approvals tasks.ApprovalStore
+	ttl       time.Duration
+	asked     []tasks.Approval
+}
+
+// gate makes the calls of tools wait for their person, recording their
+// approvals in store; see Config.ApprovalTools.
+func (t *turnTools) gate(store tasks.ApprovalStore, tools []string, ttl time.Duration) {
+	t.waits, t.approvals, t.ttl = tools, store, ttl
+}
+
+// approval returns the approval this run's call asked for under id; nil
+// for none.
+func (t *turnTools) approval(id int64) *tasks.Approval {
+	for i := range t.asked {
+		if id != 0 && t.asked[i].ID == id {
+			return &t.asked[i]
+		}
+	}
+	return nil
 }
 
 func newTurnTools(defs []agent.ToolDef, servers ToolServers, userID string, turn *tasks.Turn, toolTimeout time.Duration, tel *telemetry.Telemetry) *turnTools {
@@ -110,10 +137,42 @@ func (t *turnTools) call(ctx context.Context, call agent.Call) (*mcp.CallToolRes
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.grace)
 	defer cancel()
-	meta, forget := t.servers.CallMeta(t.userID, tasks.CallRecord{
+	rec := tasks.CallRecord{
 		ConversationID: t.turn.Conversation.ID, TurnID: t.turn.ID(), ClaimToken: t.turn.ClaimToken,
 		CallID: call.ID, Tool: call.Tool, Arguments: stored, Round: call.Round, Seq: call.Seq, Started: time.Now(),
-	})
+	}
+	if call.Approved == 0 && slices.Contains(t.waits, call.Tool) {
+		return t.ask(ctx, rec)
+	}
+	meta, forget := t.servers.CallMeta(t.userID, rec)
 	defer forget()
 	return t.Send(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: call.Arguments, Meta: meta})
+}
+
+// ask records a call that waits for its person instead of running it, and
+// answers the model with its placeholder: it has not run, and waits.
+func (t *turnTools) ask(ctx context.Context, rec tasks.CallRecord) (*mcp.CallToolResult, error) {
+	title := ""
+	if id := taskNumber(rec.Arguments); id > 0 {
+		var err error
+		if title, err = t.approvals.TaskTitle(ctx, t.userID, id); err != nil {
+			return nil, err
+		}
+	}
+	a, err := t.approvals.RequestApproval(ctx, tasks.ApprovalRequest{Record: rec, UserID: t.userID,
+		Summary: tasks.Summarize(rec.Tool, rec.Arguments, title), TTL: t.ttl})
+	if err != nil {
+		return nil, err
+	}
+	t.asked = append(t.asked, a)
+	return &mcp.CallToolResult{StructuredContent: tasks.AwaitingJSON(a)}, nil
+}
+
+// taskNumber is the task_id a call's arguments name; 0 for none.
+func taskNumber(args json.RawMessage) int64 {
+	var a struct {
+		TaskID int64 `json:"task_id"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.TaskID
 }

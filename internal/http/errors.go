@@ -29,6 +29,7 @@ const (
 	codeConversationBusy     = "conversation_busy"
 	codeRequestInProgress    = "request_in_progress"
 	codeNothingToRegenerate  = "nothing_to_regenerate"
+	codeApprovalClosed       = "approval_closed"
 	codePayloadTooLarge      = "payload_too_large"
 	codeUnsupportedMediaType = "unsupported_media_type"
 	codeIdempotencyMismatch  = "idempotency_key_reused"
@@ -52,6 +53,7 @@ var codeStatus = map[string]int{
 	codeConversationBusy:     http.StatusConflict,
 	codeRequestInProgress:    http.StatusConflict,
 	codeNothingToRegenerate:  http.StatusConflict,
+	codeApprovalClosed:       http.StatusConflict,
 	codePayloadTooLarge:      http.StatusRequestEntityTooLarge,
 	codeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	codeIdempotencyMismatch:  http.StatusUnprocessableEntity,
@@ -148,6 +150,7 @@ func toAPIError(err error) *apiError {
 	var nf *tasks.NotFoundError
 	var be *tasks.BudgetError
 	var re *tasks.RunningTurnsError
+	var ac *tasks.ApprovalClosedError
 	switch {
 	case errors.As(err, &ae):
 		return ae
@@ -176,6 +179,8 @@ func toAPIError(err error) *apiError {
 		return apiErrf(codeNotFound, "%s %d was not found.", capitalize(nf.Kind), nf.ID)
 	case errors.Is(err, tasks.ErrNotFound):
 		return apiErr(codeNotFound, "Not found.")
+	case errors.As(err, &ac):
+		return approvalClosed(ac)
 	case errors.Is(err, tasks.ErrConversationBusy):
 		return apiErr(codeConversationBusy, "This conversation is still answering a previous message; wait for it to finish, then send again.")
 	case errors.Is(err, tasks.ErrNoReplyToRegenerate):
@@ -292,4 +297,21 @@ func (problems) Event(err error) (turnstream.ErrorEvent, int) {
 // errorEventOf is the error event that tells ae.
 func errorEventOf(ae *apiError) turnstream.ErrorEvent {
 	return turnstream.ErrorEvent{Code: ae.code, Message: ae.detail, ToolCalls: ae.toolCalls}
+}
+
+// approvalClosed tells why an approval can no longer be decided as asked.
+func approvalClosed(ac *tasks.ApprovalClosedError) *apiError {
+	why := map[string]string{
+		tasks.ApprovalApproved:   "it was approved already",
+		tasks.ApprovalDenied:     "it was denied already",
+		tasks.ApprovalSuperseded: "a newer message in its conversation superseded it",
+		tasks.ApprovalExpired:    "it expired",
+	}[ac.State]
+	if why == "" {
+		why = "it is " + ac.State
+	}
+	if ac.ID == 0 {
+		return apiErrf(codeApprovalClosed, "The approval can no longer be decided: %s.", why)
+	}
+	return apiErrf(codeApprovalClosed, "Approval %d can no longer be decided so: %s.", ac.ID, why)
 }

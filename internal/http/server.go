@@ -116,6 +116,9 @@ func addRoutes(r chi.Router, log *slog.Logger, verifier *auth.Verifier, db Pinge
 		r.Method(http.MethodPost, "/conversations/{conversation_id}/stop", handleConversationStop(log, hub))
 		r.Method(http.MethodDelete, "/conversations/{conversation_id}", handleConversationDelete(log, convs))
 		r.Method(http.MethodGet, "/tasks", handleTasksList(log, svc))
+		r.Method(http.MethodGet, "/approvals", handleApprovalsList(log, engine.Approvals()))
+		r.Method(http.MethodGet, "/approvals/{approval_id}", handleApprovalShow(log, engine.Approvals()))
+		r.Method(http.MethodPost, "/approvals/{approval_id}", handleApprovalDecide(log, engine, hub, limits, stream))
 		r.Method(http.MethodGet, "/usage", handleUsageShow(log, engine))
 	})
 }

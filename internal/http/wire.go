@@ -85,13 +85,14 @@ type usageJSON struct {
 
 // storedToolCalls shapes the audit of a stored message's calls.
 func storedToolCalls(calls []tasks.ToolCall) []turnstream.ToolCall {
+	calls = tasks.Resolved(calls)
 	out := make([]turnstream.ToolCall, len(calls))
 	for i, c := range calls {
 		result := c.Result
 		if len(result) == 0 {
 			result = json.RawMessage("null")
 		}
-		out[i] = turnstream.ToolCall{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: result, IsError: c.IsError}
+		out[i] = turnstream.ToolCall{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: result, IsError: c.IsError, ApprovalID: c.Awaiting}
 	}
 	return out
 }

@@ -79,6 +79,11 @@ var (
 	}
 )
 
+// ToolNames names the tools every user's server has.
+func ToolNames() []string {
+	return []string{addTaskTool.Name, listTasksTool.Name, completeTaskTool.Name, deleteTaskTool.Name, updateTaskTool.Name}
+}
+
 // listTasksSchema is the inferred schema with the status values and the
 // bounds spelled out, so a model sees the choices rather than guessing
 // them, and a call out of bounds is refused before it runs.

@@ -49,7 +49,7 @@ func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64
 // turnID (unless 0), and at most its reply follows it.
 func queueReopenClaim(b *pgx.Batch, in tasks.TurnStart, turnID int64, token string, turn *tasks.Turn, claimed *bool) {
 	b.Queue(stmt.ReopenClaim,
-		in.ConversationID, in.UserID, token, in.ClaimFor, in.Message, turnID).QueryRow(func(row pgx.Row) error {
+		in.ConversationID, in.UserID, token, in.ClaimFor, nullable(in.Message), turnID).QueryRow(func(row pgx.Row) error {
 		err := scanConversation(row, &turn.Conversation)
 		*claimed = err == nil
 		if errors.Is(err, pgx.ErrNoRows) {

@@ -57,6 +57,9 @@ type statements struct {
 	ReopenClaim, ReopenTurn, EarlierCalls, ConversationHeld string
 	// sql/runs.sql
 	CheckRunningTurns, AppendRunEvents, LatestRun, WatchRun, ReadRun, ReadRunEvents, RequestStop, StopsRequested string
+	// sql/approvals.sql
+	ApprovalTaskTitle, RequestApproval, LockTurnApprovals, DecideApproval string
+	ListApprovals, GetApproval, TurnApprovals                             string
 	// sql/retention.sql
 	DeleteOldConversations, DeleteOldDetachedCalls, DeleteExpiredKeys, DeleteOldRuns, DeleteOldUsage string
 }

@@ -24,15 +24,26 @@ func (s *Tasks) RecordCall(ctx context.Context, userID string, rec tasks.CallRec
 }
 
 // scanToolCall reads a tasks.ToolCall from the columns call_id, tool,
-// arguments, result, is_error, round, seq, duration_ms and created_at, after
-// extra.
+// arguments, result, is_error, round, seq, duration_ms, created_at,
+// approval_id and approval_live, after extra. A placeholder whose approval
+// is no longer live reads as the call it was: one that did not run.
 func scanToolCall(row pgx.Row, c *tasks.ToolCall, extra ...any) error {
-	var ms int32
-	dest := append(extra, &c.CallID, &c.Tool, &c.Arguments, &c.Result, &c.IsError, &c.Round, &c.Seq, &ms, &c.CreatedAt)
+	var (
+		ms       int32
+		approval *int64
+		live     *bool
+	)
+	dest := append(extra, &c.CallID, &c.Tool, &c.Arguments, &c.Result, &c.IsError, &c.Round, &c.Seq, &ms, &c.CreatedAt, &approval, &live)
 	if err := row.Scan(dest...); err != nil {
 		return err
 	}
 	c.Duration = time.Duration(ms) * time.Millisecond
+	if approval != nil {
+		c.Awaiting = *approval
+		if live == nil || !*live {
+			c.Result, c.IsError = tasks.ErrorJSON(tasks.NotApprovedMessage), true
+		}
+	}
 	return nil
 }
 

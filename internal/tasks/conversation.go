@@ -53,6 +53,11 @@ type ToolCall struct {
 	Seq       int // its position among the turn's calls, from 0
 	Duration  time.Duration
 	CreatedAt time.Time
+	// Awaiting is the approval this call waits, or waited, for: the call
+	// is its placeholder (see Approval). A placeholder is followed, once
+	// its approval is decided, by its resolution: a later call of the
+	// turn with the same CallID, which stands in for it (Resolved).
+	Awaiting int64
 }
 
 // Page is a cursor-paginated listing: Next is empty on the last page.

@@ -225,4 +225,5 @@ type TurnStore interface {
 	ForgetIdempotent(ctx context.Context, userID, key string) error
 
 	UsageStore
+	ApprovalStore
 }

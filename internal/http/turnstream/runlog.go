@@ -53,6 +53,7 @@ type logEvent struct {
 	Round          int            `json:"round,omitempty"`
 	Call           *ToolCall      `json:"call,omitempty"`
 	Earlier        []earlierJSON  `json:"earlier,omitempty"`
+	Approval       *Approval      `json:"approval,omitempty"`
 	Outcome        *loggedOutcome `json:"outcome,omitempty"`
 	Error          *ErrorEvent    `json:"error,omitempty"`
 }
@@ -74,12 +75,13 @@ const (
 	logDelta      = "delta"
 	logToolCall   = "tool_call"
 	logToolResult = "tool_result"
+	logApproved   = "approval"
 	logDone       = "done"
 	logError      = "error"
 )
 
 var logTypes = map[chat.EventKind]string{chat.EventStarted: logStarted, chat.EventDelta: logDelta,
-	chat.EventToolCall: logToolCall, chat.EventToolResult: logToolResult}
+	chat.EventToolCall: logToolCall, chat.EventToolResult: logToolResult, chat.EventApproval: logApproved}
 
 // EncodeEvent is e as its run keeps it.
 func EncodeEvent(e chat.Event) []byte {
@@ -90,6 +92,10 @@ func EncodeEvent(e chat.Event) []byte {
 	}
 	for _, c := range e.Earlier {
 		le.Earlier = append(le.Earlier, earlierJSON{ToolCall(c.ToolCall), c.Round})
+	}
+	if e.Approval != nil {
+		a := ApprovalOf(*e.Approval)
+		le.Approval = &a
 	}
 	return mustJSON(le)
 }
@@ -134,8 +140,12 @@ func Replay(out Output, id EventID, data []byte) (last bool, err error) {
 		for i, c := range o.ToolCalls {
 			calls[i] = chat.ToolCall(c)
 		}
-		out.Done(id, chat.Outcome{ConversationID: o.ConversationID, TurnID: o.TurnID, Reply: o.Response,
-			ToolCalls: calls, Interrupted: o.Interrupted, Stopped: o.Stopped})
+		done := chat.Outcome{ConversationID: o.ConversationID, TurnID: o.TurnID, Reply: o.Response,
+			ToolCalls: calls, Interrupted: o.Interrupted, Stopped: o.Stopped}
+		for _, a := range o.Approvals {
+			done.Approvals = append(done.Approvals, a.domain())
+		}
+		out.Done(id, done)
 		return true, nil
 	case logError:
 		out.Fail(id, &EventError{*le.Error})
@@ -153,6 +163,10 @@ func Replay(out Output, id EventID, data []byte) (last bool, err error) {
 	}
 	for _, c := range le.Earlier {
 		e.Earlier = append(e.Earlier, chat.EarlierCall{ToolCall: chat.ToolCall(c.ToolCall), Round: c.Round})
+	}
+	if le.Approval != nil {
+		a := le.Approval.domain()
+		e.Approval = &a
 	}
 	out.Event(id, e)
 	return false, nil

@@ -46,6 +46,8 @@ func (o *SSE) Event(id EventID, e chat.Event) {
 		o.send(o.frame("tool_call", toolCallEvent{ID: e.Call.ID, Tool: e.Call.Tool, Arguments: e.Call.Arguments}))
 	case chat.EventToolResult:
 		o.send(o.frame("tool_result", toolResultEvent{ID: e.Call.ID, Tool: e.Call.Tool, Result: e.Call.Result, IsError: e.Call.IsError}))
+	case chat.EventApproval:
+		o.send(o.frame("approval_required", ApprovalOf(*e.Approval)))
 	}
 }
 

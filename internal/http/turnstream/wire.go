@@ -6,8 +6,10 @@ package turnstream
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // ChatResponse is the answer to a chat turn, and the data of its stream's
@@ -22,6 +24,55 @@ type ChatResponse struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Stopped is set when someone stopped the turn (POST …/stop).
 	Stopped bool `json:"stopped,omitempty"`
+	// Approvals are the calls of the turn that wait for their person.
+	Approvals []Approval `json:"approvals,omitempty"`
+}
+
+// Approval is a call that waits, or waited, for its person, as the API
+// shows it: in a turn's answer, its stream's approval_required event, and
+// the approvals routes.
+type Approval struct {
+	ID             int64           `json:"id"`
+	ConversationID int64           `json:"conversation_id"`
+	TurnID         int64           `json:"turn_id"`
+	CallID         string          `json:"call_id"`
+	Tool           string          `json:"tool"`
+	Arguments      json.RawMessage `json:"arguments"`
+	Summary        string          `json:"summary"`
+	State          string          `json:"state"`
+	Reason         string          `json:"reason,omitempty"`
+	DecidedAt      *time.Time      `json:"decided_at,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	ExpiresAt      time.Time       `json:"expires_at"`
+}
+
+// ApprovalOf is a as the API shows it.
+func ApprovalOf(a tasks.Approval) Approval {
+	out := Approval{ID: a.ID, ConversationID: a.ConversationID, TurnID: a.TurnID, CallID: a.CallID, Tool: a.Tool,
+		Arguments: a.Arguments, Summary: a.Summary, State: a.State, Reason: a.Reason, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt}
+	if !a.DecidedAt.IsZero() {
+		out.DecidedAt = &a.DecidedAt
+	}
+	return out
+}
+
+// domain is the approval a shows.
+func (a Approval) domain() tasks.Approval {
+	out := tasks.Approval{ID: a.ID, ConversationID: a.ConversationID, TurnID: a.TurnID, CallID: a.CallID, Tool: a.Tool,
+		Arguments: a.Arguments, Summary: a.Summary, State: a.State, Reason: a.Reason, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt}
+	if a.DecidedAt != nil {
+		out.DecidedAt = *a.DecidedAt
+	}
+	return out
+}
+
+// ApprovalsOf is list as the API shows it: never null.
+func ApprovalsOf(list []tasks.Approval) []Approval {
+	out := make([]Approval, len(list))
+	for i, a := range list {
+		out[i] = ApprovalOf(a)
+	}
+	return out
 }
 
 // ToolCall is one tool call of a turn, its arguments and its result, as
@@ -32,6 +83,9 @@ type ToolCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 	Result    json.RawMessage `json:"result"`
 	IsError   bool            `json:"is_error"`
+	// ApprovalID is the approval the call waits, or waited, for: it did
+	// not run.
+	ApprovalID int64 `json:"approval_id,omitempty"`
 }
 
 // The data of the stream's events other than done.
@@ -66,8 +120,12 @@ type (
 
 // ChatResponseOf is the answer to a turn that ended with o.
 func ChatResponseOf(o chat.Outcome) ChatResponse {
-	return ChatResponse{ConversationID: o.ConversationID, Response: o.Reply, ToolCalls: ToolCallsOf(o.ToolCalls),
+	r := ChatResponse{ConversationID: o.ConversationID, Response: o.Reply, ToolCalls: ToolCallsOf(o.ToolCalls),
 		Interrupted: o.Interrupted, Stopped: o.Stopped}
+	if len(o.Approvals) > 0 {
+		r.Approvals = ApprovalsOf(o.Approvals)
+	}
+	return r
 }
 
 // ToolCallsOf is calls as a body or an event shows them.

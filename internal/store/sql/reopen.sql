@@ -5,14 +5,14 @@
 
 -- name: ReopenClaim
 -- Claims user $2's conversation $1 for token $3 for $4 when no turn holds
--- it and its last turn is the one asked for: its message is $5, its id $6
--- (unless 0), and at most its reply follows it.
+-- it and its last turn is the one asked for: its message is $5 (unless
+-- NULL), its id $6 (unless 0), and at most its reply follows it.
 UPDATE conversations
 SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
 WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
     SELECT 1 FROM messages u
     WHERE u.id = (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
-      AND u.content = $5 AND ($6::bigint = 0 OR u.id = $6)
+      AND ($5::text IS NULL OR u.content = $5) AND ($6::bigint = 0 OR u.id = $6)
       AND (SELECT count(*) FROM messages r WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id) <= 1)
 RETURNING id, user_id, title, created_at, updated_at
 
@@ -41,7 +41,12 @@ SELECT u.id, u.conversation_id, u.role, u.content, u.interrupted, u.created_at, 
 -- name: EarlierCalls
 -- Every call the last turn of user $2's conversation $1 made, in order,
 -- while the token $3 holds the conversation.
-SELECT call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at FROM tool_calls
+SELECT call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
+FROM tool_calls c LEFT JOIN LATERAL (
+    -- A placeholder's approval: the call waits while it is live.
+    SELECT a.id AS approval_id, approval_state(a) = 'pending' AS approval_live FROM approvals a
+    WHERE c.result->>'status' = 'awaiting_approval' AND a.turn_id = c.turn_id AND a.seq = c.seq
+      AND a.user_id = c.user_id) w ON true
 WHERE user_id = $2 AND turn_id = (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
   AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3)
 ORDER BY seq

@@ -1,0 +1,2 @@
+DROP FUNCTION approval_state(approvals);
+DROP TABLE approvals;

@@ -1,0 +1,57 @@
+-- A tool call that waits for its person's approval (APPROVAL_TOOLS). The
+-- call did not run: the turn recorded it, as a call whose result says it
+-- waits (its placeholder), and this row holds it until it is decided.
+--
+-- A decision is a compare-and-set on state ('pending' to 'approved' or
+-- 'denied'), so exactly one decision wins. The turn is then continued: it
+-- is reopened, the approved call runs (or the declined one is told to the
+-- model) as a new call of the same turn with the same call_id — its
+-- resolution — and the model answers. An approval is live only while it is
+-- pending, before expires_at, and while its turn is its conversation's
+-- last: a new message supersedes it without a write (see ApprovalState in
+-- approvals.sql), so starting a turn pays nothing for approvals.
+--
+-- The row is the audit of the decision: who decided, when, which way and
+-- why, for the call (turn_id, call_id). It goes with its conversation.
+CREATE TABLE approvals (
+    id              bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    user_id         text        NOT NULL,
+    conversation_id bigint      NOT NULL,
+    -- The turn whose model asked for the call (its user message's id), and
+    -- the call: its id, its position in the turn, what it asked.
+    turn_id         bigint      NOT NULL,
+    call_id         text        NOT NULL,
+    seq             integer     NOT NULL,
+    round           integer     NOT NULL,
+    tool            text        NOT NULL,
+    arguments       jsonb       NOT NULL,
+    summary         text        NOT NULL,
+    state           text        NOT NULL DEFAULT 'pending'
+                    CHECK (state IN ('pending', 'approved', 'denied')),
+    reason          text,
+    decided_by      text,
+    decided_at      timestamptz,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    expires_at      timestamptz NOT NULL,
+    UNIQUE (turn_id, seq),
+    FOREIGN KEY (conversation_id, user_id) REFERENCES conversations (id, user_id) ON DELETE CASCADE
+);
+
+-- GET /api/{user_id}/approvals: a user's pending approvals, newest first.
+CREATE INDEX approvals_user_id_id_idx ON approvals (user_id, id DESC) WHERE state = 'pending';
+-- A turn's approvals, for its continuation and the history's placeholders.
+CREATE INDEX approvals_turn_id_idx ON approvals (turn_id);
+
+-- The state of an approval now: its stored state, unless it is pending and
+-- no longer live — expired past expires_at, or superseded by a newer user
+-- message in its conversation (its turn is no longer the last).
+CREATE FUNCTION approval_state(a approvals) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT CASE
+        WHEN a.state <> 'pending' THEN a.state
+        WHEN a.expires_at <= now() THEN 'expired'
+        WHEN EXISTS (SELECT 1 FROM messages m
+                     WHERE m.conversation_id = a.conversation_id AND m.id > a.turn_id AND m.role = 'user') THEN 'superseded'
+        ELSE 'pending'
+    END
+$$;
