@@ -145,10 +145,7 @@ func (e *Engine) begin(ctx context.Context, req Request) (*tasks.Turn, *Outcome,
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	if req.IdempotencyKey != "" {
-		st, err := e.turns.BeginIdempotent(ctx, tasks.IdempotentRequest{
-			UserID: req.UserID, Key: req.IdempotencyKey, Hash: fingerprint(req),
-			LockFor: e.claimFor(), KeepFor: e.cfg.IdempotencyTTL,
-		})
+		st, err := e.beginKey(ctx, req)
 		switch {
 		case err != nil:
 			return nil, nil, err
@@ -169,6 +166,31 @@ func (e *Engine) begin(ctx context.Context, req Request) (*tasks.Turn, *Outcome,
 		return nil, nil, err
 	}
 	return &turn, nil, nil
+}
+
+// beginKey begins a keyed request. The decisions that continue a turn
+// come at once, from one person's clicks or retries, with one key (see
+// Decide): one that finds the key taken before its turn started waits for
+// the turn to start, to follow it (an *InProgressError) or replay it,
+// rather than be refused.
+func (e *Engine) beginKey(ctx context.Context, req Request) (tasks.KeyState, error) {
+	wait := 10 * time.Millisecond
+	for {
+		st, err := e.turns.BeginIdempotent(ctx, tasks.IdempotentRequest{
+			UserID: req.UserID, Key: req.IdempotencyKey, Hash: fingerprint(req),
+			LockFor: e.claimFor(), KeepFor: e.cfg.IdempotencyTTL,
+		})
+		var started *tasks.InProgressError
+		if req.Continue == 0 || !errors.Is(err, tasks.ErrRequestInProgress) || errors.As(err, &started) {
+			return st, err
+		}
+		select {
+		case <-ctx.Done():
+			return st, err
+		case <-time.After(wait):
+			wait = min(2*wait, 200*time.Millisecond)
+		}
+	}
 }
 
 // finishCutShort answers a keyed retry whose first run was cut short after

@@ -214,6 +214,10 @@ func fingerprint(req Request) []byte {
 		_ = binary.Write(h, binary.BigEndian, req.RegenerateTurn)
 		h.Write([]byte("\x00regenerate"))
 	}
+	if req.Continue != 0 {
+		_ = binary.Write(h, binary.BigEndian, req.Continue)
+		h.Write([]byte("\x00continue"))
+	}
 	return h.Sum(nil)
 }
 
