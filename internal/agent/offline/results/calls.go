@@ -9,9 +9,6 @@ import (
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
-// This file is the calls the executor plans: a call before it gets an id,
-// whether a recorded call is the one planned, and the ids it gets.
-
 // Planned is a tool call before it gets an id.
 type Planned struct {
 	Tool string
@@ -55,13 +52,10 @@ func (c *CallIDs) Call(p Planned) agent.ToolCall {
 	return agent.ToolCall{ID: id, Name: p.Tool, Arguments: string(args)}
 }
 
-// ListPage is how many tasks the model asks list_tasks for at once: the
-// most it answers. A round holds a page and every later model call reads
-// it again, as a language model would, so a list read whole costs tokens
-// as the square of its pages: shown, a list stops at its first page;
-// looked up, a list of 2,000 tasks of usual titles is read whole before
-// the turn's default budget of 100,000 tokens, checked before each model
-// call, stops it, and one of 2,500 is not (docs/models.md, "Long lists").
+// ListPage is how many tasks the model asks list_tasks for at once, the
+// most it answers. Every later model call reads a page again, so a list
+// read whole costs tokens as the square of its pages (docs/models.md,
+// "Long lists").
 const ListPage = tasks.MaxTaskPage
 
 // ListCall is the first call of a listing of the tasks with status.

@@ -5,10 +5,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file finds tasks by what they are called or where they stand: among
-// the tasks of a listing (MatchTasks, ClosestTasks, Excepted), among those
-// a conversation is about (PickFromFocus, PlacesDiffer), and among the
-// tasks a reply offered to add (PickItems).
+// This file finds tasks by what they are called or where they stand.
 
 // MatchTasks returns the tasks a name points at: those whose title holds
 // every word of the name; failing that, when loose, those whose title

@@ -7,10 +7,10 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 )
 
-// This file words the questions and offers a reply makes: what a "yes"
-// would do, which task is meant, what to do with tasks pointed at, and
-// the examples they give (a task number in an example stays
-// grammar.AnyTask until the executor knows a task to name).
+// This file words the questions and offers a reply makes and the examples
+// they give. A task number in an example stays grammar.AnyTask until the
+// executor knows one of the person's own tasks to name: "Change task 3"
+// would point at a task that may not exist.
 
 // Stays says that the change a turn made on t stays made.
 func Stays(a grammar.Action, t Task) string {
@@ -80,4 +80,21 @@ func WhatToDoText(targets []Task) string {
 func NothingToDo(a grammar.Action, status string) string {
 	what := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
 	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, ActionVerbs[a])
+}
+
+// FillExamples names known tasks, one after another, in text's examples;
+// with none known, it says what goes there.
+func FillExamples(text string, known []Task) string {
+	var b strings.Builder
+	for i, part := range strings.Split(text, grammar.AnyTask) {
+		if i > 0 {
+			if len(known) == 0 {
+				b.WriteString("<number>")
+			} else {
+				b.WriteString(fmt.Sprint(known[(i-1)%len(known)].ID))
+			}
+		}
+		b.WriteString(part)
+	}
+	return b.String()
 }

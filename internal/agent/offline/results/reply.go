@@ -7,8 +7,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 )
 
-// This file writes what each tool call did, read from its result, and
-// how a reply names tasks: in a sentence, as a number, as a list.
+// This file writes what each tool call did and how a reply names tasks.
 
 // ConfirmRound says what each call of the round did, one line per call:
 // the reply when a round holds calls the steps did not expect.
@@ -28,19 +27,21 @@ func ConfirmCall(call agent.ToolCall, out Outcome) string {
 	case out.Text != "" && out.TaskID == 0 && out.Tasks == nil:
 		return Sentence(out.Text)
 	}
-	switch call.Name {
-	case ToolAddTask:
-		return Sentence(fmt.Sprintf("Added task %d: %s", out.TaskID, out.Title))
-	case ToolListTasks:
+	if call.Name == ToolListTasks {
 		return describeList(callArgs(call).Status, out.Tasks, out.NextCursor != "")
-	case ToolCompleteTask:
-		return Sentence(fmt.Sprintf("Marked task %d as complete: %s", out.TaskID, out.Title))
-	case ToolDeleteTask:
-		return Sentence(fmt.Sprintf("Deleted task %d: %s", out.TaskID, out.Title))
-	case ToolUpdateTask:
-		return Sentence(fmt.Sprintf("Updated task %d: %s", out.TaskID, out.Title))
+	}
+	if done, ok := confirmations[call.Name]; ok {
+		return Sentence(fmt.Sprintf(done, out.TaskID, out.Title))
 	}
 	return fmt.Sprintf("Done (%s).", call.Name)
+}
+
+// confirmations say what a call that changed one task did.
+var confirmations = map[string]string{
+	ToolAddTask:      "Added task %d: %s",
+	ToolCompleteTask: "Marked task %d as complete: %s",
+	ToolDeleteTask:   "Deleted task %d: %s",
+	ToolUpdateTask:   "Updated task %d: %s",
 }
 
 // describeToolError says a missing task plainly and passes any other error
@@ -60,9 +61,9 @@ func describeList(status string, tasks []Task, more bool) string {
 	var head string
 	switch {
 	case more:
-		noun := map[string]string{"pending": "pending task", "completed": "completed task"}[status]
-		if noun == "" {
-			noun = "task"
+		noun := "task"
+		if status == "pending" || status == "completed" {
+			noun = status + " task"
 		}
 		head = fmt.Sprintf("You have more than %s; here are the first %d:", Plural(n, noun), n)
 	case status == "pending" && n == 0:

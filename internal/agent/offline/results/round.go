@@ -7,9 +7,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent"
 )
 
-// This file reads what the tools said: the rounds of calls a turn made,
-// each call's outcome as the tool wrote it.
-
 // The task tools the offline model calls, as the MCP server names them.
 const (
 	ToolAddTask      = "add_task"

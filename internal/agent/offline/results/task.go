@@ -1,9 +1,5 @@
 package results
 
-// This file holds the tasks the tool results name, and what a list of
-// them is asked: which are open, which one has a number, which the
-// conversation deleted.
-
 // Task is one task of a list_tasks result.
 type Task struct {
 	ID          int64  `json:"id"`
@@ -27,8 +23,7 @@ func MarkDeleted(list []Task, id int64) []Task {
 	return out
 }
 
-// WithoutDeleted returns the tasks of list the conversation has not
-// deleted.
+// WithoutDeleted returns the tasks of list the conversation has not deleted.
 func WithoutDeleted(list []Task) []Task {
 	return TasksWhere(list, func(t Task) bool { return !t.Deleted })
 }

@@ -11,10 +11,9 @@ import (
 )
 
 // This file finds what a task cannot keep yet in a title being added: a
-// date or a time ("tomorrow at 5"), a priority ("high priority"), a repeat
-// ("every monday"). The words stay in the title as written, and the reply
-// says that nothing more comes of them: they are never folded into a
-// title silently, as if a reminder had been set.
+// date ("tomorrow at 5"), a priority ("asap"), a repeat ("every monday").
+// The words stay in the title, and the reply says nothing more comes of
+// them, so no one thinks a reminder was set.
 
 // unkept is what a title says that a task cannot keep.
 type unkept struct {
@@ -132,19 +131,11 @@ func isDateWord(ws []words.Word, i int) bool {
 
 // isNumber reports a number as written or spelled out ("3", "two").
 func isNumber(low string) bool {
-	if _, ok := words.NumberWords[low]; ok {
-		return true
-	}
-	if low == "" || len(low) > 4 {
-		return false
-	}
-	for _, r := range low {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
+	_, spelled := words.NumberWords[low]
+	return spelled || shortNumber.MatchString(low)
 }
+
+var shortNumber = regexp.MustCompile(`^\d{1,4}$`)
 
 // UnkeptNote says what comes of what title holds that a task cannot keep,
 // leaving out the kinds already said in this reply; "" when nothing.
@@ -155,16 +146,16 @@ func UnkeptNote(title string, said map[string]bool) string {
 			continue
 		}
 		said[u.kind] = true
-		switch u.kind {
-		case "date":
-			notes = append(notes, fmt.Sprintf("Tasks here have no due dates yet, so %q is only part of the title: nothing will remind you.", u.said))
-		case "priority":
-			notes = append(notes, fmt.Sprintf("Tasks here have no priorities yet, so %q is only part of the title.", u.said))
-		case "repeat":
-			notes = append(notes, fmt.Sprintf("Tasks here don't repeat yet, so %q is only part of the title: it is one task, done once.", u.said))
-		}
+		notes = append(notes, fmt.Sprintf(unkeptNotes[u.kind], u.said))
 	}
 	return strings.Join(notes, " ")
+}
+
+// unkeptNotes say, by kind, what comes of words a task cannot keep.
+var unkeptNotes = map[string]string{
+	"date":     "Tasks here have no due dates yet, so %q is only part of the title: nothing will remind you.",
+	"priority": "Tasks here have no priorities yet, so %q is only part of the title.",
+	"repeat":   "Tasks here don't repeat yet, so %q is only part of the title: it is one task, done once.",
 }
 
 // partOfName reports a word written with a capital, inside a title, next
