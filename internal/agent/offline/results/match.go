@@ -19,7 +19,7 @@ func MatchTasks(tasks []Task, words []string, loose bool) []Task {
 	}
 	var out []Task
 	for _, t := range tasks {
-		if slots.ContainsAll(slots.Stems(slots.TitleWords(t.Title)), query) {
+		if slots.ContainsAll(slots.TitleStems(t.Title), query) {
 			out = append(out, t)
 		}
 	}
@@ -27,7 +27,7 @@ func MatchTasks(tasks []Task, words []string, loose bool) []Task {
 		return out
 	}
 	for _, t := range tasks {
-		if title := slots.Stems(slots.TitleWords(t.Title)); len(title) > 0 && slots.ContainsAll(query, title) {
+		if title := slots.TitleStems(t.Title); len(title) > 0 && slots.ContainsAll(query, title) {
 			out = append(out, t)
 		}
 	}
@@ -40,7 +40,7 @@ func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 	query := slots.Stems(words)
 	best, out := 0, []Task(nil)
 	for _, t := range tasks {
-		title := slots.Stems(slots.TitleWords(t.Title))
+		title := slots.TitleStems(t.Title)
 		n := 0
 		for _, q := range query {
 			if slots.ContainsAll(title, []string{q}) {

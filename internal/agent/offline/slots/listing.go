@@ -5,15 +5,12 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads what a question about the list asks for: whether it is
-// about the list at all, and which tasks, pending, completed or all.
-
-// ListFiller are words that may go with the list's name in a message that
-// only asks for the list: see the lexicon.
-var ListFiller = lexicon.Words("list filler")
-
-// ListNouns are the words that name the list: see the lexicon.
-var ListNouns = lexicon.Words("list nouns")
+// ListNouns name the list, and ListFiller may go with its name in a
+// message that only asks for it.
+var (
+	ListNouns  = lexicon.Words("list nouns")
+	ListFiller = lexicon.Words("list filler")
+)
 
 // AboutTheList reports words of a question that are about the list:
 // "what's left?", "what do I have?", not "what should I have for dinner?".
@@ -27,8 +24,7 @@ func AboutTheList(ws []words.Word) bool {
 			vague, lastVague = true, i
 		}
 	}
-	// "what should I have for dinner?": what follows the vague word is
-	// about something else.
+	// "what should I have for dinner?" is about something else.
 	return vague && len(ws) <= 5 && !saysWhatFor(ws[lastVague+1:])
 }
 
@@ -43,15 +39,13 @@ func saysWhatFor(ws []words.Word) bool {
 	return false
 }
 
-var (
-	whatForWords = lexicon.Words("what for words")
-	// WhenWords keep a question about the list: "what do I have on today?".
-	WhenWords = lexicon.Words("when words")
-)
+var whatForWords = lexicon.Words("what for words")
+
+// WhenWords keep a question about the list: "what do I have on today?".
+var WhenWords = lexicon.Words("when words")
 
 // owesDoing reports whether ws[i] is the "do" of "have to do", "need to
-// do", "got to do": a question about what the person has to do is about
-// their list however long it is ("what do I need to do today?"), where
+// do": "what do I need to do today?" is about the list, however long, and
 // "what is there to do in Paris?" is not.
 func owesDoing(ws []words.Word, i int) bool {
 	return i >= 2 && ws[i].Low == "do" && ws[i-1].Low == "to" && obligations[ws[i-2].Low]
@@ -59,9 +53,8 @@ func owesDoing(ws []words.Word, i int) bool {
 
 var obligations = lexicon.Words("obligations")
 
-// StatusOf picks the state a listing asks for: "pending", "still to do"
-// and "not done" mean pending; "completed", "done" and "finished" mean
-// completed; anything else means all.
+// StatusOf picks the state a listing asks for: "pending", "still to do",
+// "not done"; "completed", "what I did"; or else "all".
 func StatusOf(ws []words.Word) string {
 	negated := false
 	for i, w := range ws {

@@ -8,10 +8,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads how a person points at tasks — "task 3", "#2 and #5",
-// "it", "the second one", "both", "all of them", "everything I've
-// completed", "the dentist task" — and finds the tasks they point at.
-
 // refKind is how a reference points at tasks.
 type refKind int
 
@@ -38,19 +34,15 @@ type Ref struct {
 	Words  []string // refName: the words that name it
 	// Deed marks a name that starts with what was done ("called mom"):
 	// when no title holds the verb, the rest may still name the task.
-	Deed bool
-	// Except are the tasks left out of "everything" or "all of them":
-	// "everything but the dentist", "all except tasks 3 and 5".
-	Except []Ref
+	Deed   bool
+	Except []Ref // left out of "everything": "all except tasks 3 and 5"
 	// OfList marks an ordinal said of tasks ("the 3rd task", not "the
 	// 3rd one"): with nothing shown or done yet, a place in the list.
 	OfList bool
 	// Pointed marks refOther said with "the other one": the task left is
 	// meant. With "not the bank" alone, the one left is asked about.
 	Pointed bool
-	// Span marks numbers said as a range ("1 thru 4", "3-5"): a stretch
-	// of the list, which may hold tasks done already.
-	Span bool
+	Span    bool // numbers said as a range ("3-5"), which may hold tasks done
 }
 
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
@@ -67,30 +59,24 @@ var (
 	ordinalWords = lexicon.Numbers[int]("ordinal words")
 )
 
-// ParseRef reads the words of a reference.
+// ParseRef reads the words of a reference: the first reader that reads
+// them, or failing all, a name.
 func ParseRef(ws []words.Word) Ref {
 	ws = words.StripTrailing(ws, refTails)
-	if r, ok := idsRef(ws); ok {
-		return r
-	}
-	if r, ok := focusRef(ws); ok {
-		return r
-	}
-	if r, ok := ordinalRef(ws); ok {
-		return r
-	}
-	if r, ok := bulkRef(ws); ok {
-		return r
+	for _, read := range refReaders {
+		if r, ok := read(ws); ok {
+			return r
+		}
 	}
 	return NameRef(ws)
 }
 
+var refReaders = []func([]words.Word) (Ref, bool){idsRef, focusRef, ordinalRef, bulkRef}
+
 // TopicRef reads the tasks a listing asks about, if any: "task 5" in
-// "show me task 5" and "what was task 4 again?", "the dentist" in "do I
-// have anything about the dentist?". A topic follows a word for tasks
-// ("anything", "tasks", "pending") or starts the question ("anything
-// about the gym?"), and a word such as "about" comes first: "what do you
-// know about cooking?" asks about no task.
+// "show me task 5", "the dentist" in "do I have anything about the
+// dentist?". A named topic follows "about" or the like, itself after a
+// word for tasks or first: "what do you know about cooking?" names none.
 func TopicRef(ws []words.Word) Ref {
 	var rest []words.Word
 	numbered := false // "task 5", "#5": "what's 15% of 80" names no task
@@ -122,8 +108,7 @@ var (
 )
 
 // ExceptionRefs reads what follows "except" in "everything except the
-// dentist and the gym": task numbers, or names joined by "and", "or" and
-// commas, each leaving out the tasks it names.
+// dentist and the gym": task numbers, or names joined by "and", "or", ",".
 func ExceptionRefs(ws []words.Word) []Ref {
 	ws = words.TrimPunctuation(words.StripTrailing(ws, refTails))
 	if r := ParseRef(ws); r.Kind == RefIDs {
@@ -146,8 +131,8 @@ func ExceptionRefs(ws []words.Word) []Ref {
 var exceptionJoins = lexicon.Words("exception joins")
 
 // idsRef reads a reference made of task numbers and filler only: "task 3",
-// "#2 and #5", "tasks two and three", "#3,#4", "3 through 5", "4-6". A
-// number among other words ("the 2 reports") is part of a name.
+// "#2 and #5", "tasks two and three", "3 through 5", "4-6". A number among
+// other words ("the 2 reports") is part of a name.
 func idsRef(ws []words.Word) (Ref, bool) {
 	var ids []int64
 	span := false
@@ -208,7 +193,7 @@ func isRangeWord(w words.Word) bool {
 var rangeWords = lexicon.Words("range words")
 
 // numbersBetween returns the task numbers from a to b, both included, when
-// that is a range one reference may name.
+// one reference may name that many.
 func numbersBetween(a, b int64) ([]int64, bool) {
 	if a <= 0 || b <= a || b-a >= maxRefIDs {
 		return nil, false
@@ -331,20 +316,22 @@ func NameRef(ws []words.Word) Ref {
 	return r
 }
 
-// TitleWords are the meaningful words of a title.
-func TitleWords(title string) []string {
+// TitleStems are the stems of the meaningful words of a title.
+func TitleStems(title string) []string {
 	var out []string
 	for _, w := range words.Split(title) {
 		if w.Low != "" && !refFiller[w.Low] && !titleFiller[w.Low] {
 			out = append(out, w.Low)
 		}
 	}
-	return out
+	return Stems(out)
 }
 
 // titleFiller are short words that never tell two tasks apart.
 var titleFiller = lexicon.Words("title filler")
 
+// ContainsAll reports whether each stem of want is in have, or starts one
+// of have or is its start, when both are four letters or more.
 func ContainsAll(have, want []string) bool {
 	for _, w := range want {
 		found := false
@@ -361,6 +348,7 @@ func ContainsAll(have, want []string) bool {
 	return true
 }
 
+// Stems are the stems of words, but for filler.
 func Stems(words []string) []string {
 	var out []string
 	for _, w := range words {
@@ -372,8 +360,7 @@ func Stems(words []string) []string {
 }
 
 // stem reduces a word to a form its other forms share, for matching only:
-// "bought" and "buy", "called" and "call", "groceries" and "grocery",
-// "baking" and "bake" meet.
+// "bought" and "buy", "groceries" and "grocery", "baking" and "bake" meet.
 func stem(w string) string {
 	w = strings.Trim(strings.ToLower(w), "'")
 	if base, ok := IrregularPast[w]; ok {
@@ -419,18 +406,18 @@ var notPastTense = lexicon.Words("not past tense")
 // IrregularPast maps irregular past forms to the verb.
 var IrregularPast = lexicon.Pairs("irregular past")
 
+// ListTopics make a question one about the list; VagueTopics do so only
+// in a short one.
 var (
-	// ListTopics make a question one about the list; vagueTopics do so only in a short one.
 	ListTopics  = lexicon.Words("list topics")
 	VagueTopics = lexicon.Words("vague topics")
 )
 
 // TaskRefAt returns how many words from ws[i] point at a task, or 0:
-// "task 3", "no. 3", "#3", or "the" with one to three words and "task" or
-// "one" where the reference plainly ends ("the bike task tomorrow"), or
-// "the task" before who did something to it ("the task I deleted"). A
-// task with an article before it is a new one: "make a task 5 minute
-// plank", and so is "the task to call mom".
+// "task 3", "#3", "the" with one to three words and "task" or "one" where
+// the reference plainly ends ("the bike task tomorrow"), "the task I
+// deleted". "Make a task 5 minute plank" and "the task to call mom" are
+// new tasks.
 func TaskRefAt(ws []words.Word, i int) int {
 	w := ws[i]
 	switch {
@@ -453,9 +440,7 @@ func TaskRefAt(ws []words.Word, i int) int {
 }
 
 var (
-	newTaskWords = lexicon.Words("new task words")
-	// relativeSubjects say who did something to "the task" before them.
+	newTaskWords     = lexicon.Words("new task words")
 	relativeSubjects = lexicon.Words("relative subjects")
-	// refEnds may follow "the ... task" when it is a task of the list, not a title.
-	refEnds = lexicon.Words("ref ends")
+	refEnds          = lexicon.Words("ref ends")
 )

@@ -7,9 +7,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads what a sentence is, whatever it asks: a question, a
-// denial, words that could be a task's title or that point at one.
-
 // RefersToTask reports words that point at a task of the list: "task 3",
 // "#3", "number 3", "the task I deleted", "the bike task tomorrow".
 func RefersToTask(ws []words.Word) bool {
@@ -32,9 +29,8 @@ func IsQuestion(text string, ws []words.Word) bool {
 
 var questionStarts = lexicon.Words("question starts")
 
-// AsksYesOrNo reports a question that starts with its verb: "are tasks 3
-// and 5 done?", "did I call mom and the bank?". Its "and" joins what it
-// asks about, so it is never cut into requests.
+// AsksYesOrNo reports a question that starts with its verb, whose "and"
+// joins what it asks about: "did I call mom and the bank?".
 func AsksYesOrNo(ws []words.Word) bool {
 	if len(ws) < 2 {
 		return false

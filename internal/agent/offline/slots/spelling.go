@@ -7,9 +7,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads a mistyped first word of a request as the keyword it
-// was meant to be, so the table matches it.
-
 // frameTypos are the keywords of a request that are read when mistyped,
 // each with the words that must follow it ("remnd me to …", "delet the
 // passport one"), in the order they are tried.

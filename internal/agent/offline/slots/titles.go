@@ -11,9 +11,8 @@ import (
 )
 
 // This file reads the tasks an add request names. A title is a span of
-// what the person wrote, with only its frame taken off: lead-ins such as
-// "a task to" and "me to", tails such as "to my list", politeness, quotes.
-// Words are never taken out of its middle.
+// what the person wrote with only its frame ("a task to", "to my list",
+// quotes) taken off: words are never taken out of its middle.
 
 // addLeadIns are taken off what follows an add word, at most one of each group, in order.
 var addLeadIns = [][][]string{
@@ -60,11 +59,9 @@ func NamesField(ws []words.Word) bool {
 
 var fieldWords = lexicon.Words("field words")
 
-// StripListTail takes off a tail that names the list a task goes on:
-// "to my shopping list", "on the work list", "onto my reading list". The
-// list is one (taskchat keeps one per person), so the name adds nothing.
-// Only the kinds of list people keep tasks in: "put Bob on the guest list"
-// and "get on the waiting list" are tasks about another list.
+// StripListTail takes off a tail that names the list a task goes on, "to
+// my shopping list": taskchat keeps one list per person. Only the kinds of
+// list people keep tasks in: "put Bob on the guest list" keeps its tail.
 func StripListTail(ws []words.Word) []words.Word {
 	n := len(ws)
 	if n < 4 || ws[n-1].Low != "list" {
@@ -91,6 +88,8 @@ var (
 // AddFrameOnly are words that, alone after an add word, name no task.
 var AddFrameOnly = lexicon.Words("add frame only")
 
+// StripAddLeadIns takes the lead-ins off what follows an add word, and
+// reports one that says several tasks follow.
 func StripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
 	plural := false
 	for _, group := range addLeadIns {
@@ -127,10 +126,9 @@ var (
 	TaskNouns  = lexicon.Words("task nouns")
 )
 
-// SplitItems cuts a list of titles at commas, semicolons and "and", when
-// the request said it holds several; and otherwise where an infinitive
-// repeats ("call mom and to pay rent") or where what follows starts with
-// what to do (see startsTask).
+// SplitItems cuts a list of titles at commas, semicolons and "and" when
+// the request said it holds several; otherwise where an infinitive repeats
+// ("call mom and to pay rent") or what follows starts a task (startsTask).
 func SplitItems(text string, plural bool) []string {
 	if parts, ok := enumerated(text); ok {
 		return parts
@@ -148,13 +146,11 @@ func SplitItems(text string, plural bool) []string {
 	return out
 }
 
-// thingsListed cuts a list of things, "bread, eggs, jam and tea": three
-// or more short parts, commas between them, each part only what a thing is
-// called, and no verb in front that takes them all as its object ("buy
-// bread, eggs and jam" is one task). A part that says more — with whom,
-// for what, where ("dinner with Tom, Anna and Jo", "gifts for Mia, Leo and
-// Sam", "Q3 report: revenue, costs and margins") — makes the whole one
-// title.
+// thingsListed cuts a list of things, "bread, eggs, jam and tea": three or
+// more short parts with commas between, and no verb in front that takes
+// them all ("buy bread, eggs and jam" is one task). A part that says more
+// ("dinner with Tom, Anna and Jo", "Q3 report: revenue, costs and
+// margins") makes the whole one title.
 func thingsListed(text string) ([]string, bool) {
 	if !strings.Contains(text, ",") || strings.ContainsAny(text, ":;") {
 		return nil, false
@@ -169,7 +165,7 @@ func thingsListed(text string) ([]string, bool) {
 			return nil, false
 		}
 		for _, w := range ws {
-			if relationWords[w.Low] || startsWithDigit(w.Low) {
+			if relationWords[w.Low] || w.Low != "" && w.Low[0] >= '0' && w.Low[0] <= '9' {
 				return nil, false
 			}
 		}
@@ -191,18 +187,15 @@ var (
 	relationWords = lexicon.Words("relation words")
 )
 
-func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
-
 // enumerated cuts a list numbered in its text, "1) call the bank 2) email
-// HR", at its numbers: they must start the text and count 1, 2, 3. A
-// number inside a title ("buy 2) and ...") cuts nothing.
+// HR", at its numbers, which must start the text and count 1, 2, 3.
 func enumerated(text string) ([]string, bool) {
 	locs := enumerator.FindAllStringSubmatchIndex(text, -1)
 	if len(locs) < 2 || strings.TrimSpace(text[:locs[0][0]]) != "" {
 		return nil, false
 	}
 	var out []string
-	quoted := quotedSpans(text)
+	quoted := quotedSpans(words.Split(text))
 	for i, loc := range locs {
 		if n, _ := strconv.Atoi(text[loc[2]:loc[3]]); n != i+1 || inside(quoted, loc[0]) {
 			return nil, false
@@ -221,12 +214,10 @@ func enumerated(text string) ([]string, bool) {
 // enumerator is a number that starts an item of a list: "1)", "(2)", "3.".
 var enumerator = regexp.MustCompile(`(?:^|\s)\(?(\d{1,2})[.)]\s+`)
 
-// startsTask reports whether before and after, either side of an "and" or
-// a comma in one title, are two tasks: after starts with a verb people
-// begin a task with and says what to do it to ("book a table"), and before
-// is more than a verb ("email Bob"). "Buy salt and pepper", "call mom and
-// dad", "pick up and drop off the kids", "research and write the report"
-// and "buy a book and read it" stay one task.
+// startsTask reports whether b and a, either side of an "and" or a comma,
+// are two tasks: a starts with a verb a task begins with and says what to
+// do it to ("book a table"), and b is more than a verb. "Call mom and
+// dad", "research and write the report", "buy a book and read it" stay one.
 func startsTask(b, a []words.Word) bool {
 	if len(b) < 2 || len(a) < 2 || objectPronouns[a[1].Low] {
 		return false
@@ -234,17 +225,12 @@ func startsTask(b, a []words.Word) bool {
 	return taskVerbs[a[0].Low] || nounVerbs[a[0].Low] && determiners[a[1].Low]
 }
 
-// taskVerbs begin tasks ("book a table", "call the bank").
-var taskVerbs = lexicon.Words("task verbs")
-
-// nounVerbs are verbs that are nouns as often; they start a task only before a determiner.
 var (
-	nounVerbs   = lexicon.Words("noun verbs")
-	determiners = lexicon.Words("determiners")
+	taskVerbs      = lexicon.Words("task verbs")
+	nounVerbs      = lexicon.Words("noun verbs")
+	determiners    = lexicon.Words("determiners")
+	objectPronouns = lexicon.Words("object pronouns")
 )
-
-// objectPronouns after a verb point back into the same task: "buy a book and read it".
-var objectPronouns = lexicon.Words("object pronouns")
 
 // AllQuoted reports a text made only of quoted titles and the words that
 // join them: "'Call mom' and 'Pay rent'".
@@ -273,13 +259,12 @@ func cutAt(s string, sep *regexp.Regexp) []string {
 }
 
 // cutWhere splits s at the matches of sep outside quotes where two says
-// the words either side of the match, back to the last cut and on to the
-// end, are two parts. The text is cut into words once, however many
-// matches are weighed.
+// the words either side, back to the last cut and on to the end, are two
+// parts.
 func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word) bool) []string {
 	var out []string
 	ws := words.Split(s)
-	quoted := quotedSpansOf(ws)
+	quoted := quotedSpans(ws)
 	from, fromWord := 0, 0
 	for _, loc := range sep.FindAllStringIndex(s, -1) {
 		if inside(quoted, loc[0]) {
@@ -296,13 +281,9 @@ func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word)
 	return append(out, s[from:])
 }
 
-// quotedSpans returns where s has quoted spans, as byte ranges.
-func quotedSpans(s string) [][2]int {
-	return quotedSpansOf(words.Split(s))
-}
-
-// quotedSpansOf returns where the words ws, cut from a text, are quoted.
-func quotedSpansOf(ws []words.Word) [][2]int {
+// quotedSpans returns where the words ws, cut from a text, are quoted, as
+// byte ranges.
+func quotedSpans(ws []words.Word) [][2]int {
 	var out [][2]int
 	for _, w := range ws {
 		if words.IsQuoted(w.Text) {
@@ -336,17 +317,17 @@ func StripInfinitive(s string) string {
 var descriptionMarker = regexp.MustCompile(`(?i)(?:\s*[,;:]\s*|\s+-\s+|\s+with\s+(?:a\s+|the\s+)?)(?:description|details|notes?)\b\s*:?\s*` +
 	`|\s+(?:description|details|notes?)\s*:\s*`)
 
+// SplitDescription cuts s at a description marker, if any.
 func SplitDescription(s string) (title, description string) {
 	loc := descriptionMarker.FindStringIndex(s)
-	if loc == nil || inside(quotedSpans(s), loc[0]) {
+	if loc == nil || inside(quotedSpans(words.Split(s)), loc[0]) {
 		return s, ""
 	}
 	return s[:loc[0]], s[loc[1]:]
 }
 
 // WithoutInstead takes "instead" off the end of a new title: "rename it
-// to clean the attic instead" says what replaces the old title, not what
-// the new one says.
+// to clean the attic instead".
 func WithoutInstead(title string) string {
 	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") {
 		return CleanText(title[:n])
