@@ -1,7 +1,6 @@
 package words
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -16,7 +15,7 @@ import (
 //	as|to         either word
 //	get_rid_of    several words in a row ("_" stands for a space)
 //	the?          an optional element
-//	@done         any phrase of the named set PhraseSets["done"]
+//	@done         any phrase of the lexicon's section [@done]
 //	@done|over    either, and sets and words mix
 //	{task}        a slot: one or more words, captured as written
 //
@@ -62,7 +61,7 @@ func CompilePattern(src string) Pattern {
 		case strings.HasPrefix(field, "{") && strings.HasSuffix(field, "}"):
 			e.slot = field[1 : len(field)-1]
 		default:
-			e.phrases = expandPhrases(src, field)
+			e.phrases = expandPhrases(field)
 		}
 		p.elems = append(p.elems, e)
 	}
@@ -88,31 +87,18 @@ func startWords(elems []element) map[string]bool {
 	return starts
 }
 
-// expandPhrases reads alternatives that may name sets: "@delete|clear".
-func expandPhrases(src, alts string) [][]string {
+// expandPhrases reads alternatives that may name sets: "@delete|clear_out",
+// longest first ("clear out" is tried before "clear").
+func expandPhrases(alts string) [][]string {
 	var out [][]string
 	for _, alt := range strings.Split(alts, "|") {
-		if !strings.HasPrefix(alt, "@") {
-			out = append(out, Phrases(alt)...)
-			continue
+		if strings.HasPrefix(alt, "@") {
+			out = append(out, lexicon.Phrases(alt)...)
+		} else {
+			out = append(out, strings.Split(alt, "_"))
 		}
-		set, ok := PhraseSets[alt[1:]]
-		if !ok {
-			panic(fmt.Sprintf("offline grammar: pattern %q names the unknown set %s", src, alt))
-		}
-		out = append(out, Phrases(set)...)
 	}
-	// The longest phrase is tried first: "clear out" before "clear".
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
-}
-
-// Phrases reads "a|b_c" as the alternatives ["a"] and ["b", "c"].
-func Phrases(alts string) [][]string {
-	var out [][]string
-	for _, alt := range strings.Split(alts, "|") {
-		out = append(out, strings.Split(alt, "_"))
-	}
 	return out
 }
 
@@ -211,25 +197,4 @@ func StripTrailing(ws []Word, set [][]string) []Word {
 		}
 		ws = ws[:len(ws)-n]
 	}
-}
-
-// PhraseSets are the named sets patterns refer to as @name: the lexicon's [@name] sections.
-var PhraseSets = map[string]string{
-	"done":     lexicon.Alternatives("@done"),
-	"finish":   lexicon.Alternatives("@finish"),
-	"finished": lexicon.Alternatives("@finished"),
-	"delete":   lexicon.Alternatives("@delete"),
-	"clear":    lexicon.Alternatives("@clear"),
-	"update":   lexicon.Alternatives("@update"),
-	"show":     lexicon.Alternatives("@show"),
-	"ask":      lexicon.Alternatives("@ask"),
-	"add":      lexicon.Alternatives("@add"),
-	"me":       lexicon.Alternatives("@me"),
-	"must":     lexicon.Alternatives("@must"),
-	"note":     lexicon.Alternatives("@note"),
-	"list":     lexicon.Alternatives("@list"),
-	"yes":      lexicon.Alternatives("@yes"),
-	"listkind": lexicon.Alternatives("@listkind"),
-	"dated":    lexicon.Alternatives("@dated"),
-	"no":       lexicon.Alternatives("@no"),
 }
