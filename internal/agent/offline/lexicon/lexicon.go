@@ -27,10 +27,6 @@ func Words(name string) map[string]bool { return std.words(name) }
 // one entry ("get_rid_of" is ["get", "rid", "of"]), in the order written.
 func Phrases(name string) [][]string { return std.phrases(name) }
 
-// Alternatives returns the entries of a section joined by "|", as the
-// grammar's pattern notation writes alternatives: "get_rid_of|drop".
-func Alternatives(name string) string { return std.alternatives(name) }
-
 // Pairs returns a section whose lines are each a word and the word it
 // stands for ("tmrw tomorrow") as a map from the first to the second.
 func Pairs(name string) map[string]string { return std.pairs(name) }
@@ -190,10 +186,6 @@ func (l *lexicon) phrases(name string) [][]string {
 		out = append(out, strings.Split(e, "_"))
 	}
 	return out
-}
-
-func (l *lexicon) alternatives(name string) string {
-	return strings.Join(l.section(name).distinct(), "|")
 }
 
 // keyed returns a section's lines as key and value, each key once.
