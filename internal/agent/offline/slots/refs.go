@@ -48,15 +48,29 @@ type Ref struct {
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
 const maxRefIDs = 20
 
-// Words that carry no meaning in a reference.
+// The lexicon's sections this file reads, each named as its words are
+// used. The grammar and the executor read those exported too.
 var (
-	refFiller    = lexicon.Words("ref filler")
-	refTails     = lexicon.Phrases("ref tails")
-	pronounsOne  = lexicon.Words("pronouns one")
-	PronounsMany = lexicon.Words("pronouns many")
-	allWords     = lexicon.Words("all words")
-	bulkFiller   = lexicon.Words("bulk filler")
-	ordinalWords = lexicon.Numbers[int]("ordinal words")
+	PronounsMany     = lexicon.Words("pronouns many")
+	IrregularPast    = lexicon.Pairs("irregular past")
+	ListTopics       = lexicon.Words("list topics")
+	VagueTopics      = lexicon.Words("vague topics")
+	refFiller        = lexicon.Words("ref filler")
+	refTails         = lexicon.Phrases("ref tails")
+	pronounsOne      = lexicon.Words("pronouns one")
+	allWords         = lexicon.Words("all words")
+	bulkFiller       = lexicon.Words("bulk filler")
+	ordinalWords     = lexicon.Numbers[int]("ordinal words")
+	topicFiller      = lexicon.Words("topic filler")
+	topicWords       = lexicon.Phrases("topic words")
+	topicNouns       = lexicon.Words("topic nouns")
+	exceptionJoins   = lexicon.Words("exception joins")
+	rangeWords       = lexicon.Words("range words")
+	titleFiller      = lexicon.Words("title filler")
+	notPastTense     = lexicon.Words("not past tense")
+	newTaskWords     = lexicon.Words("new task words")
+	relativeSubjects = lexicon.Words("relative subjects")
+	refEnds          = lexicon.Words("ref ends")
 )
 
 // ParseRef reads the words of a reference: the first reader that reads
@@ -101,12 +115,6 @@ func TopicRef(ws []words.Word) Ref {
 	return Ref{}
 }
 
-var (
-	topicFiller = lexicon.Words("topic filler")
-	topicWords  = lexicon.Phrases("topic words")
-	topicNouns  = lexicon.Words("topic nouns")
-)
-
 // ExceptionRefs reads what follows "except" in "everything except the
 // dentist and the gym": task numbers, or names joined by "and", "or", ",".
 func ExceptionRefs(ws []words.Word) []Ref {
@@ -127,8 +135,6 @@ func ExceptionRefs(ws []words.Word) []Ref {
 	}
 	return out
 }
-
-var exceptionJoins = lexicon.Words("exception joins")
 
 // idsRef reads a reference made of task numbers and filler only: "task 3",
 // "#2 and #5", "tasks two and three", "3 through 5", "4-6". A number among
@@ -189,8 +195,6 @@ func listsNumbers(ws []words.Word, i int) bool {
 func isRangeWord(w words.Word) bool {
 	return rangeWords[w.Low] || w.Text == "-" || w.Text == "–"
 }
-
-var rangeWords = lexicon.Words("range words")
 
 // numbersBetween returns the task numbers from a to b, both included, when
 // one reference may name that many.
@@ -327,9 +331,6 @@ func TitleStems(title string) []string {
 	return Stems(out)
 }
 
-// titleFiller are short words that never tell two tasks apart.
-var titleFiller = lexicon.Words("title filler")
-
 // ContainsAll reports whether each stem of want is in have, or starts one
 // of have or is its start, when both are four letters or more.
 func ContainsAll(have, want []string) bool {
@@ -400,19 +401,6 @@ func IsPastTense(low string) bool {
 	return len(low) > 3 && strings.HasSuffix(low, "ed") && !notPastTense[low]
 }
 
-// notPastTense end in "ed" but say nothing was done, or are not verbs.
-var notPastTense = lexicon.Words("not past tense")
-
-// IrregularPast maps irregular past forms to the verb.
-var IrregularPast = lexicon.Pairs("irregular past")
-
-// ListTopics make a question one about the list; VagueTopics do so only
-// in a short one.
-var (
-	ListTopics  = lexicon.Words("list topics")
-	VagueTopics = lexicon.Words("vague topics")
-)
-
 // TaskRefAt returns how many words from ws[i] point at a task, or 0:
 // "task 3", "#3", "the" with one to three words and "task" or "one" where
 // the reference plainly ends ("the bike task tomorrow"), "the task I
@@ -438,9 +426,3 @@ func TaskRefAt(ws []words.Word, i int) int {
 	}
 	return 0
 }
-
-var (
-	newTaskWords     = lexicon.Words("new task words")
-	relativeSubjects = lexicon.Words("relative subjects")
-	refEnds          = lexicon.Words("ref ends")
-)

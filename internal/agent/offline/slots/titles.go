@@ -26,11 +26,25 @@ var addLeadIns = [][][]string{
 	lexicon.Phrases("add lead-ins 8: to"),
 }
 
-// PluralLeadIns say that several tasks follow: "three tasks: a, b and c".
-var PluralLeadIns = lexicon.Words("plural lead-ins")
-
-// AddTails are taken off the end of a title.
-var AddTails = lexicon.Phrases("add tails")
+// The lexicon's sections this file reads, each named as its words are
+// used. The grammar reads those exported too.
+var (
+	PluralLeadIns    = lexicon.Words("plural lead-ins")
+	AddTails         = lexicon.Phrases("add tails")
+	AddFrameOnly     = lexicon.Words("add frame only")
+	TaskNouns        = lexicon.Words("task nouns")
+	fieldWords       = lexicon.Words("field words")
+	listPrepositions = lexicon.Words("list prepositions")
+	listOwners       = lexicon.Words("list owners")
+	listKinds        = lexicon.Phrases("@listkind")
+	taskCounts       = lexicon.Words("task counts")
+	listVerbs        = lexicon.Words("list verbs")
+	relationWords    = lexicon.Words("relation words")
+	taskVerbs        = lexicon.Words("task verbs")
+	nounVerbs        = lexicon.Words("noun verbs")
+	determiners      = lexicon.Words("determiners")
+	objectPronouns   = lexicon.Words("object pronouns")
+)
 
 // PointsAtTask reports a task of the list at ws[i], said with its number
 // or as "the … task"; "the blue one" may be a thing to add.
@@ -57,8 +71,6 @@ func NamesField(ws []words.Word) bool {
 	return false
 }
 
-var fieldWords = lexicon.Words("field words")
-
 // StripListTail takes off a tail that names the list a task goes on, "to
 // my shopping list": taskchat keeps one list per person. Only the kinds of
 // list people keep tasks in: "put Bob on the guest list" keeps its tail.
@@ -78,15 +90,6 @@ func StripListTail(ws []words.Word) []words.Word {
 	}
 	return ws
 }
-
-var (
-	listPrepositions = lexicon.Words("list prepositions")
-	listOwners       = lexicon.Words("list owners")
-	listKinds        = lexicon.Phrases("@listkind")
-)
-
-// AddFrameOnly are words that, alone after an add word, name no task.
-var AddFrameOnly = lexicon.Words("add frame only")
 
 // StripAddLeadIns takes the lead-ins off what follows an add word, and
 // reports one that says several tasks follow.
@@ -120,11 +123,6 @@ func countsThings(ws []words.Word) bool {
 	}
 	return true
 }
-
-var (
-	taskCounts = lexicon.Words("task counts")
-	TaskNouns  = lexicon.Words("task nouns")
-)
 
 // SplitItems cuts a list of titles at commas, semicolons and "and" when
 // the request said it holds several; otherwise where an infinitive repeats
@@ -181,12 +179,6 @@ func thingsListed(text string) ([]string, bool) {
 // longer one says more than what a thing is called.
 const maxThingWords = 4
 
-// listVerbs, relationWords: see the lexicon.
-var (
-	listVerbs     = lexicon.Words("list verbs")
-	relationWords = lexicon.Words("relation words")
-)
-
 // enumerated cuts a list numbered in its text, "1) call the bank 2) email
 // HR", at its numbers, which must start the text and count 1, 2, 3.
 func enumerated(text string) ([]string, bool) {
@@ -224,13 +216,6 @@ func startsTask(b, a []words.Word) bool {
 	}
 	return taskVerbs[a[0].Low] || nounVerbs[a[0].Low] && determiners[a[1].Low]
 }
-
-var (
-	taskVerbs      = lexicon.Words("task verbs")
-	nounVerbs      = lexicon.Words("noun verbs")
-	determiners    = lexicon.Words("determiners")
-	objectPronouns = lexicon.Words("object pronouns")
-)
 
 // AllQuoted reports a text made only of quoted titles and the words that
 // join them: "'Call mom' and 'Pay rent'".
