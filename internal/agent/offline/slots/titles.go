@@ -84,7 +84,7 @@ func StripListTail(ws []words.Word) []words.Word {
 		if at < 3 || !listPrepositions[ws[at-2].Low] || !listOwners[ws[at-1].Low] {
 			continue
 		}
-		if m, ok := words.MatchPhrase(kind, ws, at); ok && at+m == n-1 {
+		if words.MatchPhrase(kind, ws, at) {
 			return words.StripTrailing(ws[:at-2], AddTails)
 		}
 	}
@@ -97,9 +97,9 @@ func StripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
 	plural := false
 	for _, group := range addLeadIns {
 		for _, ph := range group {
-			if n, ok := words.MatchPhrase(ph, ws, 0); ok && n < len(ws) && !countsThings(ws) {
+			if len(ph) < len(ws) && words.MatchPhrase(ph, ws, 0) && !countsThings(ws) {
 				plural = plural || PluralLeadIns[ws[0].Low]
-				ws = ws[n:]
+				ws = ws[len(ph):]
 				break
 			}
 		}

@@ -31,8 +31,7 @@ type element struct {
 
 // Pattern is one compiled line of the pattern language.
 type Pattern struct {
-	source string
-	elems  []element
+	elems []element
 	// starts are the words a clause it matches can start with; nil when
 	// any word can (a slot comes first). Most lines are ruled out by the
 	// clause's first word alone.
@@ -51,7 +50,7 @@ func (c *Captures) set(slot string, i, j int) {
 
 // CompilePattern reads a pattern written in the notation above.
 func CompilePattern(src string) Pattern {
-	p := Pattern{source: src}
+	var p Pattern
 	for _, field := range strings.Fields(src) {
 		var e element
 		if strings.HasSuffix(field, "?") && len(field) > 1 {
@@ -132,7 +131,7 @@ func matchFrom(elems []element, ws []Word, at int, caps *Captures) bool {
 		}
 	} else {
 		for _, ph := range e.phrases {
-			if n, ok := MatchPhrase(ph, ws, at); ok && matchFrom(rest, ws, at+n, caps) {
+			if MatchPhrase(ph, ws, at) && matchFrom(rest, ws, at+len(ph), caps) {
 				return true
 			}
 		}
@@ -141,17 +140,17 @@ func matchFrom(elems []element, ws []Word, at int, caps *Captures) bool {
 	return e.optional && matchFrom(rest, ws, at, caps)
 }
 
-// MatchPhrase reports how many words the phrase ph covers at ws[at], if it stands there.
-func MatchPhrase(ph []string, ws []Word, at int) (int, bool) {
-	if at+len(ph) > len(ws) {
-		return 0, false
+// MatchPhrase reports whether the phrase ph stands at ws[at].
+func MatchPhrase(ph []string, ws []Word, at int) bool {
+	if at < 0 || at+len(ph) > len(ws) {
+		return false
 	}
 	for i, w := range ph {
 		if ws[at+i].Low != w {
-			return 0, false
+			return false
 		}
 	}
-	return len(ph), true
+	return true
 }
 
 // LongestPhrase returns how many words of ws, from at, the longest phrase
@@ -159,8 +158,8 @@ func MatchPhrase(ph []string, ws []Word, at int) (int, bool) {
 func LongestPhrase(set [][]string, ws []Word, at int) int {
 	n := 0
 	for _, ph := range set {
-		if k, ok := MatchPhrase(ph, ws, at); ok && k > n {
-			n = k
+		if len(ph) > n && MatchPhrase(ph, ws, at) {
+			n = len(ph)
 		}
 	}
 	return n
@@ -185,11 +184,8 @@ func StripTrailing(ws []Word, set [][]string) []Word {
 	for {
 		n := 0
 		for _, ph := range set {
-			if len(ph) >= len(ws) {
-				continue
-			}
-			if k, ok := MatchPhrase(ph, ws, len(ws)-len(ph)); ok && k > n {
-				n = k
+			if len(ph) > n && len(ph) < len(ws) && MatchPhrase(ph, ws, len(ws)-len(ph)) {
+				n = len(ph)
 			}
 		}
 		if n == 0 {
