@@ -1,6 +1,7 @@
 package slots
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,6 +72,10 @@ var (
 	newTaskWords     = lexicon.Words("new task words")
 	relativeSubjects = lexicon.Words("relative subjects")
 	refEnds          = lexicon.Words("ref ends")
+	numberLeads      = lexicon.Words("number leads")
+	focusFiller      = lexicon.Words("focus filler")
+	bulkNouns        = lexicon.Words("bulk nouns")
+	topicNumberNouns = lexicon.Words("topic number nouns")
 )
 
 // ParseRef reads the words of a reference: the first reader that reads
@@ -98,7 +103,7 @@ func TopicRef(ws []words.Word) Ref {
 		if !topicFiller[w.Low] {
 			rest = append(rest, w)
 		}
-		numbered = numbered || w.Low == "task" || w.Low == "tasks" || w.Low == "number" || strings.HasPrefix(w.Text, "#")
+		numbered = numbered || topicNumberNouns[w.Low] || strings.HasPrefix(w.Text, "#")
 	}
 	if r, ok := idsRef(rest); ok && numbered {
 		return r
@@ -151,9 +156,7 @@ func idsRef(ws []words.Word) (Ref, bool) {
 	}
 	for i, w := range ws {
 		id, ok := words.NumberWords[w.Low]
-		ok = ok && (i > 0 && (ws[i-1].Low == "task" || ws[i-1].Low == "tasks" || words.NumberNouns[ws[i-1].Low] || ws[i-1].Low == "and" || ws[i-1].Low == "," || isRangeWord(ws[i-1])) ||
-			listsNumbers(ws, i))
-		if ok {
+		if ok && (i > 0 && (numberLeads[ws[i-1].Low] || words.NumberNouns[ws[i-1].Low] || isRangeWord(ws[i-1])) || listsNumbers(ws, i)) {
 			add(id)
 			continue
 		}
@@ -185,8 +188,7 @@ func idsRef(ws []words.Word) (Ref, bool) {
 }
 
 // listsNumbers reports a spelled number that begins a list of task
-// numbers: "one and three", "two, four". Alone, "one" and "two" are
-// words of other references ("that one", "the two").
+// numbers, "one and three": alone, "one" is rather "that one".
 func listsNumbers(ws []words.Word, i int) bool {
 	return i+2 < len(ws) && (exceptionJoins[ws[i+1].Low] || isRangeWord(ws[i+1])) && words.TaskNumber(ws[i+2]) != 0
 }
@@ -246,7 +248,7 @@ func focusRef(ws []words.Word) (Ref, bool) {
 			r.Plural, r.Count = true, 2
 		case allWords[w.Low]:
 			r.Plural = true
-		case w.Low == "of" || w.Low == "the" || w.Low == "one" || w.Low == "ones" || w.Low == "task" || w.Low == "tasks" || w.Low == "too" || w.Low == "as":
+		case focusFiller[w.Low]:
 		default:
 			return Ref{}, false
 		}
@@ -288,7 +290,7 @@ func bulkRef(ws []words.Word) (Ref, bool) {
 			r.Status, state = s, true
 		case allWords[w.Low]:
 			all = true
-		case w.Low == "list" || w.Low == "tasks" || w.Low == "todos":
+		case bulkNouns[w.Low]:
 			all = all || len(ws) <= 3 // "my list", "my tasks", "the whole list"
 		case !bulkFiller[w.Low] && w.Low != "":
 			return Ref{}, false
@@ -297,9 +299,8 @@ func bulkRef(ws []words.Word) (Ref, bool) {
 	return r, all || state
 }
 
-// NameRef reads the words that name a task by its title. Words after a
-// "not" name what is not meant: "the call task, not the bank" is named by
-// "call" alone.
+// NameRef reads the words that name a task by its title, up to a "not":
+// "the call task, not the bank" is named by "call" alone.
 func NameRef(ws []words.Word) Ref {
 	r := Ref{Kind: RefName}
 	negated := false
@@ -335,14 +336,9 @@ func TitleStems(title string) []string {
 // of have or is its start, when both are four letters or more.
 func ContainsAll(have, want []string) bool {
 	for _, w := range want {
-		found := false
-		for _, h := range have {
-			if h == w || (len(h) >= 4 && len(w) >= 4 && (strings.HasPrefix(h, w) || strings.HasPrefix(w, h))) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(have, func(h string) bool {
+			return h == w || len(h) >= 4 && len(w) >= 4 && (strings.HasPrefix(h, w) || strings.HasPrefix(w, h))
+		}) {
 			return false
 		}
 	}
