@@ -1,14 +1,12 @@
 package slots
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
-
-// This file reads what a sentence is on its own: a question, one about the
-// list and which tasks it asks for, a denial, words that may be a task.
 
 // The lexicon's sections this file reads, each named as its words are
 // used. The grammar and the executor read those exported too.
@@ -44,10 +42,7 @@ func RefersToTask(ws []words.Word) bool {
 // IsQuestion reports a question: a question mark, or a first word that
 // asks.
 func IsQuestion(text string, ws []words.Word) bool {
-	if strings.HasSuffix(strings.TrimSpace(text), "?") {
-		return true
-	}
-	return questionStarts[ws[0].Low]
+	return strings.HasSuffix(strings.TrimSpace(text), "?") || questionStarts[ws[0].Low]
 }
 
 // AsksYesOrNo reports a question that starts with its verb, whose "and"
@@ -59,12 +54,7 @@ func AsksYesOrNo(ws []words.Word) bool {
 // HasNegation reports a clause that denies what it says: "the report
 // isn't done" and "mark task 3 as not done" complete nothing.
 func HasNegation(ws []words.Word) bool {
-	for _, w := range ws {
-		if negations[w.Low] {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ws, func(w words.Word) bool { return negations[w.Low] })
 }
 
 // MayBeTask reports words that could be a task's title: "buy stamps", not
@@ -138,10 +128,5 @@ func StatusOf(ws []words.Word) string {
 // NamesList reports words that name the list, its tasks or the tasks
 // pointed at: "everything", "all my tasks", "all of them", not "all done".
 func NamesList(ws []words.Word) bool {
-	for _, w := range ws {
-		if ListNouns[w.Low] || PronounsMany[w.Low] || everyWords[w.Low] {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ws, func(w words.Word) bool { return ListNouns[w.Low] || PronounsMany[w.Low] || everyWords[w.Low] })
 }

@@ -14,7 +14,8 @@ import (
 // what the person wrote with only its frame ("a task to", "to my list",
 // quotes) taken off: words are never taken out of its middle.
 
-// addLeadIns are taken off what follows an add word, at most one of each group, in order.
+// addLeadIns are taken off what follows an add word, at most one of each
+// group, in order.
 var addLeadIns = [][][]string{
 	lexicon.Phrases("add lead-ins 1: owed"),
 	lexicon.Phrases("add lead-ins 2: articles and counts"),
@@ -44,6 +45,7 @@ var (
 	nounVerbs        = lexicon.Words("noun verbs")
 	determiners      = lexicon.Words("determiners")
 	objectPronouns   = lexicon.Words("object pronouns")
+	quoteJoins       = lexicon.Words("quote joins")
 )
 
 // PointsAtTask reports a task of the list at ws[i], said with its number
@@ -53,9 +55,8 @@ func PointsAtTask(ws []words.Word, i int) bool {
 	return n > 0 && ws[i+n-1].Low != "one"
 }
 
-// NamesField reports a task of the list followed by one of its fields:
-// "the bike task's notes", "task 2 description". Words to add never say
-// that; an edit of the task does.
+// NamesField reports a task of the list followed by one of its fields, as
+// an edit says and words to add never do: "task 2 description".
 func NamesField(ws []words.Word) bool {
 	for i := range ws {
 		if n := TaskRefAt(ws, i); n > 0 && i+n < len(ws) && fieldWords[ws[i+n].Low] {
@@ -110,8 +111,8 @@ func StripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
 	return ws, plural
 }
 
-// countsThings reports a title that starts with a count of things, not of
-// tasks: "3 eggs" keeps its number, "3 tasks: a, b, c" does not.
+// countsThings reports a title that starts with a count of things, "3
+// eggs", not of tasks, "3 tasks: a, b, c".
 func countsThings(ws []words.Word) bool {
 	if !taskCounts[ws[0].Low] {
 		return false
@@ -175,8 +176,7 @@ func thingsListed(text string) ([]string, bool) {
 	return parts, true
 }
 
-// maxThingWords is the longest part of a list of things, in words: a
-// longer one says more than what a thing is called.
+// maxThingWords is the most words a thing of a list of things is called.
 const maxThingWords = 4
 
 // enumerated cuts a list numbered in its text, "1) call the bank 2) email
@@ -225,7 +225,7 @@ func AllQuoted(text string) bool {
 		switch {
 		case words.IsQuoted(w.Text) || (len(w.Text) > 1 && w.Text[0] == '\'' && w.Text[len(w.Text)-1] == '\''):
 			n++
-		case w.Low == "and" || w.Low == "," || w.Low == "&" || w.Low == "plus":
+		case quoteJoins[w.Low]:
 		default:
 			return false
 		}
@@ -298,7 +298,7 @@ func StripInfinitive(s string) string {
 }
 
 // descriptionMarker separates a title from its description: "X with
-// description Y", "X, notes: Y", "X: description Y", "X description: Y".
+// description Y", "X, notes: Y", "X description: Y".
 var descriptionMarker = regexp.MustCompile(`(?i)(?:\s*[,;:]\s*|\s+-\s+|\s+with\s+(?:a\s+|the\s+)?)(?:description|details|notes?)\b\s*:?\s*` +
 	`|\s+(?:description|details|notes?)\s*:\s*`)
 
@@ -331,7 +331,7 @@ func WithoutFieldWords(ws []words.Word) []words.Word {
 	return out
 }
 
-// CleanText trims a value: space, wrapping quotes, a leading colon, and
+// CleanText trims a value of space, wrapping quotes, a leading colon and
 // the punctuation that ends a sentence.
 func CleanText(s string) string {
 	s = strings.TrimSpace(s)
