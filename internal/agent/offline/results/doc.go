@@ -1,7 +1,7 @@
 // Package results is the offline model's fifth layer: what the task tools
 // said, and how a reply words it. It reads a turn's tool rounds into
-// Outcomes and Tasks (round.go, task.go), plans the calls and numbers them
-// (calls.go), words what each call did (reply.go), the questions and
+// Outcomes and Tasks, plans the calls and numbers them (round.go,
+// task.go), words what each call did (reply.go), the questions and
 // offers a reply makes (questions.go) and what an added title says that a
 // task cannot keep yet, such as a date (unkept.go), and finds tasks by
 // what they are called or where they stand (match.go). It keeps no state

@@ -5,13 +5,10 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file finds tasks by what they are called or where they stand.
-
-// MatchTasks returns the tasks a name points at: those whose title holds
-// every word of the name; failing that, when loose, those whose title
-// words are all in the name ("I paid the electricity bill" names "Pay
-// bill"). Only what was done is matched loosely: "delete the gym bag"
-// must not find "Gym".
+// MatchTasks returns the tasks whose title holds every word of the name;
+// failing that, when loose (a name of what was done), those whose title
+// words are all in it: "I paid the electricity bill" finds "Pay bill",
+// where "delete the gym bag" must not find "Gym".
 func MatchTasks(tasks []Task, words []string, loose bool) []Task {
 	query := slots.Stems(words)
 	if len(query) == 0 {
@@ -139,9 +136,8 @@ func PickFromFocus(focus []Task, r slots.Ref) ([]Task, bool) {
 	return focus, true
 }
 
-// ordinalSpan is where an ordinal ("the second", "the last two") points
-// among n things, as a slice's bounds; ok is false, and the span empty,
-// when it points past them.
+// ordinalSpan is where an ordinal ("the last two") points among n things,
+// as a slice's bounds; ok is false, and the span empty, past them.
 func ordinalSpan(r slots.Ref, n int) (from, to int, ok bool) {
 	count := max(r.Count, 1)
 	from = r.Index

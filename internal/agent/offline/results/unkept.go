@@ -81,12 +81,9 @@ func unkeptAt(ws []words.Word, i int) (string, int) {
 	if !startsDate(ws, i) {
 		return "", i
 	}
-	end := i
+	end := i + 1 // startsDate: ws[i] is a date word or leads to one
 	for end < len(ws) && (isDateWord(ws, end) || leadsToDate(ws, end)) {
 		end++
-	}
-	if end == i {
-		return "", i
 	}
 	return "date", end
 }
@@ -158,10 +155,9 @@ var unkeptNotes = map[string]string{
 	"repeat":   "Tasks here don't repeat yet, so %q is only part of the title: it is one task, done once.",
 }
 
-// partOfName reports a word written with a capital, inside a title, next
-// to another so written: a name ("Friday Night Lights", "Top Priority by
-// Sarah Smith"), not a date or a priority. The first word of a title is
-// capitalised anyway, and tells nothing.
+// partOfName reports a word written with a capital next to another so
+// written, the first word of the title aside: a name ("Friday Night
+// Lights", "Top Priority by Sarah Smith"), not a date or a priority.
 func partOfName(ws []words.Word, i int) bool {
 	capital := func(j int) bool {
 		return j > 0 && j < len(ws) && ws[j].Text != "" && unicode.IsUpper([]rune(ws[j].Text)[0])
