@@ -19,9 +19,8 @@ import (
 //	@done|over    either, and sets and words mix
 //	{task}        a slot: one or more words, captured as written
 //
-// Slots take as few words as they can, so in "rename {task} to {title}" the
-// task ends at the first "to" after which the rest still matches. Matching
-// is anchored at both ends and backtracks; clauses are short.
+// Slots take as few words as they can: in "rename {task} to {title}" the
+// task ends at the first "to" after which the rest still matches.
 
 type element struct {
 	phrases  [][]string // alternatives, each a sequence of words; nil for a slot
@@ -32,9 +31,8 @@ type element struct {
 // Pattern is one compiled line of the pattern language.
 type Pattern struct {
 	elems []element
-	// starts are the words a clause it matches can start with; nil when
-	// any word can (a slot comes first). Most lines are ruled out by the
-	// clause's first word alone.
+	// starts are the words a clause it matches can start with, nil for any
+	// (a slot comes first): most lines are ruled out by the first word.
 	starts map[string]bool
 }
 
@@ -56,10 +54,9 @@ func CompilePattern(src string) Pattern {
 		if strings.HasSuffix(field, "?") && len(field) > 1 {
 			e.optional, field = true, strings.TrimSuffix(field, "?")
 		}
-		switch {
-		case strings.HasPrefix(field, "{") && strings.HasSuffix(field, "}"):
+		if strings.HasPrefix(field, "{") && strings.HasSuffix(field, "}") {
 			e.slot = field[1 : len(field)-1]
-		default:
+		} else {
 			e.phrases = expandPhrases(field)
 		}
 		p.elems = append(p.elems, e)

@@ -9,8 +9,8 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 )
 
-// NumberWords are the task numbers people spell out, NumberNouns the
-// words said before one ("number 3", "no. 3"); see the lexicon for the rest.
+// The lexicon's sections this package reads. NumberWords are the task
+// numbers people spell out, NumberNouns the words said before one ("no. 3").
 var (
 	NumberWords     = lexicon.Numbers[int64]("number words")
 	NumberNouns     = lexicon.Words("number nouns")
@@ -22,8 +22,8 @@ var (
 
 // Word is one word or one punctuation mark (",", ":" and ";" stand alone).
 // Low is what the grammar compares: lower case, straight apostrophes, no
-// surrounding punctuation, no trailing "'s" but in "let's" ("that's" is
-// "that", so the grammar writes "that's right" as that_right).
+// surrounding punctuation, no trailing "'s" but in "let's" (the grammar
+// writes "that's right" as that_right).
 type Word struct {
 	Text       string
 	Low        string
@@ -100,12 +100,7 @@ const (
 // isSymbols reports a word made only of symbols: an emoji, not
 // punctuation ("-", "...", "?").
 func isSymbols(text string) bool {
-	for _, r := range text {
-		if !unicode.IsSymbol(r) && r != '\ufe0f' && r != '\u200d' {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(text, func(r rune) bool { return !unicode.IsSymbol(r) && r != '\ufe0f' && r != '\u200d' })
 }
 
 // closerIndex remembers, for each closing quote, where the next one that
@@ -118,8 +113,7 @@ type closerAt struct {
 }
 
 // opens reports whether r at i opens a quote: a quote character at the
-// start of a word (an apostrophe inside "don't" is not one) that is closed
-// later in s.
+// start of a word ("don't" holds none) that is closed later in s.
 func (ci closerIndex) opens(s string, i int, r rune) bool {
 	closing, ok := quotePairs[r]
 	if !ok {
@@ -272,8 +266,7 @@ func StatusWord(low string) string {
 	return ""
 }
 
-// TaskNumber returns the task number a word says ("5", "#5", "five"), or
-// 0.
+// TaskNumber returns the task number a word says ("5", "#5", "five"), or 0.
 func TaskNumber(w Word) int64 {
 	if n, ok := NumberWords[w.Low]; ok {
 		return n
