@@ -2,8 +2,8 @@
 // slot of the grammar's table. refs.go reads how a person points at tasks
 // ("task 3", "it", "the second one", "everything I've completed") into a
 // Ref; titles.go the tasks an add request names; sentences.go what a
-// sentence is on its own, a question about the list among others; and
-// spelling.go a mistyped first keyword. It imports the lexicon and words.
+// sentence is on its own (a question about the list, a denial …) and a
+// mistyped first keyword. It imports the lexicon and words.
 //
 // A fix here is mostly a lexicon entry: a word that points at tasks, a
 // lead-in taken off a title, an irregular past. A new way to point at tasks

@@ -49,8 +49,8 @@ type Ref struct {
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
 const maxRefIDs = 20
 
-// The lexicon's sections this file reads, each named as its words are
-// used. The grammar and the executor read those exported too.
+// The lexicon's sections this file reads, the layers above those exported
+// too.
 var (
 	PronounsMany     = lexicon.Words("pronouns many")
 	IrregularPast    = lexicon.Pairs("irregular past")
@@ -78,8 +78,8 @@ var (
 	topicNumberNouns = lexicon.Words("topic number nouns")
 )
 
-// ParseRef reads the words of a reference: the first reader that reads
-// them, or failing all, a name.
+// ParseRef reads the words of a reference, by the first reader that
+// reads them or else as a name.
 func ParseRef(ws []words.Word) Ref {
 	ws = words.StripTrailing(ws, refTails)
 	for _, read := range refReaders {
@@ -142,8 +142,8 @@ func ExceptionRefs(ws []words.Word) []Ref {
 }
 
 // idsRef reads a reference made of task numbers and filler only: "task 3",
-// "#2 and #5", "tasks two and three", "3 through 5", "4-6". A number among
-// other words ("the 2 reports") is part of a name.
+// "#2 and #5", "tasks two and three", "3 through 5", "4-6"; not "the 2
+// reports".
 func idsRef(ws []words.Word) (Ref, bool) {
 	var ids []int64
 	span := false
@@ -211,8 +211,7 @@ func numbersBetween(a, b int64) ([]int64, bool) {
 	return out, true
 }
 
-// numberList reads a word made of task numbers: "3", "#3,#4", "1,2,3",
-// and the range "4-6".
+// numberList reads a word made of task numbers: "3", "#3,#4", "4-6".
 func numberList(low string) ([]int64, bool) {
 	if from, to, ok := strings.Cut(strings.ReplaceAll(low, "–", "-"), "-"); ok {
 		a, errA := strconv.ParseInt(strings.TrimPrefix(from, "#"), 10, 64)
@@ -233,8 +232,7 @@ func numberList(low string) ([]int64, bool) {
 	return out, true
 }
 
-// focusRef reads a pronoun: "it", "that one", "them", "both of them", "all
-// of those".
+// focusRef reads a pronoun: "it", "that one", "both of them".
 func focusRef(ws []words.Word) (Ref, bool) {
 	r := Ref{Kind: RefFocus}
 	pronoun := false
@@ -257,8 +255,7 @@ func focusRef(ws []words.Word) (Ref, bool) {
 	return r, pronoun || r.Count == 2
 }
 
-// ordinalRef reads "the second one", "the last task", "the first two",
-// "both of the last two". ("number 2" is a task number instead.)
+// ordinalRef reads "the second one", "the last task", "the first two".
 func ordinalRef(ws []words.Word) (Ref, bool) {
 	r := Ref{Kind: RefOrdinal}
 	found := false
@@ -279,8 +276,7 @@ func ordinalRef(ws []words.Word) (Ref, bool) {
 	return r, found
 }
 
-// bulkRef reads "everything", "all my tasks", "the completed ones",
-// "everything I've completed", "all pending tasks".
+// bulkRef reads "everything", "all my tasks", "the completed ones".
 func bulkRef(ws []words.Word) (Ref, bool) {
 	r := Ref{Kind: RefAll, Status: "all"}
 	all, state := false, false
@@ -379,7 +375,7 @@ func stem(w string) string {
 	return w
 }
 
-// undouble turns "stopp" into "stop" and "call" stays "call".
+// undouble turns "stopp" into "stop" but leaves "call".
 func undouble(w string) string {
 	n := len(w)
 	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
@@ -388,8 +384,7 @@ func undouble(w string) string {
 	return w
 }
 
-// IsPastTense reports a verb in the past tense: what someone says when
-// they did a task ("I called mom", "I already bought milk").
+// IsPastTense reports a verb in the past tense: "I called mom".
 func IsPastTense(low string) bool {
 	if _, ok := IrregularPast[low]; ok {
 		return true

@@ -10,9 +10,8 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads the tasks an add request names. A title is a span of
-// what the person wrote with only its frame ("a task to", "to my list",
-// quotes) taken off: words are never taken out of its middle.
+// This file reads the tasks an add request names: spans of what the person
+// wrote with their frame ("a task to", "to my list") taken off.
 
 // addLeadIns are taken off what follows an add word, at most one of each
 // group, in order.
@@ -27,8 +26,7 @@ var addLeadIns = [][][]string{
 	lexicon.Phrases("add lead-ins 8: to"),
 }
 
-// The lexicon's sections this file reads, each named as its words are
-// used. The grammar reads those exported too.
+// The lexicon's sections this file reads, the grammar those exported too.
 var (
 	PluralLeadIns    = lexicon.Words("plural lead-ins")
 	AddTails         = lexicon.Phrases("add tails")
@@ -146,10 +144,8 @@ func SplitItems(text string, plural bool) []string {
 }
 
 // thingsListed cuts a list of things, "bread, eggs, jam and tea": three or
-// more short parts with commas between, and no verb in front that takes
-// them all ("buy bread, eggs and jam" is one task). A part that says more
-// ("dinner with Tom, Anna and Jo", "Q3 report: revenue, costs and
-// margins") makes the whole one title.
+// more short parts with commas between, no verb in front ("buy bread, eggs
+// and jam"), and none that says more ("dinner with Tom, Anna and Jo").
 func thingsListed(text string) ([]string, bool) {
 	if !strings.Contains(text, ",") || strings.ContainsAny(text, ":;") {
 		return nil, false
@@ -244,8 +240,7 @@ func cutAt(s string, sep *regexp.Regexp) []string {
 }
 
 // cutWhere splits s at the matches of sep outside quotes where two says
-// the words either side, back to the last cut and on to the end, are two
-// parts.
+// the words either side, from the last cut on, are two parts.
 func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word) bool) []string {
 	var out []string
 	ws := words.Split(s)
@@ -266,8 +261,7 @@ func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word)
 	return append(out, s[from:])
 }
 
-// quotedSpans returns where the words ws, cut from a text, are quoted, as
-// byte ranges.
+// quotedSpans returns the byte ranges of the quoted words of ws.
 func quotedSpans(ws []words.Word) [][2]int {
 	var out [][2]int
 	for _, w := range ws {
