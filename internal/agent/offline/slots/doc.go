@@ -3,9 +3,6 @@
 // ("task 3", "it", "the second one", "everything I've completed") into a
 // Ref; titles.go the tasks an add request names; sentences.go what a
 // sentence is on its own (a question about the list, a denial …) and a
-// mistyped first keyword. It imports the lexicon and words.
-//
-// A fix here is mostly a lexicon entry: a word that points at tasks, a
-// lead-in taken off a title, an irregular past. A new way to point at tasks
-// is a new reader in refs.go and a new Ref kind the executor resolves.
+// mistyped first keyword. A fix here is mostly a lexicon entry; a new way
+// to point at tasks is a new reader in refs.go and a Ref kind.
 package slots
