@@ -133,13 +133,13 @@ func TaskNotFound(id int64) string {
 }
 
 // TaskNumbers names tasks by number: "task 3", "tasks 3, 4 and 5".
-func TaskNumbers(ids []int64) string {
-	if len(ids) == 1 {
-		return fmt.Sprintf("task %d", ids[0])
+func TaskNumbers(ts []Task) string {
+	if len(ts) == 1 {
+		return fmt.Sprintf("task %d", ts[0].ID)
 	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = fmt.Sprint(id)
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprint(t.ID)
 	}
 	return "tasks " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
@@ -150,11 +150,7 @@ func DescribeTargets(targets []Task) string {
 	if len(targets) == 1 && targets[0].Title != "" {
 		return fmt.Sprintf("task %d, %s,", targets[0].ID, targets[0].Title)
 	}
-	ids := make([]int64, len(targets))
-	for i, t := range targets {
-		ids[i] = t.ID
-	}
-	return TaskNumbers(ids)
+	return TaskNumbers(targets)
 }
 
 // A task number in an example stays grammar.AnyTask until the executor
@@ -215,11 +211,8 @@ func WhatToDoText(targets []Task) string {
 	case len(targets) == 0:
 		return `What should I do? For example: "Mark task ` + grammar.AnyTask + ` as complete", "Delete task ` + grammar.AnyTask + `" or "What's pending?"`
 	case targets[0].Title == "": // known by number only
-		ids := make([]int64, len(targets))
-		for i, t := range targets {
-			ids[i] = t.ID
-		}
-		return fmt.Sprintf("What should I do with %s? For example: \"Mark task %d as complete\" or \"Delete task %d\".", TaskNumbers(ids), ids[0], ids[0])
+		id := targets[0].ID
+		return fmt.Sprintf("What should I do with %s? For example: \"Mark task %d as complete\" or \"Delete task %d\".", TaskNumbers(targets), id, id)
 	case len(targets) == 1:
 		return fmt.Sprintf("What should I do with task %d, %s? For example: \"Mark it as complete\" or \"Delete it\".", targets[0].ID, targets[0].Title)
 	}
