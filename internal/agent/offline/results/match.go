@@ -14,21 +14,14 @@ func MatchTasks(tasks []Task, words []string, loose bool) []Task {
 	if len(query) == 0 {
 		return nil
 	}
-	var out []Task
-	for _, t := range tasks {
-		if slots.ContainsAll(slots.TitleStems(t.Title), query) {
-			out = append(out, t)
-		}
-	}
+	out := TasksWhere(tasks, func(t Task) bool { return slots.ContainsAll(slots.TitleStems(t.Title), query) })
 	if len(out) > 0 || !loose {
 		return out
 	}
-	for _, t := range tasks {
-		if title := slots.TitleStems(t.Title); len(title) > 0 && slots.ContainsAll(query, title) {
-			out = append(out, t)
-		}
-	}
-	return out
+	return TasksWhere(tasks, func(t Task) bool {
+		title := slots.TitleStems(t.Title)
+		return len(title) > 0 && slots.ContainsAll(query, title)
+	})
 }
 
 // ClosestTasks returns the tasks that share the most words with the name,
