@@ -8,9 +8,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 )
 
-// This file words replies: what each tool call did, how tasks are named,
-// the questions and offers a reply makes and their examples.
-
 // ConfirmRound says what each call of the round did, one line per call:
 // the reply when a round holds calls the steps did not expect.
 func ConfirmRound(r Round) string {

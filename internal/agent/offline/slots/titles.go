@@ -2,6 +2,7 @@ package slots
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -316,13 +317,7 @@ func WithoutInstead(title string) string {
 
 // WithoutFieldWords drops "title" and "name" from "task 1 title".
 func WithoutFieldWords(ws []words.Word) []words.Word {
-	var out []words.Word
-	for _, w := range ws {
-		if w.Low != "title" && w.Low != "name" {
-			out = append(out, w)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ws), func(w words.Word) bool { return w.Low == "title" || w.Low == "name" })
 }
 
 // CleanText trims a value of space, wrapping quotes, a leading colon and
