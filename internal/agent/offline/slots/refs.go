@@ -19,9 +19,7 @@ const (
 	RefOrdinal         // at one of those by place: "the second one", "the last one"
 	RefAll             // at every task, or every one in a state: "everything I've completed"
 	RefName            // by words of its title: "the dentist task"
-	// RefOther points at the tasks being chosen among but those its
-	// except names: "not the bank, the other one".
-	RefOther
+	RefOther           // at those being chosen among but Except: "not the bank, the other one"
 )
 
 // Ref is a reference to one or more tasks.
@@ -35,15 +33,11 @@ type Ref struct {
 	Words  []string // refName: the words that name it
 	// Deed marks a name that starts with what was done ("called mom"):
 	// when no title holds the verb, the rest may still name the task.
-	Deed   bool
-	Except []Ref // left out of "everything": "all except tasks 3 and 5"
-	// OfList marks an ordinal said of tasks ("the 3rd task", not "the
-	// 3rd one"): with nothing shown or done yet, a place in the list.
-	OfList bool
-	// Pointed marks refOther said with "the other one": the task left is
-	// meant. With "not the bank" alone, the one left is asked about.
-	Pointed bool
-	Span    bool // numbers said as a range ("3-5"), which may hold tasks done
+	Deed    bool
+	Except  []Ref // left out of "everything": "all except tasks 3 and 5"
+	OfList  bool  // an ordinal said of tasks ("the 3rd task"): with nothing shown yet, a place in the list
+	Pointed bool  // refOther with "the other one": the task left is meant, not asked about
+	Span    bool  // numbers said as a range ("3-5"), which may hold tasks done
 }
 
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
