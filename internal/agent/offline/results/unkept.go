@@ -36,20 +36,19 @@ var (
 // "17:30", "9am", "12th".
 var clockTime = regexp.MustCompile(`^(?:\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}|\d{1,2}(?:st|nd|rd|th))$`)
 
-// unkeptIn finds what title says that a task cannot keep, at most one of
-// each kind, in the order said.
-func unkeptIn(title string) []unkept {
+// unkeptIn finds what title says that a task cannot keep, in the order
+// said: the first of each kind not yet said, which it then marks said.
+func unkeptIn(title string, said map[string]bool) []unkept {
 	ws := words.Split(title)
 	var out []unkept
-	seen := map[string]bool{}
 	for i := 0; i < len(ws); {
 		kind, end := unkeptAt(ws, i)
 		if kind == "" {
 			i++
 			continue
 		}
-		if !seen[kind] {
-			seen[kind] = true
+		if !said[kind] {
+			said[kind] = true
 			out = append(out, unkept{kind: kind, said: words.Span(title, ws, i, end)})
 		}
 		i = end
@@ -138,11 +137,7 @@ var shortNumber = regexp.MustCompile(`^\d{1,4}$`)
 // leaving out the kinds already said in this reply; "" when nothing.
 func UnkeptNote(title string, said map[string]bool) string {
 	var notes []string
-	for _, u := range unkeptIn(title) {
-		if said[u.kind] {
-			continue
-		}
-		said[u.kind] = true
+	for _, u := range unkeptIn(title, said) {
 		notes = append(notes, fmt.Sprintf(unkeptNotes[u.kind], u.said))
 	}
 	return strings.Join(notes, " ")
