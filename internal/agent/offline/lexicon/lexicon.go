@@ -35,8 +35,7 @@ func Pairs(name string) map[string]string { return std.pairs(name) }
 func Numbers[N int | int64](name string) map[string]N { return numbers[N](std, name) }
 
 // Unused returns the names of the sections no caller has asked for, in
-// order: callers ask as their package starts, so a test finds the sections
-// nothing reads any more.
+// order: callers ask as they start, so a test finds those nothing reads.
 func Unused() []string { return std.unused() }
 
 // lexicon is the sections of a set of data files, and which of them were
@@ -66,9 +65,8 @@ func mustParse(fsys fs.FS) *lexicon {
 	return l
 }
 
-// parse reads every data/*.txt file of fsys. A section named twice, even
-// in two files, an entry outside a section and a section with no entries
-// are errors.
+// parse reads every data/*.txt file of fsys: a section named twice, an
+// entry outside a section and a section with no entries are errors.
 func parse(fsys fs.FS) (*lexicon, error) {
 	names, err := fs.Glob(fsys, "data/*.txt")
 	if err == nil && len(names) == 0 {

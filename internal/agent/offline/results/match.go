@@ -48,9 +48,8 @@ func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 }
 
 // PickItems reads which of the tasks offered to add an answer takes: "the
-// first", "the last two" by place, "not the eggs", "all but the jam" by
-// what they are called, "both", "all of them". ok is false when the answer
-// points at none of them that way.
+// last two", "all but the jam", "both". ok is false when it points at none
+// of them that way.
 func PickItems(items []grammar.Item, r slots.Ref) ([]grammar.Item, bool) {
 	switch r.Kind {
 	case slots.RefOrdinal: // "the first", "the last two"
@@ -101,9 +100,8 @@ func Excepted(candidates []Task, except []slots.Ref) map[int64]bool {
 	return out
 }
 
-// PlacesDiffer reports targets, from place i of listed on, whose numbers
-// are not their places: once a task is deleted, "the 2nd task" may be the
-// second in the list or task 2.
+// PlacesDiffer reports targets, from place i on, whose numbers are not
+// their places: after a delete, "the 2nd task" may be task 2 or the second.
 func PlacesDiffer(listed, targets []Task, i int) bool {
 	for k, t := range targets {
 		if t.ID != int64(i+k+1) {
@@ -114,8 +112,7 @@ func PlacesDiffer(listed, targets []Task, i int) bool {
 }
 
 // PickFromFocus returns the tasks of focus a pronoun or an ordinal points
-// at; ok is false when the reference does not fit the focus ("it" among
-// three, "the fourth one" among two).
+// at; ok is false when it does not fit ("it" among three).
 func PickFromFocus(focus []Task, r slots.Ref) ([]Task, bool) {
 	switch {
 	case len(focus) == 0:

@@ -151,8 +151,7 @@ func DescribeTargets(targets []Task) string {
 }
 
 // A task number in an example stays grammar.AnyTask until the executor
-// knows one of the person's own tasks to name: "Change task 3" would point
-// at a task that may not exist.
+// knows a task of the person's to name, not one that may not exist.
 
 // Stays says that the change a turn made on t stays made.
 func Stays(a grammar.Action, t Task) string {

@@ -142,9 +142,8 @@ func (c *CallIDs) Call(p Planned) agent.ToolCall {
 }
 
 // ListPage is how many tasks the model asks list_tasks for at once, the
-// most it answers. Every later model call reads a page again, so a list
-// read whole costs tokens as the square of its pages (docs/models.md,
-// "Long lists").
+// most it answers. Each later call reads a page again, so a list read whole
+// costs tokens as the square of its pages (docs/models.md, "Long lists").
 const ListPage = tasks.MaxTaskPage
 
 // ListCall is the first call of a listing of the tasks with status.

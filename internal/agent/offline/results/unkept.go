@@ -12,8 +12,7 @@ import (
 
 // This file finds what a task cannot keep yet in a title being added: a
 // date ("tomorrow at 5"), a priority ("asap"), a repeat ("every monday").
-// The words stay in the title, and the reply says nothing more comes of
-// them, so no one thinks a reminder was set.
+// The words stay in the title; the reply says nothing more comes of them.
 
 // unkept is what a title says that a task cannot keep.
 type unkept struct {
@@ -94,8 +93,7 @@ func startsDate(ws []words.Word, i int) bool {
 }
 
 // leadsToDate reports up to three leads from ws[i] followed by a date
-// word: "by friday", "on the 12th", "by end of the month"; "at" leads only
-// to a time ("at 5", not "at home").
+// word: "by end of the month"; "at" leads only to a time, not "at home".
 func leadsToDate(ws []words.Word, i int) bool {
 	for j := i; j < len(ws) && j < i+4 && dateLeads[ws[j].Low]; j++ {
 		if j+1 < len(ws) && isDateWord(ws, j+1) && (ws[j].Low != "at" || isNumber(ws[j+1].Low) || clockTime.MatchString(ws[j+1].Low)) {

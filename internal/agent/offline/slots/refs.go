@@ -86,10 +86,9 @@ func ParseRef(ws []words.Word) Ref {
 
 var refReaders = []func([]words.Word) (Ref, bool){idsRef, focusRef, ordinalRef, bulkRef}
 
-// TopicRef reads the tasks a listing asks about, if any: "task 5" in
-// "show me task 5", "the dentist" in "do I have anything about the
-// dentist?". A named topic follows "about" or the like, itself after a
-// word for tasks or first: "what do you know about cooking?" names none.
+// TopicRef reads the tasks a listing asks about, if any: "show me task 5",
+// "anything about the dentist?", where "about" follows a word for tasks or
+// starts the question ("what do you know about cooking?" names none).
 func TopicRef(ws []words.Word) Ref {
 	var rest []words.Word
 	numbered := false // "task 5", "#5": "what's 15% of 80" names no task
@@ -387,10 +386,9 @@ func IsPastTense(low string) bool {
 }
 
 // TaskRefAt returns how many words from ws[i] point at a task, or 0:
-// "task 3", "#3", "the" with one to three words and "task" or "one" where
-// the reference plainly ends ("the bike task tomorrow"), "the task I
-// deleted". "Make a task 5 minute plank" and "the task to call mom" are
-// new tasks.
+// "task 3", "#3", "the task I deleted", "the" with one to three words and
+// "task" or "one" where a reference plainly ends ("the bike task
+// tomorrow"); not "make a task 5 minute plank", "the task to call mom".
 func TaskRefAt(ws []words.Word, i int) int {
 	w := ws[i]
 	switch {

@@ -129,9 +129,8 @@ func NamesList(ws []words.Word) bool {
 	return slices.ContainsFunc(ws, func(w words.Word) bool { return ListNouns[w.Low] || PronounsMany[w.Low] || everyWords[w.Low] })
 }
 
-// frameTypos are the keywords of a request that are read when mistyped,
-// each with the words that must follow it ("remnd me to …", "delet the
-// passport one"), in the order they are tried.
+// frameTypos are the keywords read when mistyped, in the order tried, each
+// with the words that must follow it: "remnd me to …", "delet the …".
 var frameTypos = []struct {
 	keyword string
 	next    map[string]bool
@@ -142,16 +141,14 @@ var frameTypos = []struct {
 	{"delete", lexicon.Words("frame typos: on a task")},
 	{"remove", lexicon.Words("frame typos: on a task")},
 	{"complete", lexicon.Words("frame typos: on a task")},
-	// "ad buy printer ink": a short keyword only with a letter dropped
-	// or doubled ("and", "odd" are words), and only before a verb a task
-	// starts with.
+	// "ad buy printer ink": a short keyword only with a letter dropped or
+	// doubled ("and", "odd" are words), and only before a task's verb.
 	{"add", taskVerbs},
 }
 
-// WithFrameSpelled returns ws with a mistyped first frame word read as
-// the keyword it differs from by one letter (one added, dropped, changed
-// or two swapped), but for a form of it ("deleted", "reminds"). Only the
-// word's low changes: a title keeps what was written.
+// WithFrameSpelled returns ws with a mistyped first word read as the
+// keyword it is one edit from, but for a form of it ("deleted"). Only the
+// word's Low changes: a title keeps what was written.
 func WithFrameSpelled(ws []words.Word) []words.Word {
 	if len(ws) < 2 {
 		return ws

@@ -204,9 +204,8 @@ func enumerated(text string) ([]string, bool) {
 var enumerator = regexp.MustCompile(`(?:^|\s)\(?(\d{1,2})[.)]\s+`)
 
 // startsTask reports whether b and a, either side of an "and" or a comma,
-// are two tasks: a starts with a verb a task begins with and says what to
-// do it to ("book a table"), and b is more than a verb. "Call mom and
-// dad", "research and write the report", "buy a book and read it" stay one.
+// are two tasks: a starts with a task's verb and its object ("book a
+// table"), b is more than a verb; "buy a book and read it" is one.
 func startsTask(b, a []words.Word) bool {
 	if len(b) < 2 || len(a) < 2 || objectPronouns[a[1].Low] {
 		return false
