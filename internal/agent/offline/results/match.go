@@ -1,6 +1,8 @@
 package results
 
 import (
+	"slices"
+
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
@@ -73,12 +75,9 @@ func PickItems(items []grammar.Item, r slots.Ref) ([]grammar.Item, bool) {
 
 // namedIn reports a title that one of the references names by its words.
 func namedIn(title string, refs []slots.Ref) bool {
-	for _, r := range refs {
-		if r.Kind == slots.RefName && len(MatchTasks([]Task{{ID: 1, Title: title}}, r.Words, false)) > 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(refs, func(r slots.Ref) bool {
+		return r.Kind == slots.RefName && len(MatchTasks([]Task{{ID: 1, Title: title}}, r.Words, false)) > 0
+	})
 }
 
 // Excepted returns the tasks among candidates that except names, by

@@ -379,10 +379,8 @@ func undouble(w string) string {
 
 // IsPastTense reports a verb in the past tense: "I called mom".
 func IsPastTense(low string) bool {
-	if _, ok := IrregularPast[low]; ok {
-		return true
-	}
-	return len(low) > 3 && strings.HasSuffix(low, "ed") && !notPastTense[low]
+	_, irregular := IrregularPast[low]
+	return irregular || len(low) > 3 && strings.HasSuffix(low, "ed") && !notPastTense[low]
 }
 
 // TaskRefAt returns how many words from ws[i] point at a task, or 0:

@@ -274,12 +274,7 @@ func quotedSpans(ws []words.Word) [][2]int {
 
 // inside reports whether byte i is inside one of the spans.
 func inside(spans [][2]int, i int) bool {
-	for _, sp := range spans {
-		if sp[0] < i && i < sp[1] {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(spans, func(sp [2]int) bool { return sp[0] < i && i < sp[1] })
 }
 
 // StripInfinitive takes a leading "to" off an item: "to pay rent".
