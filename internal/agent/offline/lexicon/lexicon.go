@@ -38,8 +38,7 @@ func Numbers[N int | int64](name string) map[string]N { return numbers[N](std, n
 // order: callers ask as they start, so a test finds those nothing reads.
 func Unused() []string { return std.unused() }
 
-// lexicon is the sections of a set of data files, and which of them were
-// asked for.
+// lexicon is the sections of a set of data files, and which were asked for.
 type lexicon struct {
 	sections map[string]*section
 	mu       sync.Mutex
@@ -177,8 +176,7 @@ func (l *lexicon) phrases(name string) [][]string {
 	return out
 }
 
-// pairs reads a section's lines as a word and what it stands for, each
-// word once.
+// pairs reads a section's lines as a word and what it stands for, each once.
 func (l *lexicon) pairs(name string) map[string]string {
 	s := l.section(name)
 	m := map[string]string{}

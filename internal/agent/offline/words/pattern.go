@@ -65,8 +65,7 @@ func CompilePattern(src string) Pattern {
 	return p
 }
 
-// startWords returns the words a match of elems can start with, or nil
-// when it can start with any.
+// startWords returns the words a match of elems can start with; nil for any.
 func startWords(elems []element) map[string]bool {
 	starts := map[string]bool{}
 	for _, e := range elems {
@@ -175,8 +174,7 @@ func StripLeading(ws []Word, set [][]string) []Word {
 	return ws
 }
 
-// StripTrailing removes any of the phrases from the end of ws, as often as
-// they follow one another, never leaving it empty.
+// StripTrailing is StripLeading at the end of ws.
 func StripTrailing(ws []Word, set [][]string) []Word {
 	for {
 		n := 0

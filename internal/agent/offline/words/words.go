@@ -97,8 +97,7 @@ const (
 	doubtMarks   = "🙅👎🤔⚠❓❔🛑"
 )
 
-// isSymbols reports a word made only of symbols: an emoji, not
-// punctuation ("-", "...", "?").
+// isSymbols reports a word made only of symbols, an emoji, not punctuation.
 func isSymbols(text string) bool {
 	return !strings.ContainsFunc(text, func(r rune) bool { return !unicode.IsSymbol(r) && r != '\ufe0f' && r != '\u200d' })
 }
@@ -140,8 +139,7 @@ func (ci closerIndex) opens(s string, i int, r rune) bool {
 	return at >= 0
 }
 
-// endsQuote reports whether the quote ending at end is followed by the end
-// of the text, a space or punctuation.
+// endsQuote reports whether the end of s, a space or punctuation follows end.
 func endsQuote(s string, end int) bool {
 	if end >= len(s) {
 		return true
@@ -207,8 +205,7 @@ func Sentences(s string) []string {
 	return out
 }
 
-// IsQuoted reports whether a word is one quoted span: its inner
-// punctuation ends no sentence.
+// IsQuoted reports a word that is one quoted span: no sentence ends in it.
 func IsQuoted(text string) bool {
 	r, _ := utf8.DecodeRuneInString(text)
 	_, ok := quotePairs[r]
@@ -277,8 +274,7 @@ func TaskNumber(w Word) int64 {
 	return 0
 }
 
-// NumberText takes off what people write before a task number in the
-// same word: "#3", "no.3", "nr.3", "num.3".
+// NumberText takes "#", "no.", "nr." or "num." off the front of a number.
 func NumberText(low string) string {
 	for _, prefix := range []string{"#", "no.", "nr.", "num."} {
 		if rest, ok := strings.CutPrefix(low, prefix); ok {
