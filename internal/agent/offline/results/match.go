@@ -80,8 +80,7 @@ func namedIn(title string, refs []slots.Ref) bool {
 	})
 }
 
-// Excepted returns the tasks among candidates that except names, by
-// number or by name, as a set of ids.
+// Excepted returns the ids of the candidates except names, by number or name.
 func Excepted(candidates []Task, except []slots.Ref) map[int64]bool {
 	out := map[int64]bool{}
 	for _, x := range except {

@@ -43,8 +43,7 @@ var confirmations = map[string]string{
 	ToolUpdateTask:   "Updated task %d: %s",
 }
 
-// describeToolError says a missing task plainly and passes any other error
-// sentence on as the tool wrote it.
+// describeToolError says a missing task plainly, any other error as written.
 func describeToolError(call agent.ToolCall, msg string) string {
 	id := callArgs(call).TaskID
 	if id > 0 && strings.Contains(strings.ToLower(msg), "not found") {
@@ -53,8 +52,7 @@ func describeToolError(call agent.ToolCall, msg string) string {
 	return Sentence(msg)
 }
 
-// describeList writes one task per line with its id and state. more says
-// the listing has tasks after these.
+// describeList writes a listing's tasks a line each; more says more follow.
 func describeList(status string, tasks []Task, more bool) string {
 	n := len(tasks)
 	var head string
@@ -141,8 +139,7 @@ func TaskNumbers(ts []Task) string {
 	return "tasks " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// DescribeTargets names tasks for a question: "task 3, Call mom", or
-// "tasks 3 and 4".
+// DescribeTargets names tasks for a question: "task 3, Call mom," or "tasks 3 and 4".
 func DescribeTargets(targets []Task) string {
 	if len(targets) == 1 && targets[0].Title != "" {
 		return fmt.Sprintf("task %d, %s,", targets[0].ID, targets[0].Title)

@@ -18,8 +18,7 @@ const (
 	ToolUpdateTask   = "update_task"
 )
 
-// Round is an assistant message's calls and the tool messages that
-// answered them, by call id.
+// Round is an assistant message's calls and their results, by call id.
 type Round struct {
 	Calls   []agent.ToolCall
 	results map[string]string
@@ -76,8 +75,7 @@ func callArgs(call agent.ToolCall) callArguments {
 	return a
 }
 
-// LastTouched is what a turn made by another model was about: the tasks
-// its last round changed or listed.
+// LastTouched is the tasks another model's last round changed or listed.
 func LastTouched(rounds []Round) []Task {
 	for i := len(rounds) - 1; i >= 0; i-- {
 		var focus []Task
@@ -162,8 +160,7 @@ type Task struct {
 	Deleted bool `json:"-"`
 }
 
-// MarkDeleted returns list with task id marked deleted, copied: list may
-// be an earlier turn's.
+// MarkDeleted returns a copy of list, maybe an earlier turn's, with task id deleted.
 func MarkDeleted(list []Task, id int64) []Task {
 	out := append([]Task(nil), list...)
 	for i := range out {

@@ -31,8 +31,7 @@ var (
 	repeatLeads    = lexicon.Words("repeat leads")
 )
 
-// clockTime is a time of day or a day of the month as written: "5pm",
-// "17:30", "9am", "12th".
+// clockTime is a time or a day of the month as written: "5pm", "17:30", "12th".
 var clockTime = regexp.MustCompile(`^(?:\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}|\d{1,2}(?:st|nd|rd|th))$`)
 
 // unkeptIn finds what title says that a task cannot keep, in the order

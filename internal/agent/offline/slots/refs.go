@@ -43,8 +43,7 @@ type Ref struct {
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
 const maxRefIDs = 20
 
-// The lexicon's sections this file reads, the layers above those exported
-// too.
+// The lexicon's sections this file reads; the layers above read those exported.
 var (
 	PronounsMany     = lexicon.Words("pronouns many")
 	IrregularPast    = lexicon.Pairs("irregular past")
@@ -72,8 +71,7 @@ var (
 	topicNumberNouns = lexicon.Words("topic number nouns")
 )
 
-// ParseRef reads the words of a reference, by the first reader that
-// reads them or else as a name.
+// ParseRef reads a reference by the first reader that reads it, or as a name.
 func ParseRef(ws []words.Word) Ref {
 	ws = words.StripTrailing(ws, refTails)
 	for _, read := range refReaders {
@@ -191,8 +189,7 @@ func isRangeWord(w words.Word) bool {
 	return rangeWords[w.Low] || w.Text == "-" || w.Text == "–"
 }
 
-// numbersBetween returns the task numbers from a to b, both included, when
-// one reference may name that many.
+// numbersBetween returns a to b, both included, when one reference may name that many.
 func numbersBetween(a, b int64) ([]int64, bool) {
 	if a <= 0 || b <= a || b-a >= maxRefIDs {
 		return nil, false

@@ -8,8 +8,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// The lexicon's sections this file reads, the layers above those exported
-// too.
+// The lexicon's sections this file reads; the layers above read those exported.
 var (
 	ListNouns          = lexicon.Words("list nouns")
 	ListFiller         = lexicon.Words("list filler")
@@ -28,8 +27,7 @@ var (
 	negations          = lexicon.Words("negations")
 )
 
-// RefersToTask reports words that point at a task of the list: "task 3",
-// "#3", "number 3", "the task I deleted", "the bike task tomorrow".
+// RefersToTask reports words that point at a task: "task 3", "the task I deleted".
 func RefersToTask(ws []words.Word) bool {
 	for i := range ws {
 		if TaskRefAt(ws, i) > 0 {
@@ -50,14 +48,12 @@ func AsksYesOrNo(ws []words.Word) bool {
 	return len(ws) >= 2 && (yesOrNoVerbs[ws[0].Low] || yesOrNoAuxiliaries[ws[0].Low] && yesOrNoSubjects[ws[1].Low])
 }
 
-// HasNegation reports a clause that denies what it says: "the report
-// isn't done" and "mark task 3 as not done" complete nothing.
+// HasNegation reports a clause that denies what it says: "task 3 isn't done".
 func HasNegation(ws []words.Word) bool {
 	return slices.ContainsFunc(ws, func(w words.Word) bool { return negations[w.Low] })
 }
 
-// MayBeTask reports words that could be a task's title: "buy stamps", not
-// "lol" or "don't delete task 3".
+// MayBeTask reports words that could be a title: not "lol", "don't delete 3".
 func MayBeTask(ws []words.Word) bool {
 	return len(ws) > 0 && !NotATaskStart[ws[0].Low] && !HasNegation(ws)
 }
@@ -78,8 +74,7 @@ func AboutTheList(ws []words.Word) bool {
 	return vague && len(ws) <= 5 && !saysWhatFor(ws[lastVague+1:])
 }
 
-// saysWhatFor reports words that say what a vague question is about:
-// "for dinner", "on TV", "about cooking".
+// saysWhatFor reports words that say what a vague question is about: "for dinner".
 func saysWhatFor(ws []words.Word) bool {
 	for i, w := range ws {
 		if whatForWords[w.Low] && i+1 < len(ws) && !ListFiller[ws[i+1].Low] && words.StatusWord(ws[i+1].Low) == "" && !WhenWords[ws[i+1].Low] {
@@ -165,8 +160,7 @@ func WithFrameSpelled(ws []words.Word) []words.Word {
 	return ws
 }
 
-// isFormOf reports a word that is keyword with the letter of an ending:
-// "reminds", "deletes", "deleted" ("addd" is a typo).
+// isFormOf reports keyword with an ending: "reminds", "deleted" ("addd" is a typo).
 func isFormOf(typed, keyword string) bool {
 	return typed == keyword+"s" || strings.HasSuffix(keyword, "e") && typed == keyword+"d"
 }

@@ -14,8 +14,7 @@ import (
 // This file reads the tasks an add request names: spans of what the person
 // wrote with their frame ("a task to", "to my list") taken off.
 
-// addLeadIns are taken off what follows an add word, at most one of each
-// group, in order.
+// addLeadIns are taken off what follows an add word, one of each group at most.
 var addLeadIns = [][][]string{
 	lexicon.Phrases("add lead-ins 1: owed"),
 	lexicon.Phrases("add lead-ins 2: articles and counts"),
@@ -213,8 +212,7 @@ func startsTask(b, a []words.Word) bool {
 	return taskVerbs[a[0].Low] || nounVerbs[a[0].Low] && determiners[a[1].Low]
 }
 
-// AllQuoted reports a text made only of quoted titles and the words that
-// join them: "'Call mom' and 'Pay rent'".
+// AllQuoted reports a text of quoted titles and joins only: "'Call mom' and 'Pay rent'".
 func AllQuoted(text string) bool {
 	n := 0
 	for _, w := range words.Split(text) {
@@ -300,8 +298,7 @@ func SplitDescription(s string) (title, description string) {
 	return s[:loc[0]], s[loc[1]:]
 }
 
-// WithoutInstead takes "instead" off the end of a new title: "rename it
-// to clean the attic instead".
+// WithoutInstead takes "instead" off a new title: "rename it to clean the attic instead".
 func WithoutInstead(title string) string {
 	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") {
 		return CleanText(title[:n])
@@ -314,8 +311,7 @@ func WithoutFieldWords(ws []words.Word) []words.Word {
 	return slices.DeleteFunc(slices.Clone(ws), func(w words.Word) bool { return w.Low == "title" || w.Low == "name" })
 }
 
-// CleanText trims a value of space, wrapping quotes, a leading colon and
-// the punctuation that ends a sentence.
+// CleanText trims space, wrapping quotes, a leading colon and a sentence's end off s.
 func CleanText(s string) string {
 	s = strings.TrimSpace(s)
 	s = strings.TrimLeft(s, ":-– ")
