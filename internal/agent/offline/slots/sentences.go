@@ -53,7 +53,7 @@ func HasNegation(ws []words.Word) bool {
 	return slices.ContainsFunc(ws, func(w words.Word) bool { return negations[w.Low] })
 }
 
-// MayBeTask reports words that could be a title: not "lol", "don't delete 3".
+// MayBeTask reports words that could be a title: "buy stamps", not "lol".
 func MayBeTask(ws []words.Word) bool {
 	return len(ws) > 0 && !NotATaskStart[ws[0].Low] && !HasNegation(ws)
 }
