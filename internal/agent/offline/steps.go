@@ -303,15 +303,11 @@ func (e *executor) doFind(s grammar.Step) {
 			}
 		}
 		if len(found) > 0 {
-			ids := make([]int64, len(found))
-			for i, t := range found {
-				ids[i] = t.ID
-			}
 			verb := "are"
-			if len(ids) == 1 {
+			if len(found) == 1 {
 				verb = "is"
 			}
-			e.say("Here %s %s:", verb, results.TaskNumbers(ids))
+			e.say("Here %s %s:", verb, results.TaskNumbers(found))
 		}
 	} else {
 		found = results.MatchTasks(listed, s.Ref.Words, false)

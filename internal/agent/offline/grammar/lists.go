@@ -162,7 +162,7 @@ func onlyFollowing(ws []words.Word) bool {
 }
 
 // addVerbs are the words a request to add starts with.
-var addVerbs = words.Phrases(words.PhraseSets["add"])
+var addVerbs = lexicon.Phrases("@add")
 
 // followingWords: see the lexicon.
 var followingWords = lexicon.Words("following words")

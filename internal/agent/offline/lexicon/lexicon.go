@@ -1,7 +1,6 @@
 package lexicon
 
 import (
-	"bufio"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -27,10 +26,6 @@ func Words(name string) map[string]bool { return std.words(name) }
 // one entry ("get_rid_of" is ["get", "rid", "of"]), in the order written.
 func Phrases(name string) [][]string { return std.phrases(name) }
 
-// Alternatives returns the entries of a section joined by "|", as the
-// grammar's pattern notation writes alternatives: "get_rid_of|drop".
-func Alternatives(name string) string { return std.alternatives(name) }
-
 // Pairs returns a section whose lines are each a word and the word it
 // stands for ("tmrw tomorrow") as a map from the first to the second.
 func Pairs(name string) map[string]string { return std.pairs(name) }
@@ -40,13 +35,10 @@ func Pairs(name string) map[string]string { return std.pairs(name) }
 func Numbers[N int | int64](name string) map[string]N { return numbers[N](std, name) }
 
 // Unused returns the names of the sections no caller has asked for, in
-// order. Callers ask for their sections as their package starts, so a test
-// of the package that reads the lexicon finds the sections that nothing
-// reads any more.
+// order: callers ask as they start, so a test finds those nothing reads.
 func Unused() []string { return std.unused() }
 
-// lexicon is the sections of a set of data files, and which of them were
-// asked for.
+// lexicon is the sections of a set of data files, and which were asked for.
 type lexicon struct {
 	sections map[string]*section
 	mu       sync.Mutex
@@ -72,16 +64,15 @@ func mustParse(fsys fs.FS) *lexicon {
 	return l
 }
 
-// parse reads every data/*.txt file of fsys. A section named twice, even
-// in two files, an entry outside a section, a section with no entries and
-// an entry written twice in one section are errors.
+// parse reads every data/*.txt file of fsys: a section named twice, an
+// entry outside a section and a section with no entries are errors.
 func parse(fsys fs.FS) (*lexicon, error) {
 	names, err := fs.Glob(fsys, "data/*.txt")
+	if err == nil && len(names) == 0 {
+		err = fmt.Errorf("lexicon: no data/*.txt files")
+	}
 	if err != nil {
 		return nil, err
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("lexicon: no data/*.txt files")
 	}
 	l := &lexicon{sections: map[string]*section{}, asked: map[string]bool{}}
 	for _, name := range names {
@@ -99,10 +90,9 @@ func parse(fsys fs.FS) (*lexicon, error) {
 // parseFile adds the sections of one file.
 func (l *lexicon) parseFile(file, text string) error {
 	var cur *section
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for n := 1; sc.Scan(); n++ {
-		at := fmt.Sprintf("%s:%d", file, n)
-		line := strings.TrimSpace(sc.Text())
+	for n, line := range strings.Split(text, "\n") {
+		at := fmt.Sprintf("%s:%d", file, n+1)
+		line = strings.TrimSpace(line)
 		switch {
 		case line == "":
 		case strings.HasPrefix(line, "#"):
@@ -130,18 +120,12 @@ func (l *lexicon) parseFile(file, text string) error {
 			cur.lines = append(cur.lines, fields)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("lexicon: %s: %w", file, err)
-	}
 	return finish(cur)
 }
 
 // finish checks a section once all its lines are read.
 func finish(s *section) error {
-	if s == nil {
-		return nil
-	}
-	if len(s.entries) == 0 {
+	if s != nil && len(s.entries) == 0 {
 		return fmt.Errorf("lexicon: %s: section [%s] has no entries", s.at, s.name)
 	}
 	return nil
@@ -192,44 +176,30 @@ func (l *lexicon) phrases(name string) [][]string {
 	return out
 }
 
-func (l *lexicon) alternatives(name string) string {
-	return strings.Join(l.section(name).distinct(), "|")
-}
-
-// keyed returns a section's lines as key and value, each key once.
-func (l *lexicon) keyed(name string) [][2]string {
+// pairs reads a section's lines as a word and what it stands for, each once.
+func (l *lexicon) pairs(name string) map[string]string {
 	s := l.section(name)
-	var out [][2]string
-	seen := map[string]bool{}
+	m := map[string]string{}
 	for _, line := range s.lines {
 		if len(line) != 2 {
 			panic(fmt.Sprintf("lexicon: section [%s] (%s): %q is not a word and what it stands for", name, s.at, strings.Join(line, " ")))
 		}
-		if seen[line[0]] {
+		if _, dup := m[line[0]]; dup {
 			panic(fmt.Sprintf("lexicon: section [%s] (%s) lists %q twice", name, s.at, line[0]))
 		}
-		seen[line[0]] = true
-		out = append(out, [2]string{line[0], line[1]})
-	}
-	return out
-}
-
-func (l *lexicon) pairs(name string) map[string]string {
-	m := map[string]string{}
-	for _, kv := range l.keyed(name) {
-		m[kv[0]] = kv[1]
+		m[line[0]] = line[1]
 	}
 	return m
 }
 
 func numbers[N int | int64](l *lexicon, name string) map[string]N {
 	m := map[string]N{}
-	for _, kv := range l.keyed(name) {
-		n, err := strconv.ParseInt(kv[1], 10, 32)
+	for word, number := range l.pairs(name) {
+		n, err := strconv.ParseInt(number, 10, 32)
 		if err != nil {
-			panic(fmt.Sprintf("lexicon: section [%s]: %q is no number", name, kv[1]))
+			panic(fmt.Sprintf("lexicon: section [%s]: %q is no number", name, number))
 		}
-		m[kv[0]] = N(n)
+		m[word] = N(n)
 	}
 	return m
 }

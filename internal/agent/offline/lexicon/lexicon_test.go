@@ -89,9 +89,6 @@ second 1
 	if got, want := l.phrases("deletes"), [][]string{{"get", "rid", "of"}, {"drop"}, {"throw", "away"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("phrases = %q, want %q in the order written", got, want)
 	}
-	if got, want := l.alternatives("deletes"), "get_rid_of|drop|throw_away"; got != want {
-		t.Errorf("alternatives = %q, want %q", got, want)
-	}
 	if got, want := l.pairs("spellings"), map[string]string{"tmrw": "tomorrow", "u": "you"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("pairs = %v, want %v", got, want)
 	}

@@ -1,40 +1,29 @@
 package results
 
 import (
+	"slices"
+
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file finds tasks by what they are called or where they stand: among
-// the tasks of a listing (MatchTasks, ClosestTasks, Excepted), among those
-// a conversation is about (PickFromFocus, PlacesDiffer), and among the
-// tasks a reply offered to add (PickItems).
-
-// MatchTasks returns the tasks a name points at: those whose title holds
-// every word of the name; failing that, when loose, those whose title
-// words are all in the name ("I paid the electricity bill" names "Pay
-// bill"). Only what was done is matched loosely: "delete the gym bag"
-// must not find "Gym".
+// MatchTasks returns the tasks whose title holds every word of the name;
+// failing that, when loose (a name of what was done), those whose title
+// words are all in it: "I paid the electricity bill" finds "Pay bill",
+// where "delete the gym bag" must not find "Gym".
 func MatchTasks(tasks []Task, words []string, loose bool) []Task {
 	query := slots.Stems(words)
 	if len(query) == 0 {
 		return nil
 	}
-	var out []Task
-	for _, t := range tasks {
-		if slots.ContainsAll(slots.Stems(slots.TitleWords(t.Title)), query) {
-			out = append(out, t)
-		}
-	}
+	out := TasksWhere(tasks, func(t Task) bool { return slots.ContainsAll(slots.TitleStems(t.Title), query) })
 	if len(out) > 0 || !loose {
 		return out
 	}
-	for _, t := range tasks {
-		if title := slots.Stems(slots.TitleWords(t.Title)); len(title) > 0 && slots.ContainsAll(query, title) {
-			out = append(out, t)
-		}
-	}
-	return out
+	return TasksWhere(tasks, func(t Task) bool {
+		title := slots.TitleStems(t.Title)
+		return len(title) > 0 && slots.ContainsAll(query, title)
+	})
 }
 
 // ClosestTasks returns the tasks that share the most words with the name,
@@ -43,7 +32,7 @@ func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 	query := slots.Stems(words)
 	best, out := 0, []Task(nil)
 	for _, t := range tasks {
-		title := slots.Stems(slots.TitleWords(t.Title))
+		title := slots.TitleStems(t.Title)
 		n := 0
 		for _, q := range query {
 			if slots.ContainsAll(title, []string{q}) {
@@ -61,9 +50,8 @@ func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 }
 
 // PickItems reads which of the tasks offered to add an answer takes: "the
-// first", "the last two" by place, "not the eggs", "all but the jam" by
-// what they are called, "both", "all of them". ok is false when the answer
-// points at none of them that way.
+// last two", "all but the jam", "both". ok is false when it points at none
+// of them that way.
 func PickItems(items []grammar.Item, r slots.Ref) ([]grammar.Item, bool) {
 	switch r.Kind {
 	case slots.RefOrdinal: // "the first", "the last two"
@@ -87,16 +75,12 @@ func PickItems(items []grammar.Item, r slots.Ref) ([]grammar.Item, bool) {
 
 // namedIn reports a title that one of the references names by its words.
 func namedIn(title string, refs []slots.Ref) bool {
-	for _, r := range refs {
-		if r.Kind == slots.RefName && len(MatchTasks([]Task{{ID: 1, Title: title}}, r.Words, false)) > 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(refs, func(r slots.Ref) bool {
+		return r.Kind == slots.RefName && len(MatchTasks([]Task{{ID: 1, Title: title}}, r.Words, false)) > 0
+	})
 }
 
-// Excepted returns the tasks among candidates that except names, by
-// number or by name, as a set of ids.
+// Excepted returns the ids of the candidates except names, by number or name.
 func Excepted(candidates []Task, except []slots.Ref) map[int64]bool {
 	out := map[int64]bool{}
 	for _, x := range except {
@@ -114,9 +98,8 @@ func Excepted(candidates []Task, except []slots.Ref) map[int64]bool {
 	return out
 }
 
-// PlacesDiffer reports targets, from place i of listed on, whose numbers
-// are not their places: once a task is deleted, "the 2nd task" may be the
-// second in the list or task 2.
+// PlacesDiffer reports targets, from place i on, whose numbers are not
+// their places: after a delete, "the 2nd task" may be task 2 or the second.
 func PlacesDiffer(listed, targets []Task, i int) bool {
 	for k, t := range targets {
 		if t.ID != int64(i+k+1) {
@@ -127,8 +110,7 @@ func PlacesDiffer(listed, targets []Task, i int) bool {
 }
 
 // PickFromFocus returns the tasks of focus a pronoun or an ordinal points
-// at; ok is false when the reference does not fit the focus ("it" among
-// three, "the fourth one" among two).
+// at; ok is false when it does not fit ("it" among three).
 func PickFromFocus(focus []Task, r slots.Ref) ([]Task, bool) {
 	switch {
 	case len(focus) == 0:
@@ -142,9 +124,8 @@ func PickFromFocus(focus []Task, r slots.Ref) ([]Task, bool) {
 	return focus, true
 }
 
-// ordinalSpan is where an ordinal ("the second", "the last two") points
-// among n things, as a slice's bounds; ok is false, and the span empty,
-// when it points past them.
+// ordinalSpan is where an ordinal ("the last two") points among n things,
+// as a slice's bounds; ok is false, and the span empty, past them.
 func ordinalSpan(r slots.Ref, n int) (from, to int, ok bool) {
 	count := max(r.Count, 1)
 	from = r.Index

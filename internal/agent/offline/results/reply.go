@@ -5,10 +5,8 @@ import (
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 )
-
-// This file writes what each tool call did, read from its result, and
-// how a reply names tasks: in a sentence, as a number, as a list.
 
 // ConfirmRound says what each call of the round did, one line per call:
 // the reply when a round holds calls the steps did not expect.
@@ -28,23 +26,24 @@ func ConfirmCall(call agent.ToolCall, out Outcome) string {
 	case out.Text != "" && out.TaskID == 0 && out.Tasks == nil:
 		return Sentence(out.Text)
 	}
-	switch call.Name {
-	case ToolAddTask:
-		return Sentence(fmt.Sprintf("Added task %d: %s", out.TaskID, out.Title))
-	case ToolListTasks:
+	if call.Name == ToolListTasks {
 		return describeList(callArgs(call).Status, out.Tasks, out.NextCursor != "")
-	case ToolCompleteTask:
-		return Sentence(fmt.Sprintf("Marked task %d as complete: %s", out.TaskID, out.Title))
-	case ToolDeleteTask:
-		return Sentence(fmt.Sprintf("Deleted task %d: %s", out.TaskID, out.Title))
-	case ToolUpdateTask:
-		return Sentence(fmt.Sprintf("Updated task %d: %s", out.TaskID, out.Title))
+	}
+	if done, ok := confirmations[call.Name]; ok {
+		return Sentence(fmt.Sprintf(done, out.TaskID, out.Title))
 	}
 	return fmt.Sprintf("Done (%s).", call.Name)
 }
 
-// describeToolError says a missing task plainly and passes any other error
-// sentence on as the tool wrote it.
+// confirmations say what a call that changed one task did.
+var confirmations = map[string]string{
+	ToolAddTask:      "Added task %d: %s",
+	ToolCompleteTask: "Marked task %d as complete: %s",
+	ToolDeleteTask:   "Deleted task %d: %s",
+	ToolUpdateTask:   "Updated task %d: %s",
+}
+
+// describeToolError says a missing task plainly, any other error as written.
 func describeToolError(call agent.ToolCall, msg string) string {
 	id := callArgs(call).TaskID
 	if id > 0 && strings.Contains(strings.ToLower(msg), "not found") {
@@ -53,16 +52,15 @@ func describeToolError(call agent.ToolCall, msg string) string {
 	return Sentence(msg)
 }
 
-// describeList writes one task per line with its id and state. more says
-// the listing has tasks after these.
+// describeList writes a listing's tasks a line each; more says more follow.
 func describeList(status string, tasks []Task, more bool) string {
 	n := len(tasks)
 	var head string
 	switch {
 	case more:
-		noun := map[string]string{"pending": "pending task", "completed": "completed task"}[status]
-		if noun == "" {
-			noun = "task"
+		noun := "task"
+		if status == "pending" || status == "completed" {
+			noun = status + " task"
 		}
 		head = fmt.Sprintf("You have more than %s; here are the first %d:", Plural(n, noun), n)
 	case status == "pending" && n == 0:
@@ -130,26 +128,108 @@ func TaskNotFound(id int64) string {
 }
 
 // TaskNumbers names tasks by number: "task 3", "tasks 3, 4 and 5".
-func TaskNumbers(ids []int64) string {
-	if len(ids) == 1 {
-		return fmt.Sprintf("task %d", ids[0])
+func TaskNumbers(ts []Task) string {
+	if len(ts) == 1 {
+		return fmt.Sprintf("task %d", ts[0].ID)
 	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = fmt.Sprint(id)
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprint(t.ID)
 	}
 	return "tasks " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// DescribeTargets names tasks for a question: "task 3, Call mom", or
-// "tasks 3 and 4".
+// DescribeTargets names tasks for a question: "task 3, Call mom," or "tasks 3 and 4".
 func DescribeTargets(targets []Task) string {
 	if len(targets) == 1 && targets[0].Title != "" {
 		return fmt.Sprintf("task %d, %s,", targets[0].ID, targets[0].Title)
 	}
-	ids := make([]int64, len(targets))
-	for i, t := range targets {
-		ids[i] = t.ID
+	return TaskNumbers(targets)
+}
+
+// A task number in an example stays grammar.AnyTask until the executor
+// knows a task of the person's to name, not one that may not exist.
+
+// Stays says that the change a turn made on t stays made.
+func Stays(a grammar.Action, t Task) string {
+	switch a {
+	case grammar.ActDelete:
+		return fmt.Sprintf("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
+	case grammar.ActComplete:
+		return fmt.Sprintf("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
 	}
-	return TaskNumbers(ids)
+	return fmt.Sprintf("Okay — task %d, %s, stays on your list as it is.", t.ID, t.Title)
+}
+
+// OfferText asks whether to make change a on tasks, nothing done yet.
+func OfferText(a grammar.Action, tasks []Task) string {
+	return fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
+		ActionVerbs[a], TaskLines(tasks))
+}
+
+func OfferAddText(items []grammar.Item) string {
+	if len(items) == 1 {
+		return fmt.Sprintf("Should I add %q to your list? Say \"yes\" to add it.", items[0].Title)
+	}
+	titles := make([]string, len(items))
+	for i, it := range items {
+		titles[i] = fmt.Sprintf("- %s", it.Title)
+	}
+	return fmt.Sprintf("Should I add these %d tasks to your list?\n%s\nSay \"yes\" to add them all.", len(items), strings.Join(titles, "\n"))
+}
+
+// ActionVerbs and actionExamples word the questions about each action.
+var (
+	ActionVerbs = map[grammar.Action]string{
+		grammar.ActComplete: "mark as complete", grammar.ActDelete: "delete", grammar.ActUpdate: "change", grammar.ActNote: "add the note to", grammar.ActQuery: "check",
+	}
+	actionExamples = map[grammar.Action]string{
+		grammar.ActComplete: "Complete task %d", grammar.ActDelete: "Delete task %d", grammar.ActUpdate: "Change task %d to 'Call mom tonight'",
+		grammar.ActNote: "Task %d", grammar.ActQuery: "Is task %d done?",
+	}
+)
+
+// Example is the Example of asking for act on task id, or on whichever
+// task the reply can name when id is 0.
+func Example(a grammar.Action, id int64) string {
+	number := grammar.AnyTask
+	if id > 0 {
+		number = fmt.Sprint(id)
+	}
+	return strings.Replace(actionExamples[a], "%d", number, 1)
+}
+
+func WhatToDoText(targets []Task) string {
+	switch {
+	case len(targets) == 0:
+		return `What should I do? For example: "Mark task ` + grammar.AnyTask + ` as complete", "Delete task ` + grammar.AnyTask + `" or "What's pending?"`
+	case targets[0].Title == "": // known by number only
+		id := targets[0].ID
+		return fmt.Sprintf("What should I do with %s? For example: \"Mark task %d as complete\" or \"Delete task %d\".", TaskNumbers(targets), id, id)
+	case len(targets) == 1:
+		return fmt.Sprintf("What should I do with task %d, %s? For example: \"Mark it as complete\" or \"Delete it\".", targets[0].ID, targets[0].Title)
+	}
+	return fmt.Sprintf("What should I do with these %d tasks?\n%s\nFor example: \"Mark them as complete\" or \"Delete them\".", len(targets), TaskLines(targets))
+}
+
+func NothingToDo(a grammar.Action, status string) string {
+	what := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
+	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, ActionVerbs[a])
+}
+
+// FillExamples names known tasks, one after another, in text's examples;
+// with none known, it says what goes there.
+func FillExamples(text string, known []Task) string {
+	var b strings.Builder
+	for i, part := range strings.Split(text, grammar.AnyTask) {
+		if i > 0 {
+			if len(known) == 0 {
+				b.WriteString("<number>")
+			} else {
+				b.WriteString(fmt.Sprint(known[(i-1)%len(known)].ID))
+			}
+		}
+		b.WriteString(part)
+	}
+	return b.String()
 }

@@ -3,12 +3,11 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
-
-// This file reads what the tools said: the rounds of calls a turn made,
-// each call's outcome as the tool wrote it.
 
 // The task tools the offline model calls, as the MCP server names them.
 const (
@@ -19,8 +18,7 @@ const (
 	ToolUpdateTask   = "update_task"
 )
 
-// Round is an assistant message's calls and the tool messages that
-// answered them, by call id.
+// Round is an assistant message's calls and their results, by call id.
 type Round struct {
 	Calls   []agent.ToolCall
 	results map[string]string
@@ -77,8 +75,7 @@ func callArgs(call agent.ToolCall) callArguments {
 	return a
 }
 
-// LastTouched is what a turn made by another model was about: the tasks
-// its last round changed or listed.
+// LastTouched is the tasks another model's last round changed or listed.
 func LastTouched(rounds []Round) []Task {
 	for i := len(rounds) - 1; i >= 0; i-- {
 		var focus []Task
@@ -97,4 +94,119 @@ func LastTouched(rounds []Round) []Task {
 		}
 	}
 	return nil
+}
+
+// Planned is a tool call before it gets an id.
+type Planned struct {
+	Tool string
+	Args map[string]any
+}
+
+// Holds reports whether c is the call p plans: the same tool and
+// arguments (a listing's page size aside).
+func (p Planned) Holds(c agent.ToolCall) bool {
+	var got, want map[string]any
+	planned, _ := json.Marshal(p.Args)
+	_ = json.Unmarshal(planned, &want)
+	if c.Name != p.Tool || json.Unmarshal([]byte(c.Arguments), &got) != nil {
+		return false
+	}
+	if p.Tool == ToolListTasks {
+		delete(got, "limit")
+		delete(want, "limit")
+	}
+	return reflect.DeepEqual(got, want)
+}
+
+// CallIDs numbers tool calls after those already in the conversation, so
+// ids stay unique across the rounds of a turn without any stored state.
+type CallIDs struct{ next int }
+
+// NewCallIDs numbers the calls after those msgs hold.
+func NewCallIDs(msgs []agent.Message) *CallIDs {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.ToolCalls)
+	}
+	return &CallIDs{next: n + 1}
+}
+
+// Call gives p the next id.
+func (c *CallIDs) Call(p Planned) agent.ToolCall {
+	args, _ := json.Marshal(p.Args) // a map of strings and numbers always marshals
+	id := fmt.Sprintf("call_%d", c.next)
+	c.next++
+	return agent.ToolCall{ID: id, Name: p.Tool, Arguments: string(args)}
+}
+
+// ListPage is how many tasks the model asks list_tasks for at once, the
+// most it answers. Each later call reads a page again, so a list read whole
+// costs tokens as the square of its pages (docs/models.md, "Long lists").
+const ListPage = tasks.MaxTaskPage
+
+// ListCall is the first call of a listing of the tasks with status.
+func ListCall(status string) Planned {
+	return Planned{Tool: ToolListTasks, Args: map[string]any{"status": status, "limit": ListPage}}
+}
+
+// Task is one task of a list_tasks result.
+type Task struct {
+	ID          int64  `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Completed   bool   `json:"completed"`
+	// Deleted marks a task the conversation deleted since: still what "it"
+	// or "the second one" points at, never a task to act on or offer.
+	Deleted bool `json:"-"`
+}
+
+// MarkDeleted returns a copy of list, maybe an earlier turn's, with task id deleted.
+func MarkDeleted(list []Task, id int64) []Task {
+	out := append([]Task(nil), list...)
+	for i := range out {
+		if out[i].ID == id {
+			out[i].Deleted = true
+		}
+	}
+	return out
+}
+
+// WithoutDeleted returns the tasks of list the conversation has not deleted.
+func WithoutDeleted(list []Task) []Task {
+	return TasksWhere(list, func(t Task) bool { return !t.Deleted })
+}
+
+// TasksWhere returns the tasks of ts that keep says to keep.
+func TasksWhere(ts []Task, keep func(Task) bool) []Task {
+	var out []Task
+	for _, t := range ts {
+		if keep(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// IDTasks are the tasks numbered ids, known by number only.
+func IDTasks(ids []int64) []Task {
+	out := make([]Task, len(ids))
+	for i, id := range ids {
+		out[i] = Task{ID: id}
+	}
+	return out
+}
+
+// OpenTasks returns the tasks of ts not yet completed.
+func OpenTasks(ts []Task) []Task {
+	return TasksWhere(ts, func(t Task) bool { return !t.Completed })
+}
+
+// FindTask finds task id in ts.
+func FindTask(ts []Task, id int64) (Task, bool) {
+	for _, t := range ts {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return Task{}, false
 }

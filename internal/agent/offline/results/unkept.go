@@ -11,10 +11,8 @@ import (
 )
 
 // This file finds what a task cannot keep yet in a title being added: a
-// date or a time ("tomorrow at 5"), a priority ("high priority"), a repeat
-// ("every monday"). The words stay in the title as written, and the reply
-// says that nothing more comes of them: they are never folded into a
-// title silently, as if a reminder had been set.
+// date ("tomorrow at 5"), a priority ("asap"), a repeat ("every monday").
+// The words stay in the title; the reply says nothing more comes of them.
 
 // unkept is what a title says that a task cannot keep.
 type unkept struct {
@@ -33,24 +31,22 @@ var (
 	repeatLeads    = lexicon.Words("repeat leads")
 )
 
-// clockTime is a time of day or a day of the month as written: "5pm",
-// "17:30", "9am", "12th".
+// clockTime is a time or a day of the month as written: "5pm", "17:30", "12th".
 var clockTime = regexp.MustCompile(`^(?:\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}|\d{1,2}(?:st|nd|rd|th))$`)
 
-// unkeptIn finds what title says that a task cannot keep, at most one of
-// each kind, in the order said.
-func unkeptIn(title string) []unkept {
+// unkeptIn finds what title says that a task cannot keep, in the order
+// said: the first of each kind not yet said, which it then marks said.
+func unkeptIn(title string, said map[string]bool) []unkept {
 	ws := words.Split(title)
 	var out []unkept
-	seen := map[string]bool{}
 	for i := 0; i < len(ws); {
 		kind, end := unkeptAt(ws, i)
 		if kind == "" {
 			i++
 			continue
 		}
-		if !seen[kind] {
-			seen[kind] = true
+		if !said[kind] {
+			said[kind] = true
 			out = append(out, unkept{kind: kind, said: words.Span(title, ws, i, end)})
 		}
 		i = end
@@ -82,12 +78,9 @@ func unkeptAt(ws []words.Word, i int) (string, int) {
 	if !startsDate(ws, i) {
 		return "", i
 	}
-	end := i
+	end := i + 1 // startsDate: ws[i] is a date word or leads to one
 	for end < len(ws) && (isDateWord(ws, end) || leadsToDate(ws, end)) {
 		end++
-	}
-	if end == i {
-		return "", i
 	}
 	return "date", end
 }
@@ -99,8 +92,7 @@ func startsDate(ws []words.Word, i int) bool {
 }
 
 // leadsToDate reports up to three leads from ws[i] followed by a date
-// word: "by friday", "on the 12th", "by end of the month"; "at" leads only
-// to a time ("at 5", not "at home").
+// word: "by end of the month"; "at" leads only to a time, not "at home".
 func leadsToDate(ws []words.Word, i int) bool {
 	for j := i; j < len(ws) && j < i+4 && dateLeads[ws[j].Low]; j++ {
 		if j+1 < len(ws) && isDateWord(ws, j+1) && (ws[j].Low != "at" || isNumber(ws[j+1].Low) || clockTime.MatchString(ws[j+1].Low)) {
@@ -132,45 +124,32 @@ func isDateWord(ws []words.Word, i int) bool {
 
 // isNumber reports a number as written or spelled out ("3", "two").
 func isNumber(low string) bool {
-	if _, ok := words.NumberWords[low]; ok {
-		return true
-	}
-	if low == "" || len(low) > 4 {
-		return false
-	}
-	for _, r := range low {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
+	_, spelled := words.NumberWords[low]
+	return spelled || shortNumber.MatchString(low)
 }
+
+var shortNumber = regexp.MustCompile(`^\d{1,4}$`)
 
 // UnkeptNote says what comes of what title holds that a task cannot keep,
 // leaving out the kinds already said in this reply; "" when nothing.
 func UnkeptNote(title string, said map[string]bool) string {
 	var notes []string
-	for _, u := range unkeptIn(title) {
-		if said[u.kind] {
-			continue
-		}
-		said[u.kind] = true
-		switch u.kind {
-		case "date":
-			notes = append(notes, fmt.Sprintf("Tasks here have no due dates yet, so %q is only part of the title: nothing will remind you.", u.said))
-		case "priority":
-			notes = append(notes, fmt.Sprintf("Tasks here have no priorities yet, so %q is only part of the title.", u.said))
-		case "repeat":
-			notes = append(notes, fmt.Sprintf("Tasks here don't repeat yet, so %q is only part of the title: it is one task, done once.", u.said))
-		}
+	for _, u := range unkeptIn(title, said) {
+		notes = append(notes, fmt.Sprintf(unkeptNotes[u.kind], u.said))
 	}
 	return strings.Join(notes, " ")
 }
 
-// partOfName reports a word written with a capital, inside a title, next
-// to another so written: a name ("Friday Night Lights", "Top Priority by
-// Sarah Smith"), not a date or a priority. The first word of a title is
-// capitalised anyway, and tells nothing.
+// unkeptNotes say, by kind, what comes of words a task cannot keep.
+var unkeptNotes = map[string]string{
+	"date":     "Tasks here have no due dates yet, so %q is only part of the title: nothing will remind you.",
+	"priority": "Tasks here have no priorities yet, so %q is only part of the title.",
+	"repeat":   "Tasks here don't repeat yet, so %q is only part of the title: it is one task, done once.",
+}
+
+// partOfName reports a word written with a capital next to another so
+// written, the first word of the title aside: a name ("Friday Night
+// Lights", "Top Priority by Sarah Smith"), not a date or a priority.
 func partOfName(ws []words.Word, i int) bool {
 	capital := func(j int) bool {
 		return j > 0 && j < len(ws) && ws[j].Text != "" && unicode.IsUpper([]rune(ws[j].Text)[0])

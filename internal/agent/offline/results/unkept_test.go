@@ -37,11 +37,11 @@ func TestUnkeptIn(t *testing.T) {
 		"Plan the week":                         "",
 	} {
 		var got []string
-		for _, u := range unkeptIn(title) {
+		for _, u := range unkeptIn(title, map[string]bool{}) {
 			got = append(got, u.kind+" "+u.said)
 		}
 		if g := strings.Join(got, " | "); g != want {
-			t.Errorf("unkeptIn(%q) = %q, want %q", title, g, want)
+			t.Errorf("unkeptIn(%q, {}) = %q, want %q", title, g, want)
 		}
 	}
 }

@@ -1,16 +1,13 @@
 package slots
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
-
-// This file reads how a person points at tasks — "task 3", "#2 and #5",
-// "it", "the second one", "both", "all of them", "everything I've
-// completed", "the dentist task" — and finds the tasks they point at.
 
 // refKind is how a reference points at tasks.
 type refKind int
@@ -22,9 +19,7 @@ const (
 	RefOrdinal         // at one of those by place: "the second one", "the last one"
 	RefAll             // at every task, or every one in a state: "everything I've completed"
 	RefName            // by words of its title: "the dentist task"
-	// RefOther points at the tasks being chosen among but those its
-	// except names: "not the bank, the other one".
-	RefOther
+	RefOther           // at those being chosen among but Except: "not the bank, the other one"
 )
 
 // Ref is a reference to one or more tasks.
@@ -38,59 +33,60 @@ type Ref struct {
 	Words  []string // refName: the words that name it
 	// Deed marks a name that starts with what was done ("called mom"):
 	// when no title holds the verb, the rest may still name the task.
-	Deed bool
-	// Except are the tasks left out of "everything" or "all of them":
-	// "everything but the dentist", "all except tasks 3 and 5".
-	Except []Ref
-	// OfList marks an ordinal said of tasks ("the 3rd task", not "the
-	// 3rd one"): with nothing shown or done yet, a place in the list.
-	OfList bool
-	// Pointed marks refOther said with "the other one": the task left is
-	// meant. With "not the bank" alone, the one left is asked about.
-	Pointed bool
-	// Span marks numbers said as a range ("1 thru 4", "3-5"): a stretch
-	// of the list, which may hold tasks done already.
-	Span bool
+	Deed    bool
+	Except  []Ref // left out of "everything": "all except tasks 3 and 5"
+	OfList  bool  // an ordinal said of tasks ("the 3rd task"): with nothing shown yet, a place in the list
+	Pointed bool  // refOther with "the other one": the task left is meant, not asked about
+	Span    bool  // numbers said as a range ("3-5"), which may hold tasks done
 }
 
 // maxRefIDs caps the numbers one reference can name ("delete 1 2 3...").
 const maxRefIDs = 20
 
-// Words that carry no meaning in a reference.
+// The lexicon's sections this file reads; the layers above read those exported.
 var (
-	refFiller    = lexicon.Words("ref filler")
-	refTails     = lexicon.Phrases("ref tails")
-	pronounsOne  = lexicon.Words("pronouns one")
-	PronounsMany = lexicon.Words("pronouns many")
-	allWords     = lexicon.Words("all words")
-	bulkFiller   = lexicon.Words("bulk filler")
-	ordinalWords = lexicon.Numbers[int]("ordinal words")
+	PronounsMany     = lexicon.Words("pronouns many")
+	IrregularPast    = lexicon.Pairs("irregular past")
+	ListTopics       = lexicon.Words("list topics")
+	VagueTopics      = lexicon.Words("vague topics")
+	refFiller        = lexicon.Words("ref filler")
+	refTails         = lexicon.Phrases("ref tails")
+	pronounsOne      = lexicon.Words("pronouns one")
+	allWords         = lexicon.Words("all words")
+	bulkFiller       = lexicon.Words("bulk filler")
+	ordinalWords     = lexicon.Numbers[int]("ordinal words")
+	topicFiller      = lexicon.Words("topic filler")
+	topicWords       = lexicon.Phrases("topic words")
+	topicNouns       = lexicon.Words("topic nouns")
+	exceptionJoins   = lexicon.Words("exception joins")
+	rangeWords       = lexicon.Words("range words")
+	titleFiller      = lexicon.Words("title filler")
+	notPastTense     = lexicon.Words("not past tense")
+	newTaskWords     = lexicon.Words("new task words")
+	relativeSubjects = lexicon.Words("relative subjects")
+	refEnds          = lexicon.Words("ref ends")
+	numberLeads      = lexicon.Words("number leads")
+	focusFiller      = lexicon.Words("focus filler")
+	bulkNouns        = lexicon.Words("bulk nouns")
+	topicNumberNouns = lexicon.Words("topic number nouns")
 )
 
-// ParseRef reads the words of a reference.
+// ParseRef reads a reference by the first reader that reads it, or as a name.
 func ParseRef(ws []words.Word) Ref {
 	ws = words.StripTrailing(ws, refTails)
-	if r, ok := idsRef(ws); ok {
-		return r
-	}
-	if r, ok := focusRef(ws); ok {
-		return r
-	}
-	if r, ok := ordinalRef(ws); ok {
-		return r
-	}
-	if r, ok := bulkRef(ws); ok {
-		return r
+	for _, read := range refReaders {
+		if r, ok := read(ws); ok {
+			return r
+		}
 	}
 	return NameRef(ws)
 }
 
-// TopicRef reads the tasks a listing asks about, if any: "task 5" in
-// "show me task 5" and "what was task 4 again?", "the dentist" in "do I
-// have anything about the dentist?". A topic follows a word for tasks
-// ("anything", "tasks", "pending") or starts the question ("anything
-// about the gym?"), and a word such as "about" comes first: "what do you
-// know about cooking?" asks about no task.
+var refReaders = []func([]words.Word) (Ref, bool){idsRef, focusRef, ordinalRef, bulkRef}
+
+// TopicRef reads the tasks a listing asks about, if any: "show me task 5",
+// "anything about the dentist?", where "about" follows a word for tasks or
+// starts the question ("what do you know about cooking?" names none).
 func TopicRef(ws []words.Word) Ref {
 	var rest []words.Word
 	numbered := false // "task 5", "#5": "what's 15% of 80" names no task
@@ -98,7 +94,7 @@ func TopicRef(ws []words.Word) Ref {
 		if !topicFiller[w.Low] {
 			rest = append(rest, w)
 		}
-		numbered = numbered || w.Low == "task" || w.Low == "tasks" || w.Low == "number" || strings.HasPrefix(w.Text, "#")
+		numbered = numbered || topicNumberNouns[w.Low] || strings.HasPrefix(w.Text, "#")
 	}
 	if r, ok := idsRef(rest); ok && numbered {
 		return r
@@ -115,15 +111,8 @@ func TopicRef(ws []words.Word) Ref {
 	return Ref{}
 }
 
-var (
-	topicFiller = lexicon.Words("topic filler")
-	topicWords  = lexicon.Phrases("topic words")
-	topicNouns  = lexicon.Words("topic nouns")
-)
-
 // ExceptionRefs reads what follows "except" in "everything except the
-// dentist and the gym": task numbers, or names joined by "and", "or" and
-// commas, each leaving out the tasks it names.
+// dentist and the gym": task numbers, or names joined by "and", "or", ",".
 func ExceptionRefs(ws []words.Word) []Ref {
 	ws = words.TrimPunctuation(words.StripTrailing(ws, refTails))
 	if r := ParseRef(ws); r.Kind == RefIDs {
@@ -143,11 +132,9 @@ func ExceptionRefs(ws []words.Word) []Ref {
 	return out
 }
 
-var exceptionJoins = lexicon.Words("exception joins")
-
 // idsRef reads a reference made of task numbers and filler only: "task 3",
-// "#2 and #5", "tasks two and three", "#3,#4", "3 through 5", "4-6". A
-// number among other words ("the 2 reports") is part of a name.
+// "#2 and #5", "tasks two and three", "3 through 5", "4-6"; not "the 2
+// reports".
 func idsRef(ws []words.Word) (Ref, bool) {
 	var ids []int64
 	span := false
@@ -160,9 +147,7 @@ func idsRef(ws []words.Word) (Ref, bool) {
 	}
 	for i, w := range ws {
 		id, ok := words.NumberWords[w.Low]
-		ok = ok && (i > 0 && (ws[i-1].Low == "task" || ws[i-1].Low == "tasks" || words.NumberNouns[ws[i-1].Low] || ws[i-1].Low == "and" || ws[i-1].Low == "," || isRangeWord(ws[i-1])) ||
-			listsNumbers(ws, i))
-		if ok {
+		if ok && (i > 0 && (numberLeads[ws[i-1].Low] || words.NumberNouns[ws[i-1].Low] || isRangeWord(ws[i-1])) || listsNumbers(ws, i)) {
 			add(id)
 			continue
 		}
@@ -194,8 +179,7 @@ func idsRef(ws []words.Word) (Ref, bool) {
 }
 
 // listsNumbers reports a spelled number that begins a list of task
-// numbers: "one and three", "two, four". Alone, "one" and "two" are
-// words of other references ("that one", "the two").
+// numbers, "one and three": alone, "one" is rather "that one".
 func listsNumbers(ws []words.Word, i int) bool {
 	return i+2 < len(ws) && (exceptionJoins[ws[i+1].Low] || isRangeWord(ws[i+1])) && words.TaskNumber(ws[i+2]) != 0
 }
@@ -205,10 +189,7 @@ func isRangeWord(w words.Word) bool {
 	return rangeWords[w.Low] || w.Text == "-" || w.Text == "–"
 }
 
-var rangeWords = lexicon.Words("range words")
-
-// numbersBetween returns the task numbers from a to b, both included, when
-// that is a range one reference may name.
+// numbersBetween returns a to b, both included, when one reference may name that many.
 func numbersBetween(a, b int64) ([]int64, bool) {
 	if a <= 0 || b <= a || b-a >= maxRefIDs {
 		return nil, false
@@ -220,8 +201,7 @@ func numbersBetween(a, b int64) ([]int64, bool) {
 	return out, true
 }
 
-// numberList reads a word made of task numbers: "3", "#3,#4", "1,2,3",
-// and the range "4-6".
+// numberList reads a word made of task numbers: "3", "#3,#4", "4-6".
 func numberList(low string) ([]int64, bool) {
 	if from, to, ok := strings.Cut(strings.ReplaceAll(low, "–", "-"), "-"); ok {
 		a, errA := strconv.ParseInt(strings.TrimPrefix(from, "#"), 10, 64)
@@ -242,8 +222,7 @@ func numberList(low string) ([]int64, bool) {
 	return out, true
 }
 
-// focusRef reads a pronoun: "it", "that one", "them", "both of them", "all
-// of those".
+// focusRef reads a pronoun: "it", "that one", "both of them".
 func focusRef(ws []words.Word) (Ref, bool) {
 	r := Ref{Kind: RefFocus}
 	pronoun := false
@@ -257,7 +236,7 @@ func focusRef(ws []words.Word) (Ref, bool) {
 			r.Plural, r.Count = true, 2
 		case allWords[w.Low]:
 			r.Plural = true
-		case w.Low == "of" || w.Low == "the" || w.Low == "one" || w.Low == "ones" || w.Low == "task" || w.Low == "tasks" || w.Low == "too" || w.Low == "as":
+		case focusFiller[w.Low]:
 		default:
 			return Ref{}, false
 		}
@@ -266,8 +245,7 @@ func focusRef(ws []words.Word) (Ref, bool) {
 	return r, pronoun || r.Count == 2
 }
 
-// ordinalRef reads "the second one", "the last task", "the first two",
-// "both of the last two". ("number 2" is a task number instead.)
+// ordinalRef reads "the second one", "the last task", "the first two".
 func ordinalRef(ws []words.Word) (Ref, bool) {
 	r := Ref{Kind: RefOrdinal}
 	found := false
@@ -288,8 +266,7 @@ func ordinalRef(ws []words.Word) (Ref, bool) {
 	return r, found
 }
 
-// bulkRef reads "everything", "all my tasks", "the completed ones",
-// "everything I've completed", "all pending tasks".
+// bulkRef reads "everything", "all my tasks", "the completed ones".
 func bulkRef(ws []words.Word) (Ref, bool) {
 	r := Ref{Kind: RefAll, Status: "all"}
 	all, state := false, false
@@ -299,7 +276,7 @@ func bulkRef(ws []words.Word) (Ref, bool) {
 			r.Status, state = s, true
 		case allWords[w.Low]:
 			all = true
-		case w.Low == "list" || w.Low == "tasks" || w.Low == "todos":
+		case bulkNouns[w.Low]:
 			all = all || len(ws) <= 3 // "my list", "my tasks", "the whole list"
 		case !bulkFiller[w.Low] && w.Low != "":
 			return Ref{}, false
@@ -308,9 +285,8 @@ func bulkRef(ws []words.Word) (Ref, bool) {
 	return r, all || state
 }
 
-// NameRef reads the words that name a task by its title. Words after a
-// "not" name what is not meant: "the call task, not the bank" is named by
-// "call" alone.
+// NameRef reads the words that name a task by its title, up to a "not":
+// "the call task, not the bank" is named by "call" alone.
 func NameRef(ws []words.Word) Ref {
 	r := Ref{Kind: RefName}
 	negated := false
@@ -331,36 +307,31 @@ func NameRef(ws []words.Word) Ref {
 	return r
 }
 
-// TitleWords are the meaningful words of a title.
-func TitleWords(title string) []string {
+// TitleStems are the stems of the meaningful words of a title.
+func TitleStems(title string) []string {
 	var out []string
 	for _, w := range words.Split(title) {
 		if w.Low != "" && !refFiller[w.Low] && !titleFiller[w.Low] {
 			out = append(out, w.Low)
 		}
 	}
-	return out
+	return Stems(out)
 }
 
-// titleFiller are short words that never tell two tasks apart.
-var titleFiller = lexicon.Words("title filler")
-
+// ContainsAll reports whether each stem of want is in have, or starts one
+// of have or is its start, when both are four letters or more.
 func ContainsAll(have, want []string) bool {
 	for _, w := range want {
-		found := false
-		for _, h := range have {
-			if h == w || (len(h) >= 4 && len(w) >= 4 && (strings.HasPrefix(h, w) || strings.HasPrefix(w, h))) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(have, func(h string) bool {
+			return h == w || len(h) >= 4 && len(w) >= 4 && (strings.HasPrefix(h, w) || strings.HasPrefix(w, h))
+		}) {
 			return false
 		}
 	}
 	return true
 }
 
+// Stems are the stems of words, but for filler.
 func Stems(words []string) []string {
 	var out []string
 	for _, w := range words {
@@ -372,8 +343,7 @@ func Stems(words []string) []string {
 }
 
 // stem reduces a word to a form its other forms share, for matching only:
-// "bought" and "buy", "called" and "call", "groceries" and "grocery",
-// "baking" and "bake" meet.
+// "bought" and "buy", "groceries" and "grocery", "baking" and "bake" meet.
 func stem(w string) string {
 	w = strings.Trim(strings.ToLower(w), "'")
 	if base, ok := IrregularPast[w]; ok {
@@ -395,7 +365,7 @@ func stem(w string) string {
 	return w
 }
 
-// undouble turns "stopp" into "stop" and "call" stays "call".
+// undouble turns "stopp" into "stop" but leaves "call".
 func undouble(w string) string {
 	n := len(w)
 	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
@@ -404,33 +374,16 @@ func undouble(w string) string {
 	return w
 }
 
-// IsPastTense reports a verb in the past tense: what someone says when
-// they did a task ("I called mom", "I already bought milk").
+// IsPastTense reports a verb in the past tense: "I called mom".
 func IsPastTense(low string) bool {
-	if _, ok := IrregularPast[low]; ok {
-		return true
-	}
-	return len(low) > 3 && strings.HasSuffix(low, "ed") && !notPastTense[low]
+	_, irregular := IrregularPast[low]
+	return irregular || len(low) > 3 && strings.HasSuffix(low, "ed") && !notPastTense[low]
 }
 
-// notPastTense end in "ed" but say nothing was done, or are not verbs.
-var notPastTense = lexicon.Words("not past tense")
-
-// IrregularPast maps irregular past forms to the verb.
-var IrregularPast = lexicon.Pairs("irregular past")
-
-var (
-	// ListTopics make a question one about the list; vagueTopics do so only in a short one.
-	ListTopics  = lexicon.Words("list topics")
-	VagueTopics = lexicon.Words("vague topics")
-)
-
 // TaskRefAt returns how many words from ws[i] point at a task, or 0:
-// "task 3", "no. 3", "#3", or "the" with one to three words and "task" or
-// "one" where the reference plainly ends ("the bike task tomorrow"), or
-// "the task" before who did something to it ("the task I deleted"). A
-// task with an article before it is a new one: "make a task 5 minute
-// plank", and so is "the task to call mom".
+// "task 3", "#3", "the task I deleted", "the" with one to three words and
+// "task" or "one" where a reference plainly ends ("the bike task
+// tomorrow"); not "make a task 5 minute plank", "the task to call mom".
 func TaskRefAt(ws []words.Word, i int) int {
 	w := ws[i]
 	switch {
@@ -451,11 +404,3 @@ func TaskRefAt(ws []words.Word, i int) int {
 	}
 	return 0
 }
-
-var (
-	newTaskWords = lexicon.Words("new task words")
-	// relativeSubjects say who did something to "the task" before them.
-	relativeSubjects = lexicon.Words("relative subjects")
-	// refEnds may follow "the ... task" when it is a task of the list, not a title.
-	refEnds = lexicon.Words("ref ends")
-)

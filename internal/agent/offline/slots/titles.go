@@ -2,6 +2,7 @@ package slots
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,12 +11,10 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads the tasks an add request names. A title is a span of
-// what the person wrote, with only its frame taken off: lead-ins such as
-// "a task to" and "me to", tails such as "to my list", politeness, quotes.
-// Words are never taken out of its middle.
+// This file reads the tasks an add request names: spans of what the person
+// wrote with their frame ("a task to", "to my list") taken off.
 
-// addLeadIns are taken off what follows an add word, at most one of each group, in order.
+// addLeadIns are taken off what follows an add word, one of each group at most.
 var addLeadIns = [][][]string{
 	lexicon.Phrases("add lead-ins 1: owed"),
 	lexicon.Phrases("add lead-ins 2: articles and counts"),
@@ -27,11 +26,25 @@ var addLeadIns = [][][]string{
 	lexicon.Phrases("add lead-ins 8: to"),
 }
 
-// PluralLeadIns say that several tasks follow: "three tasks: a, b and c".
-var PluralLeadIns = lexicon.Words("plural lead-ins")
-
-// AddTails are taken off the end of a title.
-var AddTails = lexicon.Phrases("add tails")
+// The lexicon's sections this file reads, the grammar those exported too.
+var (
+	PluralLeadIns    = lexicon.Words("plural lead-ins")
+	AddTails         = lexicon.Phrases("add tails")
+	AddFrameOnly     = lexicon.Words("add frame only")
+	TaskNouns        = lexicon.Words("task nouns")
+	fieldWords       = lexicon.Words("field words")
+	listPrepositions = lexicon.Words("list prepositions")
+	listOwners       = lexicon.Words("list owners")
+	listKinds        = lexicon.Phrases("@listkind")
+	taskCounts       = lexicon.Words("task counts")
+	listVerbs        = lexicon.Words("list verbs")
+	relationWords    = lexicon.Words("relation words")
+	taskVerbs        = lexicon.Words("task verbs")
+	nounVerbs        = lexicon.Words("noun verbs")
+	determiners      = lexicon.Words("determiners")
+	objectPronouns   = lexicon.Words("object pronouns")
+	quoteJoins       = lexicon.Words("quote joins")
+)
 
 // PointsAtTask reports a task of the list at ws[i], said with its number
 // or as "the … task"; "the blue one" may be a thing to add.
@@ -40,9 +53,8 @@ func PointsAtTask(ws []words.Word, i int) bool {
 	return n > 0 && ws[i+n-1].Low != "one"
 }
 
-// NamesField reports a task of the list followed by one of its fields:
-// "the bike task's notes", "task 2 description". Words to add never say
-// that; an edit of the task does.
+// NamesField reports a task of the list followed by one of its fields, as
+// an edit says and words to add never do: "task 2 description".
 func NamesField(ws []words.Word) bool {
 	for i := range ws {
 		if n := TaskRefAt(ws, i); n > 0 && i+n < len(ws) && fieldWords[ws[i+n].Low] {
@@ -58,13 +70,9 @@ func NamesField(ws []words.Word) bool {
 	return false
 }
 
-var fieldWords = lexicon.Words("field words")
-
-// StripListTail takes off a tail that names the list a task goes on:
-// "to my shopping list", "on the work list", "onto my reading list". The
-// list is one (taskchat keeps one per person), so the name adds nothing.
-// Only the kinds of list people keep tasks in: "put Bob on the guest list"
-// and "get on the waiting list" are tasks about another list.
+// StripListTail takes off a tail that names the list a task goes on, "to
+// my shopping list": taskchat keeps one list per person. Only the kinds of
+// list people keep tasks in: "put Bob on the guest list" keeps its tail.
 func StripListTail(ws []words.Word) []words.Word {
 	n := len(ws)
 	if n < 4 || ws[n-1].Low != "list" {
@@ -75,29 +83,22 @@ func StripListTail(ws []words.Word) []words.Word {
 		if at < 3 || !listPrepositions[ws[at-2].Low] || !listOwners[ws[at-1].Low] {
 			continue
 		}
-		if m, ok := words.MatchPhrase(kind, ws, at); ok && at+m == n-1 {
+		if words.MatchPhrase(kind, ws, at) {
 			return words.StripTrailing(ws[:at-2], AddTails)
 		}
 	}
 	return ws
 }
 
-var (
-	listPrepositions = lexicon.Words("list prepositions")
-	listOwners       = lexicon.Words("list owners")
-	listKinds        = lexicon.Phrases("@listkind")
-)
-
-// AddFrameOnly are words that, alone after an add word, name no task.
-var AddFrameOnly = lexicon.Words("add frame only")
-
+// StripAddLeadIns takes the lead-ins off what follows an add word, and
+// reports one that says several tasks follow.
 func StripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
 	plural := false
 	for _, group := range addLeadIns {
 		for _, ph := range group {
-			if n, ok := words.MatchPhrase(ph, ws, 0); ok && n < len(ws) && !countsThings(ws) {
+			if len(ph) < len(ws) && words.MatchPhrase(ph, ws, 0) && !countsThings(ws) {
 				plural = plural || PluralLeadIns[ws[0].Low]
-				ws = ws[n:]
+				ws = ws[len(ph):]
 				break
 			}
 		}
@@ -108,8 +109,8 @@ func StripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
 	return ws, plural
 }
 
-// countsThings reports a title that starts with a count of things, not of
-// tasks: "3 eggs" keeps its number, "3 tasks: a, b, c" does not.
+// countsThings reports a title that starts with a count of things, "3
+// eggs", not of tasks, "3 tasks: a, b, c".
 func countsThings(ws []words.Word) bool {
 	if !taskCounts[ws[0].Low] {
 		return false
@@ -122,15 +123,9 @@ func countsThings(ws []words.Word) bool {
 	return true
 }
 
-var (
-	taskCounts = lexicon.Words("task counts")
-	TaskNouns  = lexicon.Words("task nouns")
-)
-
-// SplitItems cuts a list of titles at commas, semicolons and "and", when
-// the request said it holds several; and otherwise where an infinitive
-// repeats ("call mom and to pay rent") or where what follows starts with
-// what to do (see startsTask).
+// SplitItems cuts a list of titles at commas, semicolons and "and" when
+// the request said it holds several; otherwise where an infinitive repeats
+// ("call mom and to pay rent") or what follows starts a task (startsTask).
 func SplitItems(text string, plural bool) []string {
 	if parts, ok := enumerated(text); ok {
 		return parts
@@ -148,13 +143,9 @@ func SplitItems(text string, plural bool) []string {
 	return out
 }
 
-// thingsListed cuts a list of things, "bread, eggs, jam and tea": three
-// or more short parts, commas between them, each part only what a thing is
-// called, and no verb in front that takes them all as its object ("buy
-// bread, eggs and jam" is one task). A part that says more — with whom,
-// for what, where ("dinner with Tom, Anna and Jo", "gifts for Mia, Leo and
-// Sam", "Q3 report: revenue, costs and margins") — makes the whole one
-// title.
+// thingsListed cuts a list of things, "bread, eggs, jam and tea": three or
+// more short parts with commas between, no verb in front ("buy bread, eggs
+// and jam"), and none that says more ("dinner with Tom, Anna and Jo").
 func thingsListed(text string) ([]string, bool) {
 	if !strings.Contains(text, ",") || strings.ContainsAny(text, ":;") {
 		return nil, false
@@ -169,7 +160,7 @@ func thingsListed(text string) ([]string, bool) {
 			return nil, false
 		}
 		for _, w := range ws {
-			if relationWords[w.Low] || startsWithDigit(w.Low) {
+			if relationWords[w.Low] || w.Low != "" && w.Low[0] >= '0' && w.Low[0] <= '9' {
 				return nil, false
 			}
 		}
@@ -181,28 +172,18 @@ func thingsListed(text string) ([]string, bool) {
 	return parts, true
 }
 
-// maxThingWords is the longest part of a list of things, in words: a
-// longer one says more than what a thing is called.
+// maxThingWords is the most words a thing of a list of things is called.
 const maxThingWords = 4
 
-// listVerbs, relationWords: see the lexicon.
-var (
-	listVerbs     = lexicon.Words("list verbs")
-	relationWords = lexicon.Words("relation words")
-)
-
-func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
-
 // enumerated cuts a list numbered in its text, "1) call the bank 2) email
-// HR", at its numbers: they must start the text and count 1, 2, 3. A
-// number inside a title ("buy 2) and ...") cuts nothing.
+// HR", at its numbers, which must start the text and count 1, 2, 3.
 func enumerated(text string) ([]string, bool) {
 	locs := enumerator.FindAllStringSubmatchIndex(text, -1)
 	if len(locs) < 2 || strings.TrimSpace(text[:locs[0][0]]) != "" {
 		return nil, false
 	}
 	var out []string
-	quoted := quotedSpans(text)
+	quoted := quotedSpans(words.Split(text))
 	for i, loc := range locs {
 		if n, _ := strconv.Atoi(text[loc[2]:loc[3]]); n != i+1 || inside(quoted, loc[0]) {
 			return nil, false
@@ -221,12 +202,9 @@ func enumerated(text string) ([]string, bool) {
 // enumerator is a number that starts an item of a list: "1)", "(2)", "3.".
 var enumerator = regexp.MustCompile(`(?:^|\s)\(?(\d{1,2})[.)]\s+`)
 
-// startsTask reports whether before and after, either side of an "and" or
-// a comma in one title, are two tasks: after starts with a verb people
-// begin a task with and says what to do it to ("book a table"), and before
-// is more than a verb ("email Bob"). "Buy salt and pepper", "call mom and
-// dad", "pick up and drop off the kids", "research and write the report"
-// and "buy a book and read it" stay one task.
+// startsTask reports whether b and a, either side of an "and" or a comma,
+// are two tasks: a starts with a task's verb and its object ("book a
+// table"), b is more than a verb; "buy a book and read it" is one.
 func startsTask(b, a []words.Word) bool {
 	if len(b) < 2 || len(a) < 2 || objectPronouns[a[1].Low] {
 		return false
@@ -234,27 +212,14 @@ func startsTask(b, a []words.Word) bool {
 	return taskVerbs[a[0].Low] || nounVerbs[a[0].Low] && determiners[a[1].Low]
 }
 
-// taskVerbs begin tasks ("book a table", "call the bank").
-var taskVerbs = lexicon.Words("task verbs")
-
-// nounVerbs are verbs that are nouns as often; they start a task only before a determiner.
-var (
-	nounVerbs   = lexicon.Words("noun verbs")
-	determiners = lexicon.Words("determiners")
-)
-
-// objectPronouns after a verb point back into the same task: "buy a book and read it".
-var objectPronouns = lexicon.Words("object pronouns")
-
-// AllQuoted reports a text made only of quoted titles and the words that
-// join them: "'Call mom' and 'Pay rent'".
+// AllQuoted reports a text of quoted titles and joins only: "'Call mom' and 'Pay rent'".
 func AllQuoted(text string) bool {
 	n := 0
 	for _, w := range words.Split(text) {
 		switch {
 		case words.IsQuoted(w.Text) || (len(w.Text) > 1 && w.Text[0] == '\'' && w.Text[len(w.Text)-1] == '\''):
 			n++
-		case w.Low == "and" || w.Low == "," || w.Low == "&" || w.Low == "plus":
+		case quoteJoins[w.Low]:
 		default:
 			return false
 		}
@@ -273,13 +238,11 @@ func cutAt(s string, sep *regexp.Regexp) []string {
 }
 
 // cutWhere splits s at the matches of sep outside quotes where two says
-// the words either side of the match, back to the last cut and on to the
-// end, are two parts. The text is cut into words once, however many
-// matches are weighed.
+// the words either side, from the last cut on, are two parts.
 func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word) bool) []string {
 	var out []string
 	ws := words.Split(s)
-	quoted := quotedSpansOf(ws)
+	quoted := quotedSpans(ws)
 	from, fromWord := 0, 0
 	for _, loc := range sep.FindAllStringIndex(s, -1) {
 		if inside(quoted, loc[0]) {
@@ -296,13 +259,8 @@ func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word)
 	return append(out, s[from:])
 }
 
-// quotedSpans returns where s has quoted spans, as byte ranges.
-func quotedSpans(s string) [][2]int {
-	return quotedSpansOf(words.Split(s))
-}
-
-// quotedSpansOf returns where the words ws, cut from a text, are quoted.
-func quotedSpansOf(ws []words.Word) [][2]int {
+// quotedSpans returns the byte ranges of the quoted words of ws.
+func quotedSpans(ws []words.Word) [][2]int {
 	var out [][2]int
 	for _, w := range ws {
 		if words.IsQuoted(w.Text) {
@@ -314,12 +272,7 @@ func quotedSpansOf(ws []words.Word) [][2]int {
 
 // inside reports whether byte i is inside one of the spans.
 func inside(spans [][2]int, i int) bool {
-	for _, sp := range spans {
-		if sp[0] < i && i < sp[1] {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(spans, func(sp [2]int) bool { return sp[0] < i && i < sp[1] })
 }
 
 // StripInfinitive takes a leading "to" off an item: "to pay rent".
@@ -332,21 +285,20 @@ func StripInfinitive(s string) string {
 }
 
 // descriptionMarker separates a title from its description: "X with
-// description Y", "X, notes: Y", "X: description Y", "X description: Y".
+// description Y", "X, notes: Y", "X description: Y".
 var descriptionMarker = regexp.MustCompile(`(?i)(?:\s*[,;:]\s*|\s+-\s+|\s+with\s+(?:a\s+|the\s+)?)(?:description|details|notes?)\b\s*:?\s*` +
 	`|\s+(?:description|details|notes?)\s*:\s*`)
 
+// SplitDescription cuts s at a description marker, if any.
 func SplitDescription(s string) (title, description string) {
 	loc := descriptionMarker.FindStringIndex(s)
-	if loc == nil || inside(quotedSpans(s), loc[0]) {
+	if loc == nil || inside(quotedSpans(words.Split(s)), loc[0]) {
 		return s, ""
 	}
 	return s[:loc[0]], s[loc[1]:]
 }
 
-// WithoutInstead takes "instead" off the end of a new title: "rename it
-// to clean the attic instead" says what replaces the old title, not what
-// the new one says.
+// WithoutInstead takes "instead" off a new title: "rename it to clean the attic instead".
 func WithoutInstead(title string) string {
 	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") {
 		return CleanText(title[:n])
@@ -356,17 +308,10 @@ func WithoutInstead(title string) string {
 
 // WithoutFieldWords drops "title" and "name" from "task 1 title".
 func WithoutFieldWords(ws []words.Word) []words.Word {
-	var out []words.Word
-	for _, w := range ws {
-		if w.Low != "title" && w.Low != "name" {
-			out = append(out, w)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ws), func(w words.Word) bool { return w.Low == "title" || w.Low == "name" })
 }
 
-// CleanText trims a value: space, wrapping quotes, a leading colon, and
-// the punctuation that ends a sentence.
+// CleanText trims space, wrapping quotes, a leading colon and a sentence's end off s.
 func CleanText(s string) string {
 	s = strings.TrimSpace(s)
 	s = strings.TrimLeft(s, ":-– ")

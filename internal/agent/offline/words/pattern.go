@@ -1,7 +1,6 @@
 package words
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -16,13 +15,12 @@ import (
 //	as|to         either word
 //	get_rid_of    several words in a row ("_" stands for a space)
 //	the?          an optional element
-//	@done         any phrase of the named set PhraseSets["done"]
+//	@done         any phrase of the lexicon's section [@done]
 //	@done|over    either, and sets and words mix
 //	{task}        a slot: one or more words, captured as written
 //
-// Slots take as few words as they can, so in "rename {task} to {title}" the
-// task ends at the first "to" after which the rest still matches. Matching
-// is anchored at both ends and backtracks; clauses are short.
+// Slots take as few words as they can: in "rename {task} to {title}" the
+// task ends at the first "to" after which the rest still matches.
 
 type element struct {
 	phrases  [][]string // alternatives, each a sequence of words; nil for a slot
@@ -32,11 +30,9 @@ type element struct {
 
 // Pattern is one compiled line of the pattern language.
 type Pattern struct {
-	source string
-	elems  []element
-	// starts are the words a clause it matches can start with; nil when
-	// any word can (a slot comes first). Most lines are ruled out by the
-	// clause's first word alone.
+	elems []element
+	// starts are the words a clause it matches can start with, nil for any
+	// (a slot comes first): most lines are ruled out by the first word.
 	starts map[string]bool
 }
 
@@ -52,17 +48,16 @@ func (c *Captures) set(slot string, i, j int) {
 
 // CompilePattern reads a pattern written in the notation above.
 func CompilePattern(src string) Pattern {
-	p := Pattern{source: src}
+	var p Pattern
 	for _, field := range strings.Fields(src) {
 		var e element
 		if strings.HasSuffix(field, "?") && len(field) > 1 {
 			e.optional, field = true, strings.TrimSuffix(field, "?")
 		}
-		switch {
-		case strings.HasPrefix(field, "{") && strings.HasSuffix(field, "}"):
+		if strings.HasPrefix(field, "{") && strings.HasSuffix(field, "}") {
 			e.slot = field[1 : len(field)-1]
-		default:
-			e.phrases = expandPhrases(src, field)
+		} else {
+			e.phrases = expandPhrases(field)
 		}
 		p.elems = append(p.elems, e)
 	}
@@ -70,8 +65,7 @@ func CompilePattern(src string) Pattern {
 	return p
 }
 
-// startWords returns the words a match of elems can start with, or nil
-// when it can start with any.
+// startWords returns the words a match of elems can start with; nil for any.
 func startWords(elems []element) map[string]bool {
 	starts := map[string]bool{}
 	for _, e := range elems {
@@ -88,31 +82,18 @@ func startWords(elems []element) map[string]bool {
 	return starts
 }
 
-// expandPhrases reads alternatives that may name sets: "@delete|clear".
-func expandPhrases(src, alts string) [][]string {
+// expandPhrases reads alternatives that may name sets: "@delete|clear_out",
+// longest first ("clear out" is tried before "clear").
+func expandPhrases(alts string) [][]string {
 	var out [][]string
 	for _, alt := range strings.Split(alts, "|") {
-		if !strings.HasPrefix(alt, "@") {
-			out = append(out, Phrases(alt)...)
-			continue
+		if strings.HasPrefix(alt, "@") {
+			out = append(out, lexicon.Phrases(alt)...)
+		} else {
+			out = append(out, strings.Split(alt, "_"))
 		}
-		set, ok := PhraseSets[alt[1:]]
-		if !ok {
-			panic(fmt.Sprintf("offline grammar: pattern %q names the unknown set %s", src, alt))
-		}
-		out = append(out, Phrases(set)...)
 	}
-	// The longest phrase is tried first: "clear out" before "clear".
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
-}
-
-// Phrases reads "a|b_c" as the alternatives ["a"] and ["b", "c"].
-func Phrases(alts string) [][]string {
-	var out [][]string
-	for _, alt := range strings.Split(alts, "|") {
-		out = append(out, strings.Split(alt, "_"))
-	}
 	return out
 }
 
@@ -146,7 +127,7 @@ func matchFrom(elems []element, ws []Word, at int, caps *Captures) bool {
 		}
 	} else {
 		for _, ph := range e.phrases {
-			if n, ok := MatchPhrase(ph, ws, at); ok && matchFrom(rest, ws, at+n, caps) {
+			if MatchPhrase(ph, ws, at) && matchFrom(rest, ws, at+len(ph), caps) {
 				return true
 			}
 		}
@@ -155,17 +136,17 @@ func matchFrom(elems []element, ws []Word, at int, caps *Captures) bool {
 	return e.optional && matchFrom(rest, ws, at, caps)
 }
 
-// MatchPhrase reports how many words the phrase ph covers at ws[at], if it stands there.
-func MatchPhrase(ph []string, ws []Word, at int) (int, bool) {
-	if at+len(ph) > len(ws) {
-		return 0, false
+// MatchPhrase reports whether the phrase ph stands at ws[at].
+func MatchPhrase(ph []string, ws []Word, at int) bool {
+	if at < 0 || at+len(ph) > len(ws) {
+		return false
 	}
 	for i, w := range ph {
 		if ws[at+i].Low != w {
-			return 0, false
+			return false
 		}
 	}
-	return len(ph), true
+	return true
 }
 
 // LongestPhrase returns how many words of ws, from at, the longest phrase
@@ -173,8 +154,8 @@ func MatchPhrase(ph []string, ws []Word, at int) (int, bool) {
 func LongestPhrase(set [][]string, ws []Word, at int) int {
 	n := 0
 	for _, ph := range set {
-		if k, ok := MatchPhrase(ph, ws, at); ok && k > n {
-			n = k
+		if len(ph) > n && MatchPhrase(ph, ws, at) {
+			n = len(ph)
 		}
 	}
 	return n
@@ -193,17 +174,13 @@ func StripLeading(ws []Word, set [][]string) []Word {
 	return ws
 }
 
-// StripTrailing removes any of the phrases from the end of ws, as often as
-// they follow one another, never leaving it empty.
+// StripTrailing is StripLeading at the end of ws.
 func StripTrailing(ws []Word, set [][]string) []Word {
 	for {
 		n := 0
 		for _, ph := range set {
-			if len(ph) >= len(ws) {
-				continue
-			}
-			if k, ok := MatchPhrase(ph, ws, len(ws)-len(ph)); ok && k > n {
-				n = k
+			if len(ph) > n && len(ph) < len(ws) && MatchPhrase(ph, ws, len(ws)-len(ph)) {
+				n = len(ph)
 			}
 		}
 		if n == 0 {
@@ -211,25 +188,4 @@ func StripTrailing(ws []Word, set [][]string) []Word {
 		}
 		ws = ws[:len(ws)-n]
 	}
-}
-
-// PhraseSets are the named sets patterns refer to as @name: the lexicon's [@name] sections.
-var PhraseSets = map[string]string{
-	"done":     lexicon.Alternatives("@done"),
-	"finish":   lexicon.Alternatives("@finish"),
-	"finished": lexicon.Alternatives("@finished"),
-	"delete":   lexicon.Alternatives("@delete"),
-	"clear":    lexicon.Alternatives("@clear"),
-	"update":   lexicon.Alternatives("@update"),
-	"show":     lexicon.Alternatives("@show"),
-	"ask":      lexicon.Alternatives("@ask"),
-	"add":      lexicon.Alternatives("@add"),
-	"me":       lexicon.Alternatives("@me"),
-	"must":     lexicon.Alternatives("@must"),
-	"note":     lexicon.Alternatives("@note"),
-	"list":     lexicon.Alternatives("@list"),
-	"yes":      lexicon.Alternatives("@yes"),
-	"listkind": lexicon.Alternatives("@listkind"),
-	"dated":    lexicon.Alternatives("@dated"),
-	"no":       lexicon.Alternatives("@no"),
 }

@@ -1,6 +1,7 @@
 package words
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -8,14 +9,21 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 )
 
-// This file cuts a message into sentences and words. Words keep where they
-// were written, so a title is always a span of the message as the person
-// wrote it: words are never cut out of its middle.
+// The lexicon's sections this package reads. NumberWords are the task
+// numbers people spell out, NumberNouns the words said before one ("no. 3").
+var (
+	NumberWords     = lexicon.Numbers[int64]("number words")
+	NumberNouns     = lexicon.Words("number nouns")
+	chatSpellings   = lexicon.Pairs("chat spellings")
+	abbreviations   = lexicon.Words("abbreviations")
+	completedStates = lexicon.Words("completed states")
+	pendingStates   = lexicon.Words("pending states")
+)
 
 // Word is one word or one punctuation mark (",", ":" and ";" stand alone).
 // Low is what the grammar compares: lower case, straight apostrophes, no
-// surrounding punctuation, no trailing "'s" but in "let's" ("that's" is
-// "that", so the grammar writes "that's right" as that_right).
+// surrounding punctuation, no trailing "'s" but in "let's" (the grammar
+// writes "that's right" as that_right).
 type Word struct {
 	Text       string
 	Low        string
@@ -56,15 +64,11 @@ func Split(s string) []Word {
 	return withCheckMarks(ws)
 }
 
-// withCheckMarks reads a check mark as "done" ("task 2 ✅"), unless a
-// word that says so comes just before it ("Task 4: done ✅"), and a mark
-// that says a task is not done ("❌ 5", "⏳ 5") as "not": it never
-// vanishes from a list of tasks marked done ("✅ 3, ❌ 5"). Where marks
-// say which task is done, other symbols inside the sentence stand for a
-// word the grammar does not know, so no list of tasks marked done runs
-// across them ("✅ 1 🙂 5"); elsewhere an emoji is decoration and goes
-// ("delete 3, 4 👍 and 5"), but for one that says no or doubt ("delete 5
-// 🤔 7"), which no list runs across either.
+// withCheckMarks reads a check mark as "done" ("task 2 ✅", unless a word
+// for done comes just before it) and a mark that says a task is not done
+// ("❌ 5") as "not". Other emoji are decoration ("delete 3, 4 👍 and 5"),
+// but one of doubt ("delete 5 🤔 7"), or any inside a sentence with marks
+// ("✅ 1 🙂 5"), stands for a word no pattern holds: no list runs across it.
 func withCheckMarks(ws []Word) []Word {
 	marked := false
 	for _, w := range ws {
@@ -86,28 +90,21 @@ func withCheckMarks(ws []Word) []Word {
 	return ws
 }
 
-// doneMarks say a task is done, and notDoneMarks that it is not, or not
-// yet.
+// Marks that say a task is done, that it is not (yet), and doubt.
 const (
 	doneMarks    = "✅✔☑✓"
 	notDoneMarks = "❌✖✗✘🚫⏳⌛⛔"
 	doubtMarks   = "🙅👎🤔⚠❓❔🛑"
 )
 
-// isSymbols reports a word made only of symbols: an emoji, not
-// punctuation ("-", "...", "?").
+// isSymbols reports a word made only of symbols, an emoji, not punctuation.
 func isSymbols(text string) bool {
-	for _, r := range text {
-		if !unicode.IsSymbol(r) && r != '\ufe0f' && r != '\u200d' {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(text, func(r rune) bool { return !unicode.IsSymbol(r) && r != '\ufe0f' && r != '\u200d' })
 }
 
 // closerIndex remembers, for each closing quote, where the next one that
-// ends a quote stands: quotes left open ("it's, 'a, 'b …") are then looked
-// past once, not again from each, and cutting a text stays linear in it.
+// ends a quote stands, so quotes left open ("it's, 'a, 'b …") are looked
+// past once and cutting a text stays linear.
 type closerIndex map[rune]closerAt
 
 type closerAt struct {
@@ -115,8 +112,7 @@ type closerAt struct {
 }
 
 // opens reports whether r at i opens a quote: a quote character at the
-// start of a word (an apostrophe inside "don't" is not one) that is closed
-// later in s.
+// start of a word ("don't" holds none) that is closed later in s.
 func (ci closerIndex) opens(s string, i int, r rune) bool {
 	closing, ok := quotePairs[r]
 	if !ok {
@@ -143,8 +139,7 @@ func (ci closerIndex) opens(s string, i int, r rune) bool {
 	return at >= 0
 }
 
-// endsQuote reports whether the quote ending at end is followed by the end
-// of the text, a space or punctuation.
+// endsQuote reports whether the end of s, a space or punctuation follows end.
 func endsQuote(s string, end int) bool {
 	if end >= len(s) {
 		return true
@@ -175,8 +170,7 @@ func newWord(s string, start, end int) Word {
 	text := s[start:end]
 	low := strings.ReplaceAll(strings.ToLower(text), "’", "'")
 	low = strings.TrimFunc(low, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	switch {
-	case low == "" && (text == "-" || text == "–" || text == "—"):
+	if low == "" && (text == "-" || text == "–" || text == "—") {
 		low = "-" // a dash between words, as patterns write it
 	}
 	if low != "let's" { // the one "'s" that is never "is", "has" or a possessive
@@ -188,10 +182,6 @@ func newWord(s string, start, end int) Word {
 	return Word{Text: text, Low: low, Start: start, End: end}
 }
 
-// chatSpellings are words as people type them in a chat ("tmrw"), read
-// as the word they stand for.
-var chatSpellings = lexicon.Pairs("chat spellings")
-
 // Sentences cuts a message at sentence ends (".", "!", "?" before a
 // space) and line breaks, outside quotes.
 func Sentences(s string) []string {
@@ -201,7 +191,7 @@ func Sentences(s string) []string {
 	for i, w := range ws {
 		last := i == len(ws)-1
 		cut := !last && strings.Contains(s[w.End:ws[i+1].Start], "\n")
-		if r, _ := utf8.DecodeLastRuneInString(w.Text); strings.ContainsRune(".!?…", r) && !IsQuoted(w.Text) && !isAbbreviation(w.Low) &&
+		if r, _ := utf8.DecodeLastRuneInString(w.Text); strings.ContainsRune(".!?…", r) && !IsQuoted(w.Text) && !abbreviations[w.Low] &&
 			!(NumberNouns[w.Low] && !last && TaskNumber(ws[i+1]) > 0) { // "task no. 4"
 			cut = true
 		}
@@ -215,20 +205,12 @@ func Sentences(s string) []string {
 	return out
 }
 
-// IsQuoted reports whether a word is one quoted span: its inner
-// punctuation ends no sentence.
+// IsQuoted reports a word that is one quoted span: no sentence ends in it.
 func IsQuoted(text string) bool {
 	r, _ := utf8.DecodeRuneInString(text)
 	_, ok := quotePairs[r]
 	return ok && r != '\'' && len(text) > 1
 }
-
-// isAbbreviation reports a word whose full stop ends no sentence.
-func isAbbreviation(low string) bool {
-	return abbreviations[low]
-}
-
-var abbreviations = lexicon.Words("abbreviations")
 
 // Span returns the text the words ws[i:j] cover in s, as it was written.
 func Span(s string, ws []Word, i, j int) string {
@@ -260,10 +242,11 @@ func CapitalizeFirst(s string) string {
 
 // TrimPunctuation drops words that are only punctuation at either end.
 func TrimPunctuation(ws []Word) []Word {
-	for len(ws) > 0 && ws[0].Low == "" || len(ws) > 0 && (ws[0].Low == "," || ws[0].Low == ":") {
+	punct := func(w Word) bool { return w.Low == "" || w.Low == "," || w.Low == ":" }
+	for len(ws) > 0 && punct(ws[0]) {
 		ws = ws[1:]
 	}
-	for len(ws) > 0 && (ws[len(ws)-1].Low == "" || ws[len(ws)-1].Low == "," || ws[len(ws)-1].Low == ":") {
+	for len(ws) > 0 && punct(ws[len(ws)-1]) {
 		ws = ws[:len(ws)-1]
 	}
 	return ws
@@ -280,7 +263,23 @@ func StatusWord(low string) string {
 	return ""
 }
 
-var (
-	completedStates = lexicon.Words("completed states")
-	pendingStates   = lexicon.Words("pending states")
-)
+// TaskNumber returns the task number a word says ("5", "#5", "five"), or 0.
+func TaskNumber(w Word) int64 {
+	if n, ok := NumberWords[w.Low]; ok {
+		return n
+	}
+	if n, err := strconv.ParseInt(NumberText(w.Low), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// NumberText takes "#", "no.", "nr." or "num." off the front of a number.
+func NumberText(low string) string {
+	for _, prefix := range []string{"#", "no.", "nr.", "num."} {
+		if rest, ok := strings.CutPrefix(low, prefix); ok {
+			return rest
+		}
+	}
+	return low
+}
