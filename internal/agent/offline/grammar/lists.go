@@ -176,9 +176,9 @@ func (p pasted) steps() ([]Step, bool) {
 	var steps []Step
 	switch {
 	case adds(p.header):
-		steps = []Step{{Act: ActAdd, Items: p.items()}}
+		steps = []Step{{Act: ActAdd, Items: items(p.lines)}}
 	case (p.header == "" || introduces(p.header)) && !p.asks():
-		for _, it := range p.items() {
+		for _, it := range items(p.lines) {
 			steps = append(steps, Step{Act: ActSuggest, Text: it.Title})
 		}
 	default:
@@ -188,18 +188,6 @@ func (p pasted) steps() ([]Step, bool) {
 		steps = withoutChatter(append(steps, Parse(strings.Join(p.after, "\n"))...))
 	}
 	return steps, len(steps) > 0
-}
-
-// items are the lines as tasks to add.
-func (p pasted) items() []Item {
-	var items []Item
-	for _, line := range p.lines {
-		title, desc := slots.SplitDescription(line)
-		if t := words.CapitalizeFirst(slots.CleanText(slots.StripInfinitive(title))); t != "" {
-			items = append(items, Item{Title: t, Description: slots.CleanText(desc)})
-		}
-	}
-	return items
 }
 
 // asks reports a list that holds a request: read alone, a line asks for
