@@ -95,6 +95,7 @@ func saysNews(first string) bool {
 }
 
 var (
+	continuing  = lexicon.Words("continuing")
 	topicLeads  = lexicon.Phrases("topic leads")
 	TopicStarts = lexicon.Words("topic starts")
 )
@@ -119,12 +120,9 @@ func asideAt(ws []words.Word, i int) bool {
 // reports the second: the reason is then cut out and the request goes on.
 func asideEnd(sentence string, ws []words.Word, i int) (end int, more bool) {
 	for j := i + 1; j < len(ws); j++ {
-		if !connectors[ws[j].Low] || connectors[ws[j-1].Low] {
+		next := afterConnectors(ws, j)
+		if next == j || connectors[ws[j-1].Low] {
 			continue
-		}
-		next := j
-		for next < len(ws) && connectors[ws[next].Low] {
-			next++
 		}
 		if next == len(ws) {
 			break
