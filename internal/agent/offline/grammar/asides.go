@@ -11,9 +11,9 @@ import (
 // before "it" ("nevermind the bike, delete it").
 
 // stateRemark reports a few words saying how things stand, with no verb
-// and no task of their own: "all done", "all sorted now", "that's all
-// good", "done!". After a request they say the request is all there is
-// ("called the plumber, all sorted"), not that every task is done.
+// and no task of their own: "all done", "that's all good", "done!". After
+// a request they say the request is all there is, not that every task is
+// done.
 func stateRemark(ws []words.Word) bool {
 	ws = words.TrimPunctuation(ws)
 	for len(ws) > 0 && (ws[len(ws)-1].Low == "" || remarkTails[ws[len(ws)-1].Low]) {
@@ -29,9 +29,8 @@ var (
 	remarkTails = lexicon.Words("remark tails")
 )
 
-// continues reports a clause that adds to what was said before: it
-// starts "and", "also" or "plus", or ends "too", "also" or "as well".
-// ("and the dentist?" asks; it adds nothing.)
+// continues reports a clause that adds to what was said before: it starts
+// "and", "also" or "plus", or ends "too", "also" or "as well".
 func continues(ws []words.Word) bool {
 	ws = words.TrimPunctuation(ws)
 	n := len(ws)
@@ -39,11 +38,9 @@ func continues(ws []words.Word) bool {
 		n > 1 && ws[n-2].Low == "as" && ws[n-1].Low == "well")
 }
 
-// topicOf reads a clause that only names tasks, said before a request
-// about "it" or "them" ("nevermind the bike, delete it", "the dentist
-// one, mark it done"): the tasks it names are what the request is about.
-// The clause must read as no request of its own, and name tasks as a
-// reference does: "the …", "my …", "task 3".
+// topicOf reads a clause that only names tasks, as a reference does ("the
+// …", "my …", "task 3"), said before a request about "it" or "them"
+// ("the dentist one, mark it done"): those tasks are what it is about.
 func topicOf(sentence string, before []words.Word, s Step) (slots.Ref, bool) {
 	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Count != 0 {
 		return slots.Ref{}, false
@@ -59,22 +56,18 @@ func topicOf(sentence string, before []words.Word, s Step) (slots.Ref, bool) {
 	return r, r.Kind == slots.RefName || r.Kind == slots.RefIDs
 }
 
-// deedTopic reports a completion read from what was done ("I moved the
-// dentist appointment") said just before, in the same sentence, a change
-// other than a completion about "it" ("update it", "delete it"): the
-// deed names the task the change is about, and completes nothing.
+// deedTopic reports a deed ("I moved the dentist appointment") said just
+// before a change other than a completion about "it" ("update it"): the
+// deed names the task, and completes nothing.
 func deedTopic(prev, s Step, before []words.Word) bool {
 	return len(before) > 0 && prev.Act == ActComplete && prev.Ref.Deed && s.Ref.Kind == slots.RefFocus &&
 		!s.Ref.Plural && s.Ref.Count == 0 && changes(s) && s.Act != ActComplete && s.Act != ActAdd
 }
 
-// describedTask reads a clause the grammar does not read, said before a
-// request about "it" ("I won't be booking the table at Luigi's after all,
-// remove it"): when it is a statement, its words may describe the task
-// "it" is. They are tried
-// as a task's name when the request is carried out (see
-// executor.describedTarget); the clause is read as said when they name
-// no task.
+// describedTask reads a statement the grammar does not read, said before
+// a request about "it" ("I won't be booking the table at Luigi's after
+// all, remove it"): its words may describe the task "it" is (see
+// executor.describedTarget).
 func describedTask(sentence string, before []words.Word, s Step) ([]string, bool) {
 	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Plural || s.Ref.Count != 0 || !changes(s) || s.Act == ActAdd {
 		return nil, false
@@ -87,9 +80,8 @@ func describedTask(sentence string, before []words.Word, s Step) ([]string, bool
 	return r.Words, len(r.Words) >= 2
 }
 
-// saysNews reports a first word of a statement, not of an order: "I
-// won't be booking…", "had the meeting scheduled". Words that start an
-// order ("buy milk, then delete it") may be a task to add, and name none.
+// saysNews reports a first word of a statement ("I won't…", "had the
+// meeting scheduled"), not of an order, which may be a task to add.
 func saysNews(first string) bool {
 	return slots.NotATaskStart[first] || slots.IsPastTense(first) || first == "had" || first == "got"
 }
@@ -114,10 +106,10 @@ func asideAt(ws []words.Word, i int) bool {
 }
 
 // asideEnd returns where a reason that starts at ws[i] ends: at the next
-// connector followed by a request of its own ("because I sold it, and
-// add buy a helmet"), or by more tasks for the request before the reason
-// ("because I sold it and task 7"), else at the end of the sentence. more
-// reports the second: the reason is then cut out and the request goes on.
+// connector followed by a request of its own ("because I sold it, and add
+// buy a helmet"), or by more tasks for the request before it ("because I
+// sold it and task 7"; more reports that the request goes on), or at the
+// end of the sentence.
 func asideEnd(sentence string, ws []words.Word, i int) (end int, more bool) {
 	for j := i + 1; j < len(ws); j++ {
 		next := afterConnectors(ws, j)
@@ -138,10 +130,9 @@ func asideEnd(sentence string, ws []words.Word, i int) (end int, more bool) {
 }
 
 // moreTasks reports words, up to the next connector, that only point at
-// tasks: task numbers ("task 7", "5"), or "the" or "my" with one or two
-// words and maybe "one" or "task" ("the garage", "the garage one too").
-// Said after a reason they are more tasks for the request before it; a
-// longer phrase ("the new one is better") goes on with the reason.
+// tasks: numbers ("task 7"), or "the" or "my" and one or two words, maybe
+// with "one" or "task" ("the garage one too"). A longer phrase ("the new
+// one is better") goes on with the reason.
 func moreTasks(sentence string, ws []words.Word) bool {
 	ref := trimClause(toConnector(ws))
 	s, ok := parseWords(sentence, ref, true)
@@ -161,18 +152,17 @@ func moreTasks(sentence string, ws []words.Word) bool {
 	return len(words) <= 2
 }
 
-// refLeads start a reference to a task by its name.
-var refLeads = lexicon.Words("ref leads")
-
 // aboutFocus reports a request, up to its next connector, about "it" or
 // "them": after a reason ("because it's done and I don't need it") it is
-// the reason going on about the task just named.
+// the reason going on.
 func aboutFocus(sentence string, ws []words.Word) bool {
 	s, ok := parseWords(sentence, toConnector(ws), false)
 	return ok && s.Ref.Kind == slots.RefFocus
 }
 
 var (
+	// refLeads start a reference to a task by its name.
+	refLeads    = lexicon.Words("ref leads")
 	reasonWords = lexicon.Words("reason words")
 	// asideStarts begin a remark about the task just named: "its done anyway".
 	asideStarts = lexicon.Words("aside starts")

@@ -113,7 +113,7 @@ func correction(c clause) (Step, bool) {
 // I meant delete it"): it is carried out, never made a title. Words that
 // read as a title or as tasks stay the correction's.
 func meantRequest(value string) (Step, bool) {
-	r, ok := parseWords(value, words.Split(value), true)
+	r, ok := readAlone(value)
 	if !ok {
 		return Step{}, false
 	}

@@ -51,10 +51,10 @@ func Parse(text string) []Step {
 			if c.aside {
 				s = asideStep
 			}
-			if s.Act == ActNo && widens(c.ws) {
+			if s.Act == ActNo && anyIn(c.ws, widenWords) {
 				s.Bearing = TakingBackAll // "no, neither"
 			}
-			if n := len(steps); n > 0 && steps[n-1].Act == ActNo && s.Act == ActAnswer && widens(c.ws) {
+			if n := len(steps); n > 0 && steps[n-1].Act == ActNo && s.Act == ActAnswer && anyIn(c.ws, widenWords) {
 				steps[n-1].Bearing = TakingBackAll // "no, don't do any of that"
 				continue
 			}
@@ -397,8 +397,7 @@ func isCommand(s Step) bool {
 // do, so it is asked about. With a verb of ticking it off ("I need to
 // mark task 4 as done") it is a request.
 func askedIfWork(s Step, ws []words.Word) Step {
-	off := slices.ContainsFunc(ws, func(w words.Word) bool { return w.Low == "off" })
-	if s.Act == ActComplete && !markVerbs[ws[0].Low] && !(tickVerbs[ws[0].Low] && off) {
+	if s.Act == ActComplete && !markVerbs[ws[0].Low] && !(tickVerbs[ws[0].Low] && anyIn(ws, offWords)) {
 		s.Mood = Tentatively
 	}
 	return s
@@ -407,7 +406,13 @@ func askedIfWork(s Step, ws []words.Word) Step {
 var (
 	markVerbs = lexicon.Words("mark verbs")
 	tickVerbs = lexicon.Words("tick verbs")
+	offWords  = lexicon.Words("tick tails")
 )
+
+// anyIn reports whether a word of ws is in set.
+func anyIn(ws []words.Word, set map[string]bool) bool {
+	return slices.ContainsFunc(ws, func(w words.Word) bool { return set[w.Low] })
+}
 
 // offeredIfTask reads an add after "I need to" whose words point at a
 // task of the list ("need to do task 5"): that task is meant, so the add

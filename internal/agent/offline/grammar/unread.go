@@ -41,10 +41,8 @@ func cannotDo(ws []words.Word) (string, bool) {
 		return "", false
 	}
 	for _, c := range cannotDoKinds {
-		for _, w := range ws {
-			if c.words[w.Low] {
-				return c.text, true
-			}
+		if anyIn(ws, c.words) {
+			return c.text, true
 		}
 	}
 	return "", false
