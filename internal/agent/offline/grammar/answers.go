@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
@@ -56,10 +55,6 @@ func takenBack(steps []Step) []Step {
 	}
 	return out
 }
-
-// widenWords make a no take back more than the request just before it:
-// "no, neither", "forget all of that", "none of it".
-var widenWords = lexicon.Words("widen words")
 
 // namesTaskAlone reports a bare reference that plainly points at a task:
 // numbers ("just 4"), or a name said as one ("the garage"), not words
@@ -144,13 +139,6 @@ func stillToDo(ws []words.Word) bool {
 	}
 	return true
 }
-
-var (
-	hesitations = lexicon.Words("hesitations")
-	modalTails  = lexicon.Words("modal tails")
-	yesLeads    = lexicon.Phrases("yes leads")
-	noLeads     = lexicon.Phrases("no leads")
-)
 
 // parseAnswer reads a clause led by a yes or a no. When what follows adds
 // nothing ("yes do it", "no, keep them") the yes or the no decides; a

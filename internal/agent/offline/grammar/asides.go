@@ -1,7 +1,6 @@
 package grammar
 
 import (
-	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
@@ -23,11 +22,8 @@ func stateRemark(ws []words.Word) bool {
 	return ok
 }
 
-var (
-	stateRemarkPattern = words.CompilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
-		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
-	remarkTails = lexicon.Words("remark tails")
-)
+var stateRemarkPattern = words.CompilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
+	"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
 
 // continues reports a clause that adds to what was said before: it starts
 // "and", "also" or "plus", or ends "too", "also" or "as well".
@@ -85,12 +81,6 @@ func describedTask(sentence string, before []words.Word, s Step) ([]string, bool
 func saysNews(first string) bool {
 	return slots.NotATaskStart[first] || slots.IsPastTense(first) || first == "had" || first == "got"
 }
-
-var (
-	continuing  = lexicon.Words("continuing")
-	topicLeads  = lexicon.Phrases("topic leads")
-	TopicStarts = lexicon.Words("topic starts")
-)
 
 // asideAt reports a reason given from ws[i] to the end of the sentence:
 // "because it's done", ", its done anyway". It says why, not which task.
@@ -159,11 +149,3 @@ func aboutFocus(sentence string, ws []words.Word) bool {
 	s, ok := parseWords(sentence, toConnector(ws), false)
 	return ok && s.Ref.Kind == slots.RefFocus
 }
-
-var (
-	// refLeads start a reference to a task by its name.
-	refLeads    = lexicon.Words("ref leads")
-	reasonWords = lexicon.Words("reason words")
-	// asideStarts begin a remark about the task just named: "its done anyway".
-	asideStarts = lexicon.Words("aside starts")
-)

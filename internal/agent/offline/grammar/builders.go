@@ -3,7 +3,6 @@ package grammar
 import (
 	"strings"
 
-	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
@@ -48,7 +47,7 @@ func smallTalk(c clause) (Step, bool) {
 	}
 	switch {
 	case thanks:
-		return Step{Act: ActChatter, Text: "You're welcome! Anything else for your list?"}, true
+		return Step{Act: ActChatter, Text: welcomeText}, true
 	case bye:
 		return Step{Act: ActChatter, Text: "Bye for now — your list will be here when you're back."}, true
 	}
@@ -74,13 +73,6 @@ func leaving(ws []words.Word) bool {
 	}
 	return true
 }
-
-var (
-	thanksWords  = lexicon.Words("thanks words")
-	byeWords     = lexicon.Words("bye words")
-	leavingWords = lexicon.Words("leaving words")
-	talkFiller   = lexicon.Words("talk filler")
-)
 
 // refusal reads "keep them" or "don't delete it": a no to acting on the
 // tasks pointed at ("keep the receipts" names one, and may be a task).
@@ -124,8 +116,6 @@ func meantRequest(value string) (Step, bool) {
 	r.Bearing = Correcting
 	return r, true
 }
-
-var correctionLeads = lexicon.Words("correction leads")
 
 // onTask reads a request about the tasks in the {task} slot.
 func onTask(a Action) func(clause) (Step, bool) {
@@ -179,8 +169,6 @@ func refParts(ws []words.Word) []slots.Ref {
 	return parts
 }
 
-var partSeparators = lexicon.Words("part separators")
-
 // answer reads a reference alone: the answer to a question ("the second
 // one", "4"), or, when none was asked, words that may be a task.
 func answer(c clause) (Step, bool) {
@@ -218,10 +206,7 @@ func otherThan(c clause) (Step, bool) {
 	return Step{Act: ActAnswer, Ref: r, Parts: refParts(rest)}, r.Kind != slots.RefNone && r.Kind != slots.RefAll
 }
 
-var (
-	notYetWords  = lexicon.Words("not yet words")
-	otherPattern = words.CompilePattern("the? other|others one|ones|task|tasks?")
-)
+var otherPattern = words.CompilePattern("the? other|others one|ones|task|tasks?")
 
 // deed reads "I called mom": a task completed by saying it was done. "I
 // deleted the passport one" may be news of another list: deleting it is
@@ -242,8 +227,6 @@ func deed(c clause) (Step, bool) {
 	r.Words, r.Deed = append([]string{ws[0].Low}, r.Words...), true
 	return Step{Act: ActComplete, Ref: r}, true
 }
-
-var removedWords = lexicon.Words("removed words")
 
 // queryDeed reads "did I email the landlord?": whether a task is done,
 // said by what would have been done.
@@ -278,8 +261,6 @@ func stateReached(c clause) (Step, bool) {
 	r.Words, r.Deed = append([]string{state[0].Low}, r.Words...), stateWords[state[0].Low]
 	return Step{Act: ActComplete, Ref: r}, true
 }
-
-var stateWords = lexicon.Words("state words")
 
 // dropByName reads "I don't need to buy milk anymore".
 func dropByName(c clause) (Step, bool) {

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
@@ -17,14 +16,6 @@ import (
 
 // maxSteps caps the requests one message can make.
 const maxSteps = 12
-
-var (
-	leadIns  = lexicon.Phrases("lead-ins")
-	trailers = lexicon.Phrases("trailers")
-	// modals introduce a command or a task: see parseWords.
-	modals     = lexicon.Phrases("modals")
-	connectors = lexicon.Words("connectors")
-)
 
 // Parse reads a message into its steps.
 func Parse(text string) []Step {
@@ -348,12 +339,6 @@ func parseWords(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	return s, ok
 }
 
-var (
-	exceptionWords = lexicon.Phrases("exception words")
-	// stateTails may end a request to complete all tasks after its exception.
-	stateTails = lexicon.Phrases("state tails")
-)
-
 // parseException reads a request about all tasks, or all of those shown,
 // that leaves some out: "mark everything done except the dentist",
 // "delete all but tasks 3 and 5". Otherwise the clause is read as said
@@ -402,12 +387,6 @@ func askedIfWork(s Step, ws []words.Word) Step {
 	}
 	return s
 }
-
-var (
-	markVerbs = lexicon.Words("mark verbs")
-	tickVerbs = lexicon.Words("tick verbs")
-	offWords  = lexicon.Words("tick tails")
-)
 
 // anyIn reports whether a word of ws is in set.
 func anyIn(ws []words.Word, set map[string]bool) bool {

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
@@ -141,12 +142,8 @@ var grammar = compileGrammar([]rule{
 	{pattern: "how do i use this|you|it", alone: true, build: reply(HelpText)},
 	{pattern: "who|what are you", alone: true, build: reply(HelpText)},
 	{pattern: "help me?|us?", alone: true, build: reply(HelpText)},
-	{pattern: "hi|hello|hey|hiya|howdy|yo|greetings|morning|evening|afternoon|good_morning|good_evening|good_afternoon there?", alone: true,
-		build: chatter("Hi! " + HelpText)},
-	{pattern: "thanks|thank_you|thx|ty|cheers|great|perfect|awesome|cool|nice|got_it|great_thanks|thanks_a_lot|" +
-		"thank_you_so_much|much_appreciated|appreciate_it|lovely|brilliant|excellent|good|thanks_so_much|" +
-		"thank_you_very_much|thanks_very_much|many_thanks|thanks_a_bunch|thanks_a_million|tysm", alone: true,
-		build: chatter("You're welcome! Anything else for your list?")},
+	{pattern: lexicon.Alternatives("greetings") + " there?", alone: true, build: chatter("Hi! " + HelpText)},
+	{pattern: lexicon.Alternatives("thanks said alone"), alone: true, build: chatter(welcomeText)},
 	{pattern: "{words}", alone: true, build: smallTalk},
 	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, build: reply(noUndoText)},
 	// What the tools cannot do is said plainly, not offered as a task.
@@ -169,8 +166,7 @@ var grammar = compileGrammar([]rule{
 	{pattern: "keep|leave {task} alone|as_is|as_it_is|as_they_are|there|for_now?", build: refusal},
 	{pattern: "don't|dont|do_not delete|remove|erase|cancel|drop|trash|scrap|scratch|clear|complete|finish|do|touch|change|mark {task}", build: refusal},
 	// A correction of the last change: "no, I meant task 4".
-	{pattern: "{lead}? i_meant|i_mean|i_meant_to_say|i_mean_to_say|what_i_meant_was|i_said|make_that|make_that_one|change_that_to :? {value}",
-		alone: true, build: correction},
+	{pattern: "{lead}? i_meant|i_mean|i_meant_to_say|i_mean_to_say|what_i_meant_was|i_said|make_that|make_that_one|change_that_to :? {value}", alone: true, build: correction},
 
 	// Notes on a task, before "add", which they start with.
 	{pattern: "add|put|attach|append|write|leave a|an|the|another? @note to|on|for|onto {task} :|saying|that_says|reading|- {note}", build: note},
@@ -242,8 +238,7 @@ var grammar = compileGrammar([]rule{
 	{pattern: "remind me|us to|about|that|of? {items}", build: add},
 	{pattern: "remember to|that|about? {items}", build: add},
 	{pattern: "i|we need|have|ought|got|want to remember|remind_myself to|that|about? {items}", build: add},
-	{pattern: "don't|dont|do_not let me|us forget to|about|that? {items}", build: add},
-	{pattern: "don't|dont|do_not forget to|about|that? {items}", build: add},
+	{pattern: "don't|dont|do_not let_me|let_us? forget to|about|that? {items}", build: add},
 	{pattern: "make_sure|ensure i|we? {items}", build: add},
 	{pattern: "i|we @must to? {items}", build: add},
 	{pattern: "need_to|needs_to|gotta|got_to|have_to|has_to|have_got_to {items}", build: add},
@@ -298,3 +293,42 @@ func parseClause(text string, ws []words.Word, whole bool) (Step, bool) {
 	}
 	return Step{}, false
 }
+
+// The lexicon's sections the grammar reads: lexicon/data says what each
+// holds and what it is for.
+var (
+	addVerbs        = words.Phrases(words.PhraseSets["add"])
+	asideStarts     = lexicon.Words("aside starts")
+	byeWords        = lexicon.Words("bye words")
+	connectors      = lexicon.Words("connectors")
+	continuing      = lexicon.Words("continuing")
+	correctionLeads = lexicon.Words("correction leads")
+	exceptionWords  = lexicon.Phrases("exception words")
+	followingWords  = lexicon.Words("following words")
+	hesitations     = lexicon.Words("hesitations")
+	leadIns         = lexicon.Phrases("lead-ins")
+	leavingWords    = lexicon.Words("leaving words")
+	markVerbs       = lexicon.Words("mark verbs")
+	modals          = lexicon.Phrases("modals")
+	modalTails      = lexicon.Words("modal tails")
+	noLeads         = lexicon.Phrases("no leads")
+	notYetWords     = lexicon.Words("not yet words")
+	offWords        = lexicon.Words("tick tails")
+	partSeparators  = lexicon.Words("part separators")
+	reasonWords     = lexicon.Words("reason words")
+	refLeads        = lexicon.Words("ref leads")
+	remarkTails     = lexicon.Words("remark tails")
+	removedWords    = lexicon.Words("removed words")
+	stateTails      = lexicon.Phrases("state tails")
+	stateWords      = lexicon.Words("state words")
+	talkFiller      = lexicon.Words("talk filler")
+	thanksWords     = lexicon.Words("thanks words")
+	tickVerbs       = lexicon.Words("tick verbs")
+	topicLeads      = lexicon.Phrases("topic leads")
+	trailers        = lexicon.Phrases("trailers")
+	widenWords      = lexicon.Words("widen words")
+	yesLeads        = lexicon.Phrases("yes leads")
+	// TopicStarts start a task named as the topic of a request about "it"
+	// ("the dentist one, mark it done").
+	TopicStarts = lexicon.Words("topic starts")
+)

@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
@@ -158,11 +157,6 @@ func onlyFollowing(ws []words.Word) bool {
 	}
 	return true
 }
-
-var (
-	addVerbs       = words.Phrases(words.PhraseSets["add"])
-	followingWords = lexicon.Words("following words")
-)
 
 // steps reads the list: after lines that ask to add, one add of every
 // item; after none, or a heading, the items are offered, one question for
