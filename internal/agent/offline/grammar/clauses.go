@@ -8,12 +8,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file cuts a message into clauses, in order: into sentences, then at
-// "and", "then" and commas where what follows is a request of its own
-// ("add milk and mark task 2 done"), not where it is not ("buy bread and
-// butter"). Each clause loses its politeness and filler before the grammar
-// reads it.
-
 // maxSteps caps the requests one message can make.
 const maxSteps = 12
 
@@ -69,8 +63,7 @@ func Parse(text string) []Step {
 	return withoutChatter(doubtingYes(text, takenBack(steps)))
 }
 
-// asideStep is a remark about the request before it, which that request's
-// reply answers.
+// asideStep is a remark on the request before it, which its reply answers.
 var asideStep = Step{Act: ActChatter, Text: "Okay."}
 
 // changes reports a step that changes the list.
@@ -84,29 +77,23 @@ func changes(s Step) bool {
 
 // withoutChatter drops "thanks" and "hi" from a message that asks for more.
 func withoutChatter(steps []Step) []Step {
-	var out []Step
-	for _, s := range steps {
-		if s.Act != ActChatter {
-			out = append(out, s)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(steps), func(s Step) bool { return s.Act == ActChatter })
 	if len(out) == 0 {
 		return steps
 	}
 	return out
 }
 
-// clauseWords are the words of one clause, and whether they are its whole
-// sentence.
+// clauseWords are the words of one clause, whether they are its whole
+// sentence, and whether they are a reason given for the request before.
 type clauseWords struct {
-	ws    []words.Word
-	whole bool
-	aside bool // a reason given for the request before: see asideAt
+	ws           []words.Word
+	whole, aside bool
 }
 
-// splitClauses cuts a sentence where a connector is followed by a request
-// of its own; what follows a connector but is no request ("bread and
-// butter", "2 and 3") stays with the clause before.
+// splitClauses cuts a sentence into clauses, at "and", "then" and commas
+// followed by a request of its own ("add milk and mark task 2 done"), not
+// by words that are none ("buy bread and butter", "2 and 3").
 func splitClauses(sentence string) []clauseWords {
 	ws := words.TrimPunctuation(words.Split(sentence))
 	if len(ws) == 0 {
@@ -118,8 +105,7 @@ func splitClauses(sentence string) []clauseWords {
 	var out, asides []clauseWords
 	start, instead := 0, -1 // instead: where what is asked after a no starts
 	if end := takeBackEnd(ws, 0); end > 2 && end < len(ws) && takesBack(sentence, ws) {
-		// "no wait, just 4": a no of more than "no" takes back what was
-		// asked before, and what follows is asked instead; a bare "no,
+		// "no wait, just 4": what follows is asked instead. A bare "no,
 		// task 4" answers a question.
 		out = append(out, clauseWords{ws: ws[:end]})
 		start, instead = end, end
@@ -158,14 +144,12 @@ func splitClauses(sentence string) []clauseWords {
 		out = append(out, clauseWords{ws: ws[start:i]})
 		start, i = next, next
 		if end := takeBackEnd(ws, next); back && end < len(ws) {
-			// "complete task 3, no, task 4": the no is a clause of its
-			// own, and what follows it is asked instead.
+			// "complete task 3, no, task 4": a no, then what is asked instead.
 			out = append(out, clauseWords{ws: ws[next:end]})
 			start, i, instead = end, end, end
 		}
 	}
-	// What is asked after a no is read as said alone: "no wait, just 4"
-	// names the tasks meant.
+	// What is asked after a no is read as said alone.
 	out = append(out, clauseWords{ws: ws[start:], whole: start == instead})
 	if len(out) == 1 {
 		out[0].whole = true
@@ -182,9 +166,8 @@ func afterConnectors(ws []words.Word, i int) int {
 	return i
 }
 
-// takesBack reports a no said up to the next comma: "delete task 3, no
-// wait", "…, never mind". Cut there, it takes back what was asked before
-// it (takenBack) instead of trailing a request as words.
+// takesBack reports a no said up to the next comma: "…, no wait, …". Cut
+// there, it takes back what was asked before it (takenBack).
 func takesBack(sentence string, ws []words.Word) bool {
 	end := 0
 	for end < len(ws) && ws[end].Low != "," {
@@ -194,8 +177,7 @@ func takesBack(sentence string, ws []words.Word) bool {
 	return ok && s.Act == ActNo
 }
 
-// takeBackEnd returns where what follows a no said at ws[from] starts:
-// after the commas that end it, or len(ws).
+// takeBackEnd returns where what follows a no at ws[from] starts.
 func takeBackEnd(ws []words.Word, from int) int {
 	i := from
 	for i < len(ws) && ws[i].Low != "," {
@@ -207,16 +189,13 @@ func takeBackEnd(ws []words.Word, from int) int {
 	return i
 }
 
-// inNumberList reports a connector between task numbers, "1, 3 and 4":
-// cut there, the list would lose a number or, after "everything except",
-// act on one it was to leave out.
+// inNumberList reports a connector between task numbers, "1, 3 and 4".
 func inNumberList(ws []words.Word, connector, next int) bool {
 	return connector > 0 && next < len(ws) && words.TaskNumber(ws[connector-1]) != 0 && words.TaskNumber(ws[next]) != 0
 }
 
-// leadsRequest reports words after "but" that start a request of their
-// own ("mark all done but add buy milk"), not the tasks an exception
-// leaves out ("but tasks 3 and 4", "but the dentist one").
+// leadsRequest reports words after "but" that start a request ("but add
+// buy milk"), not the tasks an exception leaves out ("but tasks 3 and 4").
 func leadsRequest(sentence string, ws []words.Word) bool {
 	if len(ws) == 0 || slots.TaskRefAt(ws, 0) > 0 || words.TaskNumber(ws[0]) > 0 || TopicStarts[ws[0].Low] || slots.TaskNouns[ws[0].Low] {
 		return false
@@ -224,8 +203,8 @@ func leadsRequest(sentence string, ws []words.Word) bool {
 	return startsRequest(sentence, ws)
 }
 
-// changesTasks reports a completion or deletion of tasks: what a reason
-// may follow. After an add, "since it's her birthday" is part of the title.
+// changesTasks reports a completion or deletion: what a reason may follow.
+// After an add, "since it's her birthday" is part of the title.
 func changesTasks(s Step) bool {
 	return (s.Act == ActComplete || s.Act == ActDelete) && s.Ref.Kind != slots.RefNone
 }
@@ -237,15 +216,14 @@ func onAll(s Step) bool {
 		(s.Ref.Kind == slots.RefAll || s.Ref.Kind == slots.RefFocus && s.Ref.Plural)
 }
 
-// peekIs reports whether ws, as peek reads them, are a step that is accepts.
+// peekIs reports whether ws, read by peek, are a step that is accepts.
 func peekIs(sentence string, ws []words.Word, is func(Step) bool) bool {
 	s, ok := peek(sentence, ws, false)
 	return ok && is(s)
 }
 
-// startsRequest reports whether ws, up to its next connector, is a request
-// of its own; or, when short enough to be one request, all of it ("tasks 2
-// and 3 are done").
+// startsRequest reports whether ws, up to its next connector or, if short
+// enough, all of it ("tasks 2 and 3 are done"), is a request of its own.
 func startsRequest(sentence string, ws []words.Word) bool {
 	first := toConnector(ws)
 	if _, ok := parseWords(sentence, first, false); ok {
@@ -268,13 +246,12 @@ func toConnector(ws []words.Word) []words.Word {
 	return ws
 }
 
-// maxClauseWords is the longest stretch of a sentence read as one request
-// when deciding where to cut it. Each cut is weighed by reading around
-// it: without the bound a long sentence would be read again at every
-// connector, its cost the square of its length.
+// maxClauseWords is the longest stretch read as one request when deciding
+// where to cut: without the bound a long sentence would be read again at
+// every connector, its cost the square of its length.
 const maxClauseWords = 40
 
-// peek reads words, no longer than maxClauseWords, to decide a cut.
+// peek reads words to decide a cut.
 func peek(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	if len(ws) > maxClauseWords {
 		return Step{}, false
@@ -282,8 +259,7 @@ func peek(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	return parseWords(sentence, ws, whole)
 }
 
-// readClause reads one clause into a step; a clause the grammar does not
-// know becomes a question back.
+// readClause reads one clause into a step, known or not.
 func readClause(sentence string, ws []words.Word, whole bool) Step {
 	if s, ok := parseWords(sentence, ws, whole); ok {
 		return s
@@ -315,14 +291,19 @@ func parseWords(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	if s, ok := parseException(sentence, ws, whole); ok {
 		return s, true
 	}
-	if rest := words.StripLeading(ws, modals); len(rest) < len(ws) {
+	rest := words.StripLeading(ws, modals)
+	if len(rest) < len(ws) {
 		if s, ok := parseClause(sentence, rest, whole); ok && isCommand(s) {
-			return askedIfWork(s, rest), true
+			if s.Act == ActComplete && !markVerbs[rest[0].Low] && !(tickVerbs[rest[0].Low] && anyIn(rest, offWords)) {
+				s.Mood = Tentatively // "I need to finish task 3": it may be still to do
+			}
+			return s, true
 		}
 	}
 	s, ok := parseClause(sentence, ws, whole)
-	if ok && s.Act == ActAdd {
-		s = offeredIfTask(s, ws)
+	if ok && s.Act == ActAdd && len(s.Items) == 1 && len(rest) < len(ws) && slots.RefersToTask(rest) {
+		// "need to do task 5": that task is meant, so the add is only offered.
+		s = Step{Act: ActSuggest, Text: s.Items[0].Title, Bearing: s.Bearing}
 	}
 	if ok && s.Act == ActCorrect {
 		if r, meant := meantRequest(s.Text); meant {
@@ -330,8 +311,7 @@ func parseWords(sentence string, ws []words.Word, whole bool) (Step, bool) {
 		}
 	}
 	if (!ok || s.Act == ActAnswer) && len(ws) > 2 && (ws[0].Low == "first" || ws[0].Low == "next") {
-		// "first add walk the dog": the order it is said in, when the
-		// rest is a request ("first one is done" is read as said).
+		// "first add walk the dog", but "first one is done".
 		if t, ok := parseWords(sentence, ws[1:], whole); ok && t.Act != ActAnswer {
 			return t, true
 		}
@@ -340,9 +320,8 @@ func parseWords(sentence string, ws []words.Word, whole bool) (Step, bool) {
 }
 
 // parseException reads a request about all tasks, or all of those shown,
-// that leaves some out: "mark everything done except the dentist",
-// "delete all but tasks 3 and 5". Otherwise the clause is read as said
-// ("delete the dentist but keep the gym").
+// that leaves some out: "delete all but tasks 3 and 5", not "delete the
+// dentist but keep the gym".
 func parseException(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	for k := 1; k < len(ws)-1; k++ {
 		n := words.LongestPhrase(exceptionWords, ws, k)
@@ -364,9 +343,8 @@ func parseException(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	return Step{}, false
 }
 
-// isCommand reports whether a step after "I need to" is a request to the
-// assistant rather than the task itself: "delete task 3" is one, "delete
-// old emails" (a name, not a reference) is a task.
+// isCommand reports a step after "I need to" that asks the assistant
+// ("delete task 3"), not one that is the task ("delete old emails").
 func isCommand(s Step) bool {
 	switch s.Act {
 	case ActList, ActAdd, ActReply, ActChatter:
@@ -377,31 +355,9 @@ func isCommand(s Step) bool {
 	return false
 }
 
-// askedIfWork reads a completion after "I need to" said with a verb of
-// doing the work ("I need to finish task 3"): the task may be still to
-// do, so it is asked about. With a verb of ticking it off ("I need to
-// mark task 4 as done") it is a request.
-func askedIfWork(s Step, ws []words.Word) Step {
-	if s.Act == ActComplete && !markVerbs[ws[0].Low] && !(tickVerbs[ws[0].Low] && anyIn(ws, offWords)) {
-		s.Mood = Tentatively
-	}
-	return s
-}
-
 // anyIn reports whether a word of ws is in set.
 func anyIn(ws []words.Word, set map[string]bool) bool {
 	return slices.ContainsFunc(ws, func(w words.Word) bool { return set[w.Low] })
-}
-
-// offeredIfTask reads an add after "I need to" whose words point at a
-// task of the list ("need to do task 5"): that task is meant, so the add
-// is only offered.
-func offeredIfTask(s Step, ws []words.Word) Step {
-	rest := words.StripLeading(ws, modals)
-	if len(rest) == len(ws) || len(s.Items) != 1 || !slots.RefersToTask(rest) {
-		return s
-	}
-	return Step{Act: ActSuggest, Text: s.Items[0].Title, Bearing: s.Bearing}
 }
 
 // trimClause takes politeness and filler off both ends of a clause.
@@ -416,8 +372,8 @@ func trimClause(ws []words.Word) []words.Word {
 	}
 }
 
-// fillerOnly reports words that are only lead-ins or a yes or no:
-// "actually," before "rename it" is no clause of its own.
+// fillerOnly reports words that are only lead-ins or a yes or no
+// ("actually," before "rename it"): no clause of their own.
 func fillerOnly(ws []words.Word) bool {
 	for len(ws) > 0 {
 		n := max(words.LongestPhrase(leadIns, ws, 0), words.LongestPhrase(yesLeads, ws, 0), words.LongestPhrase(noLeads, ws, 0))
