@@ -8,15 +8,13 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads answers to what the assistant asked, and yes and no
-// said with more words: "yes do it", "ok? no wait", "no, keep them".
+// Answers to what the assistant asked, and yes and no said with more
+// words: "yes do it", "ok? no wait", "no, keep them".
 
-// takenBack reads the no's said after requests in the same message
-// ("delete task 3, no wait"), in order: each takes back the request just
-// before it that still stands, or, said so ("no, neither"), every one.
-// What follows a no is asked instead ("no wait, delete task 4"); tasks
-// named alone right after it ("complete task 3, no, task 4") are what the
-// completion or deletion it took back was meant for.
+// takenBack reads each no said after a request ("delete task 3, no wait"):
+// it takes back the request just before it that still stands, or, said
+// so ("no, neither"), every one. Tasks named alone right after it
+// ("complete task 3, no, task 4") are what that request meant.
 func takenBack(steps []Step) []Step {
 	var out []Step
 	var taken *Step // what the no just before took back
@@ -56,9 +54,8 @@ func takenBack(steps []Step) []Step {
 	return out
 }
 
-// namesTaskAlone reports a bare reference that plainly points at a task:
-// numbers ("just 4"), or a name said as one ("the garage"), not words
-// that may be a task to add ("buy milk").
+// namesTaskAlone reports a bare reference that plainly points at a task
+// ("just 4", "the garage"), not words that may be one to add ("buy milk").
 func namesTaskAlone(s Step) bool {
 	if s.Act != ActAnswer {
 		return false
@@ -67,9 +64,8 @@ func namesTaskAlone(s Step) bool {
 	return s.Ref.Kind == slots.RefIDs || s.Ref.Kind == slots.RefName && len(ws) > 0 && refLeads[ws[0].Low]
 }
 
-// doubtingYes reads a yes said with a doubt ("ok?", "yes? what would that
-// do", "yes. wait, which ones"): it only asks again, which answers what
-// followed it. A yes followed by a no ("ok? no wait") is dropped.
+// doubtingYes reads a yes said with a doubt ("yes? what would that do"):
+// it only asks again. A yes followed by a no ("ok? no wait") is dropped.
 func doubtingYes(text string, steps []Step) []Step {
 	yes := slices.IndexFunc(steps, func(s Step) bool { return s.Act == ActYes })
 	if yes < 0 {
@@ -113,9 +109,8 @@ func doubted(text string) bool {
 }
 
 // yesExcept reads words that leave tasks out, alone or after a yes
-// ("except the bike", "sure, but not task 3"): they answer an offer of a
-// change on several tasks with all of them but those (see
-// executor.offerAllBut), and never name a task to act on.
+// ("except the bike", "sure, but not task 3"): all the tasks offered but
+// those (see executor.offerAllBut).
 func yesExcept(ws []words.Word) (Step, bool) {
 	ws = words.TrimPunctuation(ws)
 	k := words.LongestPhrase(exceptionWords, ws, 0)
@@ -125,8 +120,8 @@ func yesExcept(ws []words.Word) (Step, bool) {
 	return Step{Act: ActAnswer, Ref: slots.Ref{Kind: slots.RefOther, Except: slots.ExceptionRefs(ws[k:]), Plural: true}}, true
 }
 
-// stillToDo reports a modal with no task of its own ("I have to", "gotta
-// do it today"): something, what the question said, is still to do.
+// stillToDo reports a modal with no task of its own: "I have to", "gotta
+// do it today".
 func stillToDo(ws []words.Word) bool {
 	n := words.LongestPhrase(modals, ws, 0)
 	if n == 0 {
@@ -140,11 +135,10 @@ func stillToDo(ws []words.Word) bool {
 	return true
 }
 
-// parseAnswer reads a clause led by a yes or a no. When what follows adds
-// nothing ("yes do it", "no, keep them") the yes or the no decides; a
-// request of its own ("yes delete them") or, after a pause, an answer
-// ("yes, the second one") decides. Without the pause a no starts a
-// phrase: "no need to delete task 3" deletes nothing.
+// parseAnswer reads a clause led by a yes or a no, which decides unless
+// what follows is a request ("yes delete them") or, after a pause, an
+// answer ("yes, the second one"). Without the pause a no starts a phrase:
+// "no need to delete task 3".
 func parseAnswer(sentence string, ws []words.Word, whole bool) (Step, bool) {
 	yes, no := words.LongestPhrase(yesLeads, ws, 0), words.LongestPhrase(noLeads, ws, 0)
 	n := max(yes, no)

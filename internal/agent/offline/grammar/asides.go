@@ -5,14 +5,12 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads what is said around a request without being one: a
-// reason ("because I sold it"), a remark ("all sorted"), a topic named
-// before "it" ("nevermind the bike, delete it").
+// What is said around a request without being one: a reason ("because I
+// sold it"), a remark ("all sorted"), a topic ("the bike, delete it").
 
-// stateRemark reports a few words saying how things stand, with no verb
-// and no task of their own: "all done", "that's all good", "done!". After
-// a request they say the request is all there is, not that every task is
-// done.
+// stateRemark reports a few words on how things stand, with no verb and
+// no task: "all done", "that's all good". After a request they say it is
+// all there is, not that every task is done.
 func stateRemark(ws []words.Word) bool {
 	ws = words.TrimPunctuation(ws)
 	for len(ws) > 0 && (ws[len(ws)-1].Low == "" || remarkTails[ws[len(ws)-1].Low]) {
@@ -25,8 +23,8 @@ func stateRemark(ws []words.Word) bool {
 var stateRemarkPattern = words.CompilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
 	"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
 
-// continues reports a clause that adds to what was said before: it starts
-// "and", "also" or "plus", or ends "too", "also" or "as well".
+// continues reports a clause that starts "and", "also" or "plus", or ends
+// "too", "also" or "as well".
 func continues(ws []words.Word) bool {
 	ws = words.TrimPunctuation(ws)
 	n := len(ws)
@@ -34,9 +32,8 @@ func continues(ws []words.Word) bool {
 		n > 1 && ws[n-2].Low == "as" && ws[n-1].Low == "well")
 }
 
-// topicOf reads a clause that only names tasks, as a reference does ("the
-// …", "my …", "task 3"), said before a request about "it" or "them"
-// ("the dentist one, mark it done"): those tasks are what it is about.
+// topicOf reads a clause that only names tasks ("the …", "task 3") said
+// before a request about "it" ("the dentist one, mark it done").
 func topicOf(sentence string, before []words.Word, s Step) (slots.Ref, bool) {
 	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Count != 0 {
 		return slots.Ref{}, false
@@ -53,17 +50,15 @@ func topicOf(sentence string, before []words.Word, s Step) (slots.Ref, bool) {
 }
 
 // deedTopic reports a deed ("I moved the dentist appointment") said just
-// before a change other than a completion about "it" ("update it"): the
-// deed names the task, and completes nothing.
+// before a change other than a completion about "it" ("update it").
 func deedTopic(prev, s Step, before []words.Word) bool {
 	return len(before) > 0 && prev.Act == ActComplete && prev.Ref.Deed && s.Ref.Kind == slots.RefFocus &&
 		!s.Ref.Plural && s.Ref.Count == 0 && changes(s) && s.Act != ActComplete && s.Act != ActAdd
 }
 
-// describedTask reads a statement the grammar does not read, said before
-// a request about "it" ("I won't be booking the table at Luigi's after
-// all, remove it"): its words may describe the task "it" is (see
-// executor.describedTarget).
+// describedTask reads an unread statement said before a request about
+// "it" ("I won't be booking the table at Luigi's after all, remove it"):
+// its words may describe the task (see executor.describedTarget).
 func describedTask(sentence string, before []words.Word, s Step) ([]string, bool) {
 	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Plural || s.Ref.Count != 0 || !changes(s) || s.Act == ActAdd {
 		return nil, false
@@ -76,14 +71,14 @@ func describedTask(sentence string, before []words.Word, s Step) ([]string, bool
 	return r.Words, len(r.Words) >= 2
 }
 
-// saysNews reports a first word of a statement ("I won't…", "had the
-// meeting scheduled"), not of an order, which may be a task to add.
+// saysNews reports the first word of a statement ("I won't…", "had the
+// meeting scheduled"), not of an order, which may be a task.
 func saysNews(first string) bool {
 	return slots.NotATaskStart[first] || slots.IsPastTense(first) || first == "had" || first == "got"
 }
 
-// asideAt reports a reason given from ws[i] to the end of the sentence:
-// "because it's done", ", its done anyway". It says why, not which task.
+// asideAt reports a reason from ws[i] on: "because it's done", ", its
+// done anyway".
 func asideAt(ws []words.Word, i int) bool {
 	if reasonWords[ws[i].Low] {
 		return true
@@ -95,10 +90,9 @@ func asideAt(ws []words.Word, i int) bool {
 	return reasonWords[ws[i+1].Low] || asideStarts[ws[i+1].Low] && (last == "anyway" || last == "anyways")
 }
 
-// asideEnd returns where a reason that starts at ws[i] ends: at the next
-// connector followed by a request of its own ("because I sold it, and add
-// buy a helmet"), or by more tasks for the request before it ("because I
-// sold it and task 7"; more reports that the request goes on), or at the
+// asideEnd returns where a reason that starts at ws[i] ends: before a
+// connector and a request ("…, and add buy a helmet") or more tasks for
+// the request before it ("… and task 7", where more is true), or at the
 // end of the sentence.
 func asideEnd(sentence string, ws []words.Word, i int) (end int, more bool) {
 	for j := i + 1; j < len(ws); j++ {
@@ -120,9 +114,8 @@ func asideEnd(sentence string, ws []words.Word, i int) (end int, more bool) {
 }
 
 // moreTasks reports words, up to the next connector, that only point at
-// tasks: numbers ("task 7"), or "the" or "my" and one or two words, maybe
-// with "one" or "task" ("the garage one too"). A longer phrase ("the new
-// one is better") goes on with the reason.
+// tasks: numbers ("task 7"), or "the" or "my" and one or two words ("the
+// garage one too"); "the new one is better" goes on with the reason.
 func moreTasks(sentence string, ws []words.Word) bool {
 	ref := trimClause(toConnector(ws))
 	s, ok := parseWords(sentence, ref, true)
@@ -142,9 +135,8 @@ func moreTasks(sentence string, ws []words.Word) bool {
 	return len(words) <= 2
 }
 
-// aboutFocus reports a request, up to its next connector, about "it" or
-// "them": after a reason ("because it's done and I don't need it") it is
-// the reason going on.
+// aboutFocus reports a request about "it" up to the next connector: after
+// a reason ("because it's done and I don't need it") it goes on with it.
 func aboutFocus(sentence string, ws []words.Word) bool {
 	s, ok := parseWords(sentence, toConnector(ws), false)
 	return ok && s.Ref.Kind == slots.RefFocus

@@ -7,9 +7,9 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file turns a line of the grammar that matched into a step. A
-// builder may still refuse the match ("what's the weather?" is no
-// listing), and the next line tries.
+// The builders turn a line of the table that matched into a step; one
+// may refuse the match ("what's the weather?" is no listing), and the
+// next line tries.
 
 func reply(text string) func(clause) (Step, bool) {
 	return func(clause) (Step, bool) { return Step{Act: ActReply, Text: text}, true }
@@ -23,9 +23,8 @@ func only(a Action) func(clause) (Step, bool) {
 	return func(clause) (Step, bool) { return Step{Act: a}, true }
 }
 
-// smallTalk reads a sentence of only thanks and goodbyes ("thank u so
-// much!! 😊", "ok thanks, bye", "gotta go"), as written: it is answered,
-// never offered as a task.
+// smallTalk reads a sentence, as written, of only thanks and goodbyes:
+// "thank u so much!! 😊", "ok thanks, bye", "gotta go".
 func smallTalk(c clause) (Step, bool) {
 	if len(c.text) > maxSmallTalk {
 		return Step{}, false
@@ -74,16 +73,15 @@ func leaving(ws []words.Word) bool {
 	return true
 }
 
-// refusal reads "keep them" or "don't delete it": a no to acting on the
-// tasks pointed at ("keep the receipts" names one, and may be a task).
+// refusal reads "keep them" or "don't delete it" as a no; "keep the
+// receipts" names a task, and may be one.
 func refusal(c clause) (Step, bool) {
 	r := slots.ParseRef(c.words("task"))
 	return Step{Act: ActNo}, r.Kind != slots.RefNone && r.Kind != slots.RefName
 }
 
 // correction reads "no, I meant task 4" or "make that buy AA batteries":
-// the task or the title meant by the last change. "I meant to call mom"
-// is no correction.
+// the task or title the last change meant; "I meant to call mom" is none.
 func correction(c clause) (Step, bool) {
 	for _, w := range c.words("lead") {
 		if !correctionLeads[w.Low] {
@@ -101,9 +99,8 @@ func correction(c clause) (Step, bool) {
 	return s, true
 }
 
-// meantRequest reads a correction that means a request of its own ("no,
-// I meant delete it"): it is carried out, never made a title. Words that
-// read as a title or as tasks stay the correction's.
+// meantRequest reads a correction that is a request of its own ("no, I
+// meant delete it"), never made a title.
 func meantRequest(value string) (Step, bool) {
 	r, ok := readAlone(value)
 	if !ok {
@@ -123,8 +120,7 @@ func onTask(a Action) func(clause) (Step, bool) {
 		ws := c.words("task")
 		r, parts := slots.ParseRef(ws), refParts(ws)
 		if r.Kind == slots.RefName && parts == nil && slots.TaskRefAt(ws, 0) > 0 && ws[0].Low != "the" {
-			// "task 5 can be marked": a number, then words the pattern
-			// left in the slot; another line reads them.
+			// "task 5 can be marked": another line reads the rest.
 			return Step{}, false
 		}
 		return Step{Act: a, Ref: r, Parts: parts}, r.Kind != slots.RefNone
@@ -147,8 +143,7 @@ func reported(a Action) func(clause) (Step, bool) {
 	}
 }
 
-// refParts reads "the report and the dentist" as two references; nil
-// when the words hold one.
+// refParts reads "the report and the dentist" as two references, or nil.
 func refParts(ws []words.Word) []slots.Ref {
 	var parts []slots.Ref
 	from := 0
@@ -169,8 +164,8 @@ func refParts(ws []words.Word) []slots.Ref {
 	return parts
 }
 
-// answer reads a reference alone: the answer to a question ("the second
-// one", "4"), or, when none was asked, words that may be a task.
+// answer reads a reference alone ("the second one", "4"): an answer, or,
+// when nothing was asked, words that may be a task.
 func answer(c clause) (Step, bool) {
 	r := slots.ParseRef(c.words("task"))
 	text := slots.CleanText(c.raw("task"))
@@ -187,8 +182,7 @@ func answer(c clause) (Step, bool) {
 }
 
 // otherThan reads an answer that says which task is not meant: "not the
-// bank, the other one" points at the tasks asked about but the bank; "not
-// the bank, grandma" at grandma.
+// bank, the other one", "not the bank, grandma".
 func otherThan(c clause) (Step, bool) {
 	if not := words.TrimPunctuation(c.words("not")); len(not) > 0 && notYetWords[not[0].Low] {
 		return Step{}, false // "no, not yet": no task is named
@@ -208,9 +202,8 @@ func otherThan(c clause) (Step, bool) {
 
 var otherPattern = words.CompilePattern("the? other|others one|ones|task|tasks?")
 
-// deed reads "I called mom": a task completed by saying it was done. "I
-// deleted the passport one" may be news of another list: deleting it is
-// asked first, and it is never marked done.
+// deed reads "I called mom": a task done. "I deleted the passport one"
+// may be news of another list: deleting it is asked first.
 func deed(c clause) (Step, bool) {
 	ws := c.words("deed")
 	switch {
@@ -228,16 +221,14 @@ func deed(c clause) (Step, bool) {
 	return Step{Act: ActComplete, Ref: r}, true
 }
 
-// queryDeed reads "did I email the landlord?": whether a task is done,
-// said by what would have been done.
+// queryDeed reads "did I email the landlord?".
 func queryDeed(c clause) (Step, bool) {
 	r := slots.NameRef(c.words("deed"))
 	r.Deed = true
 	return Step{Act: ActQuery, Ref: r}, r.Kind == slots.RefName
 }
 
-// bareDeed reads "called mom": a past tense that is not also the present
-// ("put", "read").
+// bareDeed reads "called mom", in a past tense that is no present ("put").
 func bareDeed(c clause) (Step, bool) {
 	ws := c.words("deed")
 	if base, ok := slots.IrregularPast[ws[0].Low]; ok && base == ws[0].Low {
@@ -246,9 +237,9 @@ func bareDeed(c clause) (Step, bool) {
 	return deed(c)
 }
 
-// stateReached reads "the bathroom is clean now", "the car got washed".
-// A state word says the task is done whatever its verb; a past tense only
-// of a task done by that verb ("the appointment got moved" is not done).
+// stateReached reads "the bathroom is clean now", "the car got washed": a
+// state word says a task is done whatever its verb; a past tense only of
+// a task of that verb ("the appointment got moved" is not done).
 func stateReached(c clause) (Step, bool) {
 	state := c.words("state")
 	if len(state) != 1 || !(slots.IsPastTense(state[0].Low) || stateWords[state[0].Low]) {
@@ -268,8 +259,8 @@ func dropByName(c clause) (Step, bool) {
 	return Step{Act: ActDelete, Ref: r}, r.Kind != slots.RefNone
 }
 
-// note reads a note on one task, or, said of none ("add a note: …"), on
-// the task talked about. Every task ("add to my list notes: …") is none.
+// note reads a note on one task; said of none ("add a note: …"), on the
+// task talked about.
 func note(c clause) (Step, bool) {
 	r := slots.Ref{Kind: slots.RefFocus}
 	if _, ok := c.caps["task"]; ok {
@@ -293,8 +284,8 @@ func retitle(c clause) (Step, bool) {
 	return Step{Act: ActUpdate, Ref: r, Title: title, Desc: slots.CleanText(desc)}, r.Kind != slots.RefNone && title != ""
 }
 
-// retitleQuoted reads "task 2 should be 'Buy milk'". Unquoted, "should
-// be" says how a task ought to end up ("the fence should be fixed").
+// retitleQuoted reads "task 2 should be 'Buy milk'", but not "the fence
+// should be fixed".
 func retitleQuoted(c clause) (Step, bool) {
 	raw := strings.TrimSpace(c.raw("title"))
 	if words.Unquote(raw) == raw {
@@ -313,8 +304,7 @@ func list(c clause) (Step, bool) {
 	return Step{Act: ActList, Status: slots.StatusOf(c.ws), Ref: topic}, true
 }
 
-// listShorthand reads a message of only listing words: "my tasks",
-// "pending?", "todo list".
+// listShorthand reads only listing words: "my tasks", "pending?".
 func listShorthand(c clause) (Step, bool) {
 	named := false
 	for _, w := range c.ws {
@@ -331,13 +321,12 @@ func listShorthand(c clause) (Step, bool) {
 	return Step{Act: ActList, Status: slots.StatusOf(c.ws)}, named
 }
 
-// add reads the {items} slot of an add request: one task, or several when
-// the lead-in says so ("add three tasks: a, b and c") or the infinitive
-// repeats ("remind me to call mom and to pay rent").
+// add reads one task, or several when the lead-in says so ("add three
+// tasks: a, b and c") or the infinitive repeats ("to call mom and to pay
+// rent").
 func add(c clause) (Step, bool) {
 	if from := c.caps["items"][0]; slots.PointsAtTask(c.ws, from) || from > 0 && slots.PointsAtTask(c.ws, from-1) || slots.NamesField(c.words("items")) {
-		// "remind me about task 3 tomorrow", "add to the bike task's
-		// notes …": a task of the list is no new one.
+		// "remind me about task 3 tomorrow": a task of the list is no new one.
 		return Step{}, false
 	}
 	ws, plural := slots.StripAddLeadIns(c.words("items"))

@@ -1,6 +1,8 @@
 package grammar
 
 import (
+	"slices"
+
 	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
@@ -121,16 +123,11 @@ func (c clause) raw(slot string) string {
 	return words.Span(c.text, c.ws, s[0], s[1])
 }
 
-// aboutDates answers a due date or a priority said of a task, which tasks
-// do not have; a title that holds a date word is no task ("task 2 to call
-// mom about the deadline").
+// aboutDates answers a due date or a priority said of a task; "task 2 to
+// call mom about the deadline" is a new title.
 func aboutDates(c clause) (Step, bool) {
-	for _, w := range c.words("task") {
-		if w.Low == "to" {
-			return Step{}, false
-		}
-	}
-	return Step{Act: ActReply, Text: NoDatesText}, true
+	to := slices.ContainsFunc(c.words("task"), func(w words.Word) bool { return w.Low == "to" })
+	return Step{Act: ActReply, Text: NoDatesText}, !to
 }
 
 // grammar is the ordered table of what people say.
@@ -168,7 +165,7 @@ var grammar = compileGrammar([]rule{
 	// A correction of the last change: "no, I meant task 4".
 	{pattern: "{lead}? i_meant|i_mean|i_meant_to_say|i_mean_to_say|what_i_meant_was|i_said|make_that|make_that_one|change_that_to :? {value}", alone: true, build: correction},
 
-	// Notes on a task, before "add", which they start with.
+	// Notes, before "add", which they start with.
 	{pattern: "add|put|attach|append|write|leave a|an|the|another? @note to|on|for|onto {task} :|saying|that_says|reading|- {note}", build: note},
 	{pattern: "add|put|attach|append|write {note} as a|the? @note to|on|for {task}", build: note},
 	{pattern: "add|put|attach|append|write {note} to|on the? @note of|for|on {task}", build: note},
@@ -249,8 +246,7 @@ var grammar = compileGrammar([]rule{
 	{pattern: "i|we should|must|gotta {items}", build: add},
 	{pattern: "i|we forgot to {items}", build: add},
 
-	// Sentences that start with the task ("task 3 is done"), or with what
-	// was done ("called mom").
+	// Sentences that start with the task ("task 3 is done") or the deed.
 	{pattern: "{task} can|could|should|needs_to|need_to|must be marked|set as|to? @done|done|complete|completed|finished now?", build: onTask(ActComplete)},
 	{pattern: "{task} can|could|should|needs_to|need_to|must be ticked_off|checked_off|crossed_off|marked_off now?", build: onTask(ActComplete)},
 	{pattern: "{deed}", build: bareDeed},
