@@ -17,28 +17,27 @@ import (
 // ("complete task 3, no, task 4") are what that request meant.
 func takenBack(steps []Step) []Step {
 	var out []Step
-	var taken *Step // what the no just before took back
+	var taken Action // what the no just before took back
 	for i, s := range steps {
 		if s.Act != ActNo || s.Bearing == Correcting {
-			if taken != nil && (taken.Act == ActComplete || taken.Act == ActDelete) && namesTaskAlone(s) {
-				s = Step{Act: taken.Act, Ref: s.Ref, Parts: s.Parts}
+			if (taken == ActComplete || taken == ActDelete) && namesTaskAlone(s) {
+				s = Step{Act: taken, Ref: s.Ref, Parts: s.Parts}
 			}
-			out, taken = append(out, s), nil
+			out, taken = append(out, s), 0
 			continue
 		}
 		if !slices.ContainsFunc(out, func(o Step) bool { return o.Act != ActNo }) {
 			if i+1 == len(steps) || len(out) == 0 {
 				out = append(out, s) // a no with nothing to take back answers
 			}
-			taken = nil
+			taken = 0
 			continue
 		}
 		back := len(out) - 1
 		for out[back].Act == ActNo {
 			back--
 		}
-		t := out[back]
-		taken = &t
+		taken = out[back].Act
 		if s.Bearing == TakingBackAll {
 			out = nil
 		} else {

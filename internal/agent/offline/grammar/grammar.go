@@ -8,7 +8,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file is the table of what people say: ordered patterns (notation in
+// The table of what people say: ordered patterns (notation in
 // words/pattern.go), each with the builder of what a match means. The
 // first that matches a whole clause and builds a step decides.
 
@@ -59,39 +59,23 @@ type Step struct {
 type Mood uint8
 
 const (
-	Plainly Mood = iota
-	// Vaguely: news of tasks done that names no list ("all done"): said
-	// of every task, it is asked about first.
-	Vaguely
-	// Tentatively: a change asked about before it is made ("I need to
-	// finish task 3", "I deleted the passport one").
-	Tentatively
-	// Doubtfully: a yes said with a doubt ("yes? what would that do"):
-	// the question is asked again.
-	Doubtfully
-	// StillToDo: a yes with a modal that names no task ("yes, gotta do
-	// it"): asked whether tasks are done, they stay open.
-	StillToDo
-	// StillToDoAlone: the modal alone ("I have to"): as StillToDo, but
-	// asked anything else, the question is asked again.
-	StillToDoAlone
+	Plainly        Mood = iota
+	Vaguely             // news of tasks done that names no list ("all done"): asked about first
+	Tentatively         // a change asked about before it is made ("I need to finish task 3")
+	Doubtfully          // a yes with a doubt ("yes? what would that do"): the question is asked again
+	StillToDo           // a yes with a modal and no task ("yes, gotta do it"): tasks asked about stay open
+	StillToDoAlone      // the modal alone ("I have to"): as StillToDo, but other questions are asked again
 )
 
 // Bearing is how a step stands to what was said before it.
 type Bearing uint8
 
 const (
-	Fresh Bearing = iota
-	// Continuing: a clause that begins "and" or "also", or ends "too":
-	// after an add, words that may be a task are one more to add.
-	Continuing
-	// Confirming: a request led by a yes ("yes, delete everything").
-	Confirming
-	// Correcting: a request said as a correction ("no, I meant delete it").
-	Correcting
-	// TakingBackAll: a no that takes back every request before it in the
-	// message ("no, neither", "no, forget all of that").
-	TakingBackAll
+	Fresh         Bearing = iota
+	Continuing            // begins "and" or "also", or ends "too": after an add, maybe a task to add
+	Confirming            // a request led by a yes ("yes, delete everything")
+	Correcting            // a request said as a correction ("no, I meant delete it")
+	TakingBackAll         // a no that takes back every request before it ("no, neither")
 )
 
 // Item is a task to add.
@@ -133,12 +117,7 @@ func aboutDates(c clause) (Step, bool) {
 // grammar is the ordered table of what people say.
 var grammar = compileGrammar([]rule{
 	// What the assistant is, and small talk.
-	{pattern: "what can|do you do", alone: true, build: reply(HelpText)},
-	{pattern: "what can i say|ask|do|type", alone: true, build: reply(HelpText)},
-	{pattern: "how does this|it work", alone: true, build: reply(HelpText)},
-	{pattern: "how do i use this|you|it", alone: true, build: reply(HelpText)},
-	{pattern: "who|what are you", alone: true, build: reply(HelpText)},
-	{pattern: "help me?|us?", alone: true, build: reply(HelpText)},
+	{pattern: lexicon.Alternatives("help questions"), alone: true, build: reply(HelpText)},
 	{pattern: lexicon.Alternatives("greetings") + " there?", alone: true, build: chatter("Hi! " + HelpText)},
 	{pattern: lexicon.Alternatives("thanks said alone"), alone: true, build: chatter(welcomeText)},
 	{pattern: "{words}", alone: true, build: smallTalk},
