@@ -134,7 +134,8 @@ func splitClauses(sentence string) []clauseWords {
 		if next == i || connectors[ws[i-1].Low] || next == len(ws) || fillerOnly(ws[start:i]) {
 			continue
 		}
-		if inNumberList(ws, i, next) || ws[i].Low == "but" && peekIs(sentence, ws[start:i], onAll) && !leadsRequest(sentence, ws[next:]) {
+		numbers := words.TaskNumber(ws[i-1]) != 0 && words.TaskNumber(ws[next]) != 0 // "1, 3 and 4"
+		if numbers || ws[i].Low == "but" && peekIs(sentence, ws[start:i], onAll) && !leadsRequest(sentence, ws[next:]) {
 			continue
 		}
 		back := takesBack(sentence, ws[next:])
@@ -187,11 +188,6 @@ func takeBackEnd(ws []words.Word, from int) int {
 		i++
 	}
 	return i
-}
-
-// inNumberList reports a connector between task numbers, "1, 3 and 4".
-func inNumberList(ws []words.Word, connector, next int) bool {
-	return connector > 0 && next < len(ws) && words.TaskNumber(ws[connector-1]) != 0 && words.TaskNumber(ws[next]) != 0
 }
 
 // leadsRequest reports words after "but" that start a request ("but add
