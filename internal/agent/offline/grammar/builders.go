@@ -172,10 +172,7 @@ func answer(c clause) (Step, bool) {
 	switch {
 	case r.Kind == slots.RefNone, r.Kind == slots.RefAll && r.Status != "all":
 		return Step{}, false
-	case r.Kind == slots.RefName && (slots.IsQuestion(text, c.ws) || slots.AsksYesOrNo(c.ws) || slots.NamesField(c.ws)):
-		return Step{}, false
-	}
-	if _, ok := cannotDo(c.ws); ok && r.Kind == slots.RefName {
+	case r.Kind == slots.RefName && (slots.IsQuestion(text, c.ws) || slots.AsksYesOrNo(c.ws) || slots.NamesField(c.ws) || cannotDo(c.ws) != ""):
 		return Step{}, false
 	}
 	return Step{Act: ActAnswer, Ref: r, Text: words.CapitalizeFirst(text), Parts: refParts(c.words("task"))}, true

@@ -8,12 +8,10 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads a list pasted in: lines that each start with a number
-// ("1.", "2)", "a.") or a bullet ("-", "•"), or every line after one that
-// asks to add ("add these:"). Each line is one item, whatever it holds,
-// and its number is its place in the list, never a task's: "2. bread" is
-// bread. Lines after the list that are no items ("thanks!") are read as
-// said.
+// A list pasted in: lines that start with a number ("1.", "a)") or a
+// bullet ("-", "•"), or every line after one that asks to add ("add
+// these:"). Each line is one item, whatever it holds; its number is its
+// place in the list, never a task's ("2. bread" is bread).
 
 // itemMark is what starts a line of a pasted list.
 var itemMark = regexp.MustCompile(`^\s*(?:\(?(?:\d{1,3}|[a-zA-Z])[.)]|\d{1,3}\s*[-–—:]|[-*•·▪‣◦–—+]|\[[ xX]?\])\s+`)
@@ -98,8 +96,7 @@ func isItem(line string) bool {
 }
 
 // introduces reports lines before a marked one that ask to add what
-// follows ("can you add these for me?") or only head the list ("Things I
-// need:"), asking nothing else.
+// follows ("can you add these for me?") or only head it ("Things I need:").
 func introduces(header string) bool {
 	if header == "" {
 		return false
@@ -159,9 +156,9 @@ func onlyFollowing(ws []words.Word) bool {
 }
 
 // steps reads the list: after lines that ask to add, one add of every
-// item; after none, or a heading, the items are offered, one question for
-// all; the lines after the list are read as said. ok is false for a list
-// that holds requests: each line is then read as a message of its own.
+// item; after none, or a heading, the items are offered; the lines after
+// the list are read as said. A list that holds requests is not read here:
+// each line is then a message of its own.
 func (p pasted) steps() ([]Step, bool) {
 	var steps []Step
 	switch {

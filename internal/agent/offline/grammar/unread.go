@@ -10,7 +10,7 @@ import (
 // cannot do is said, a question outside the list is told what the
 // assistant does, and words that may be a task ("buy milk") are offered.
 func unknownStep(text string, ws []words.Word) Step {
-	if text, ok := cannotDo(ws); ok {
+	if text := cannotDo(ws); text != "" {
 		return Step{Act: ActReply, Text: text}
 	}
 	switch {
@@ -30,17 +30,17 @@ func unknownStep(text string, ws []words.Word) Step {
 
 // cannotDo answers a request about a task that the tools cannot carry out
 // ("make task 5 high priority", "move task 3 to the top") with what can
-// be done instead. Said of no task, the same words may be a task to add.
-func cannotDo(ws []words.Word) (string, bool) {
+// be done instead, or "". Said of no task, the same words may be a task.
+func cannotDo(ws []words.Word) string {
 	if !slots.RefersToTask(ws) {
-		return "", false
+		return ""
 	}
 	for _, c := range cannotDoKinds {
 		if anyIn(ws, c.words) {
-			return c.text, true
+			return c.text
 		}
 	}
-	return "", false
+	return ""
 }
 
 // cannotDoKinds are the words that ask for what the tools cannot do, by
