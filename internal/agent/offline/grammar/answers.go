@@ -123,15 +123,7 @@ func yesExcept(ws []words.Word) (Step, bool) {
 // do it today".
 func stillToDo(ws []words.Word) bool {
 	n := words.LongestPhrase(modals, ws, 0)
-	if n == 0 {
-		return false
-	}
-	for _, w := range ws[n:] {
-		if !modalTails[w.Low] {
-			return false
-		}
-	}
-	return true
+	return n > 0 && allIn(ws[n:], modalTails)
 }
 
 // parseAnswer reads a clause led by a yes or a no, which decides unless

@@ -83,13 +83,8 @@ func refusal(c clause) (Step, bool) {
 // correction reads "no, I meant task 4" or "make that buy AA batteries":
 // the task or title the last change meant; "I meant to call mom" is none.
 func correction(c clause) (Step, bool) {
-	for _, w := range c.words("lead") {
-		if !correctionLeads[w.Low] {
-			return Step{}, false
-		}
-	}
 	ws := c.words("value")
-	if len(ws) == 0 || ws[0].Low == "to" {
+	if !allIn(c.words("lead"), correctionLeads) || len(ws) == 0 || ws[0].Low == "to" {
 		return Step{}, false
 	}
 	s := Step{Act: ActCorrect, Ref: slots.ParseRef(ws), Parts: refParts(ws), Text: words.CapitalizeFirst(slots.CleanText(c.raw("value")))}

@@ -356,6 +356,11 @@ func anyIn(ws []words.Word, set map[string]bool) bool {
 	return slices.ContainsFunc(ws, func(w words.Word) bool { return set[w.Low] })
 }
 
+// allIn reports whether every word of ws is in set.
+func allIn(ws []words.Word, set map[string]bool) bool {
+	return !slices.ContainsFunc(ws, func(w words.Word) bool { return !set[w.Low] })
+}
+
 // trimClause takes politeness and filler off both ends of a clause.
 func trimClause(ws []words.Word) []words.Word {
 	ws = words.TrimPunctuation(ws)
