@@ -86,8 +86,7 @@ func asideAt(ws []words.Word, i int) bool {
 	if ws[i].Low != "," || i+1 == len(ws) {
 		return false
 	}
-	last := ws[len(ws)-1].Low
-	return reasonWords[ws[i+1].Low] || asideStarts[ws[i+1].Low] && (last == "anyway" || last == "anyways")
+	return reasonWords[ws[i+1].Low] || asideStarts[ws[i+1].Low] && asideEnds[ws[len(ws)-1].Low]
 }
 
 // asideEnd returns where a reason that starts at ws[i] ends: before a

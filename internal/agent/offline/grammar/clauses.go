@@ -306,7 +306,7 @@ func parseWords(sentence string, ws []words.Word, whole bool) (Step, bool) {
 			return r, true
 		}
 	}
-	if (!ok || s.Act == ActAnswer) && len(ws) > 2 && (ws[0].Low == "first" || ws[0].Low == "next") {
+	if (!ok || s.Act == ActAnswer) && len(ws) > 2 && orderWords[ws[0].Low] {
 		// "first add walk the dog", but "first one is done".
 		if t, ok := parseWords(sentence, ws[1:], whole); ok && t.Act != ActAnswer {
 			return t, true

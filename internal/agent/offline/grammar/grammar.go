@@ -273,6 +273,7 @@ func parseClause(text string, ws []words.Word, whole bool) (Step, bool) {
 // holds and what it is for.
 var (
 	addVerbs        = words.Phrases(words.PhraseSets["add"])
+	asideEnds       = lexicon.Words("aside ends")
 	asideStarts     = lexicon.Words("aside starts")
 	byeWords        = lexicon.Words("bye words")
 	connectors      = lexicon.Words("connectors")
@@ -289,6 +290,7 @@ var (
 	noLeads         = lexicon.Phrases("no leads")
 	notYetWords     = lexicon.Words("not yet words")
 	offWords        = lexicon.Words("tick tails")
+	orderWords      = lexicon.Words("order words")
 	partSeparators  = lexicon.Words("part separators")
 	reasonWords     = lexicon.Words("reason words")
 	refLeads        = lexicon.Words("ref leads")
