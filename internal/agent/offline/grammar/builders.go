@@ -122,20 +122,17 @@ func onTask(a Action) func(clause) (Step, bool) {
 	}
 }
 
-// reported reads news of tasks done ("the report is done"): as onTask,
-// but vague unless it names the list, and asked when said as a question.
-func reported(a Action) func(clause) (Step, bool) {
-	build := onTask(a)
-	return func(c clause) (Step, bool) {
-		s, ok := build(c)
-		if !slots.NamesList(c.words("task")) {
-			s.Mood = Vaguely
-		}
-		if ok && a == ActComplete && strings.HasSuffix(strings.TrimSpace(c.text), "?") {
-			return Step{Act: ActQuery, Ref: s.Ref, Parts: s.Parts}, true
-		}
-		return s, ok
+// reported reads news of tasks done ("the report is done"): vague unless
+// it names the list, and asked when said as a question.
+func reported(c clause) (Step, bool) {
+	s, ok := onTask(ActComplete)(c)
+	if !slots.NamesList(c.words("task")) {
+		s.Mood = Vaguely
 	}
+	if ok && strings.HasSuffix(strings.TrimSpace(c.text), "?") {
+		return Step{Act: ActQuery, Ref: s.Ref, Parts: s.Parts}, true
+	}
+	return s, ok
 }
 
 // refParts reads "the report and the dentist" as two references, or nil.
