@@ -32,21 +32,30 @@ func continues(ws []words.Word) bool {
 		n > 1 && ws[n-2].Low == "as" && ws[n-1].Low == "well")
 }
 
-// topicOf reads a clause that only names tasks ("the …", "task 3") said
-// before a request about "it" ("the dentist one, mark it done").
-func topicOf(sentence string, before []words.Word, s Step) (slots.Ref, bool) {
+// aboutIt reads an unread clause said before a request about "it": the
+// tasks it names ("the dentist one, mark it done"), or, before a change,
+// a statement whose words may describe the task ("I won't be booking the
+// table at Luigi's after all, remove it"; see executor.describedTarget).
+func aboutIt(sentence string, before []words.Word, s Step) (topic slots.Ref, described []string) {
 	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Count != 0 {
-		return slots.Ref{}, false
+		return slots.Ref{}, nil
 	}
 	if _, ok := parseWords(sentence, before, false); ok {
-		return slots.Ref{}, false
+		return slots.Ref{}, nil
 	}
-	ws := words.StripLeading(trimClause(before), topicLeads)
-	if len(ws) < 2 || !TopicStarts[ws[0].Low] && slots.TaskRefAt(ws, 0) == 0 {
-		return slots.Ref{}, false
+	ws := trimClause(before)
+	if t := words.StripLeading(ws, topicLeads); len(t) >= 2 && (TopicStarts[t[0].Low] || slots.TaskRefAt(t, 0) != 0) {
+		if r := slots.ParseRef(t); r.Kind == slots.RefName || r.Kind == slots.RefIDs {
+			return r, nil
+		}
 	}
-	r := slots.ParseRef(ws)
-	return r, r.Kind == slots.RefName || r.Kind == slots.RefIDs
+	if s.Ref.Plural || !changes(s) || s.Act == ActAdd || len(ws) == 0 || !saysNews(ws[0].Low) {
+		return slots.Ref{}, nil
+	}
+	if r := slots.NameRef(ws); len(r.Words) >= 2 {
+		return slots.Ref{}, r.Words
+	}
+	return slots.Ref{}, nil
 }
 
 // deedTopic reports a deed ("I moved the dentist appointment") said just
@@ -54,21 +63,6 @@ func topicOf(sentence string, before []words.Word, s Step) (slots.Ref, bool) {
 func deedTopic(prev, s Step, before []words.Word) bool {
 	return len(before) > 0 && prev.Act == ActComplete && prev.Ref.Deed && s.Ref.Kind == slots.RefFocus &&
 		!s.Ref.Plural && s.Ref.Count == 0 && changes(s) && s.Act != ActComplete && s.Act != ActAdd
-}
-
-// describedTask reads an unread statement said before a request about
-// "it" ("I won't be booking the table at Luigi's after all, remove it"):
-// its words may describe the task (see executor.describedTarget).
-func describedTask(sentence string, before []words.Word, s Step) ([]string, bool) {
-	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Plural || s.Ref.Count != 0 || !changes(s) || s.Act == ActAdd {
-		return nil, false
-	}
-	ws := trimClause(before)
-	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].Low) {
-		return nil, false
-	}
-	r := slots.NameRef(ws)
-	return r.Words, len(r.Words) >= 2
 }
 
 // saysNews reports the first word of a statement ("I won't…", "had the

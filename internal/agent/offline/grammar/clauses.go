@@ -50,11 +50,11 @@ func Parse(text string) []Step {
 				// "I moved the dentist appointment, update it": the deed
 				// names the task, and completes nothing.
 				s.Ref, steps = steps[n-1].Ref, steps[:n-1]
-			} else if r, ok := topicOf(sentence, before, s); ok && len(steps) > 0 {
-				s.Ref, steps = r, steps[:len(steps)-1] // "nevermind the bike, delete it"
-			} else if words, ok := describedTask(sentence, before, s); ok && len(steps) > 0 {
+			} else if topic, described := aboutIt(sentence, before, s); topic.Kind != slots.RefNone && len(steps) > 0 {
+				s.Ref, steps = topic, steps[:len(steps)-1] // "nevermind the bike, delete it"
+			} else if described != nil && len(steps) > 0 {
 				unread := steps[len(steps)-1] // "had the HR meeting scheduled, tick it off"
-				s.Described, s.Unread, steps = words, &unread, steps[:len(steps)-1]
+				s.Described, s.Unread, steps = described, &unread, steps[:len(steps)-1]
 			}
 			steps = append(steps, s)
 			before = c.ws
