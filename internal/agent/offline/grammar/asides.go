@@ -1,19 +1,16 @@
 package grammar
 
 import (
-	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads what is said around a request without being one: a
-// reason ("because I sold it"), a remark ("all sorted"), a topic named
-// before "it" ("nevermind the bike, delete it").
+// What is said around a request without being one: a reason ("because I
+// sold it"), a remark ("all sorted"), a topic ("the bike, delete it").
 
-// stateRemark reports a few words saying how things stand, with no verb
-// and no task of their own: "all done", "all sorted now", "that's all
-// good", "done!". After a request they say the request is all there is
-// ("called the plumber, all sorted"), not that every task is done.
+// stateRemark reports a few words on how things stand, with no verb and
+// no task: "all done", "that's all good". After a request they say it is
+// all there is, not that every task is done.
 func stateRemark(ws []words.Word) bool {
 	ws = words.TrimPunctuation(ws)
 	for len(ws) > 0 && (ws[len(ws)-1].Low == "" || remarkTails[ws[len(ws)-1].Low]) {
@@ -23,15 +20,11 @@ func stateRemark(ws []words.Word) bool {
 	return ok
 }
 
-var (
-	stateRemarkPattern = words.CompilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
-		"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
-	remarkTails = lexicon.Words("remark tails")
-)
+var stateRemarkPattern = words.CompilePattern("and|so|oh? it|its|that|i'm|im|we're|i_am|we_are|everything? all? " +
+	"@done|good|set|fine|ok|okay|clear|good_to_go|squared_away|all_good|all_set")
 
-// continues reports a clause that adds to what was said before: it
-// starts "and", "also" or "plus", or ends "too", "also" or "as well".
-// ("and the dentist?" asks; it adds nothing.)
+// continues reports a clause that starts "and", "also" or "plus", or ends
+// "too", "also" or "as well".
 func continues(ws []words.Word) bool {
 	ws = words.TrimPunctuation(ws)
 	n := len(ws)
@@ -39,68 +32,47 @@ func continues(ws []words.Word) bool {
 		n > 1 && ws[n-2].Low == "as" && ws[n-1].Low == "well")
 }
 
-// topicOf reads a clause that only names tasks, said before a request
-// about "it" or "them" ("nevermind the bike, delete it", "the dentist
-// one, mark it done"): the tasks it names are what the request is about.
-// The clause must read as no request of its own, and name tasks as a
-// reference does: "the …", "my …", "task 3".
-func topicOf(sentence string, before []words.Word, s Step) (slots.Ref, bool) {
+// aboutIt reads an unread clause said before a request about "it": the
+// tasks it names ("the dentist one, mark it done"), or, before a change,
+// a statement whose words may describe the task ("I won't be booking the
+// table at Luigi's after all, remove it"; see executor.describedTarget).
+func aboutIt(sentence string, before []words.Word, s Step) (topic slots.Ref, described []string) {
 	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Count != 0 {
-		return slots.Ref{}, false
+		return slots.Ref{}, nil
 	}
 	if _, ok := parseWords(sentence, before, false); ok {
-		return slots.Ref{}, false
+		return slots.Ref{}, nil
 	}
-	ws := words.StripLeading(trimClause(before), topicLeads)
-	if len(ws) < 2 || !TopicStarts[ws[0].Low] && slots.TaskRefAt(ws, 0) == 0 {
-		return slots.Ref{}, false
+	ws := trimClause(before)
+	if t := words.StripLeading(ws, topicLeads); len(t) >= 2 && (TopicStarts[t[0].Low] || slots.TaskRefAt(t, 0) != 0) {
+		if r := slots.ParseRef(t); r.Kind == slots.RefName || r.Kind == slots.RefIDs {
+			return r, nil
+		}
 	}
-	r := slots.ParseRef(ws)
-	return r, r.Kind == slots.RefName || r.Kind == slots.RefIDs
+	if s.Ref.Plural || !changes(s) || s.Act == ActAdd || len(ws) == 0 || !saysNews(ws[0].Low) {
+		return slots.Ref{}, nil
+	}
+	if r := slots.NameRef(ws); len(r.Words) >= 2 {
+		return slots.Ref{}, r.Words
+	}
+	return slots.Ref{}, nil
 }
 
-// deedTopic reports a completion read from what was done ("I moved the
-// dentist appointment") said just before, in the same sentence, a change
-// other than a completion about "it" ("update it", "delete it"): the
-// deed names the task the change is about, and completes nothing.
+// deedTopic reports a deed ("I moved the dentist appointment") said just
+// before a change other than a completion about "it" ("update it").
 func deedTopic(prev, s Step, before []words.Word) bool {
 	return len(before) > 0 && prev.Act == ActComplete && prev.Ref.Deed && s.Ref.Kind == slots.RefFocus &&
 		!s.Ref.Plural && s.Ref.Count == 0 && changes(s) && s.Act != ActComplete && s.Act != ActAdd
 }
 
-// describedTask reads a clause the grammar does not read, said before a
-// request about "it" ("I won't be booking the table at Luigi's after all,
-// remove it"): when it is a statement, its words may describe the task
-// "it" is. They are tried
-// as a task's name when the request is carried out (see
-// executor.describedTarget); the clause is read as said when they name
-// no task.
-func describedTask(sentence string, before []words.Word, s Step) ([]string, bool) {
-	if len(before) == 0 || s.Ref.Kind != slots.RefFocus || s.Ref.Plural || s.Ref.Count != 0 || !changes(s) || s.Act == ActAdd {
-		return nil, false
-	}
-	ws := trimClause(before)
-	if _, ok := parseWords(sentence, before, false); ok || len(ws) == 0 || !saysNews(ws[0].Low) {
-		return nil, false
-	}
-	r := slots.NameRef(ws)
-	return r.Words, len(r.Words) >= 2
-}
-
-// saysNews reports a first word of a statement, not of an order: "I
-// won't be booking…", "had the meeting scheduled". Words that start an
-// order ("buy milk, then delete it") may be a task to add, and name none.
+// saysNews reports the first word of a statement ("I won't…", "had the
+// meeting scheduled"), not of an order, which may be a task.
 func saysNews(first string) bool {
 	return slots.NotATaskStart[first] || slots.IsPastTense(first) || first == "had" || first == "got"
 }
 
-var (
-	topicLeads  = lexicon.Phrases("topic leads")
-	TopicStarts = lexicon.Words("topic starts")
-)
-
-// asideAt reports a reason given from ws[i] to the end of the sentence:
-// "because it's done", ", its done anyway". It says why, not which task.
+// asideAt reports a reason from ws[i] on: "because it's done", ", its
+// done anyway".
 func asideAt(ws []words.Word, i int) bool {
 	if reasonWords[ws[i].Low] {
 		return true
@@ -108,23 +80,18 @@ func asideAt(ws []words.Word, i int) bool {
 	if ws[i].Low != "," || i+1 == len(ws) {
 		return false
 	}
-	last := ws[len(ws)-1].Low
-	return reasonWords[ws[i+1].Low] || asideStarts[ws[i+1].Low] && (last == "anyway" || last == "anyways")
+	return reasonWords[ws[i+1].Low] || asideStarts[ws[i+1].Low] && asideEnds[ws[len(ws)-1].Low]
 }
 
-// asideEnd returns where a reason that starts at ws[i] ends: at the next
-// connector followed by a request of its own ("because I sold it, and
-// add buy a helmet"), or by more tasks for the request before the reason
-// ("because I sold it and task 7"), else at the end of the sentence. more
-// reports the second: the reason is then cut out and the request goes on.
+// asideEnd returns where a reason that starts at ws[i] ends: before a
+// connector and a request ("…, and add buy a helmet") or more tasks for
+// the request before it ("… and task 7", where more is true), or at the
+// end of the sentence.
 func asideEnd(sentence string, ws []words.Word, i int) (end int, more bool) {
 	for j := i + 1; j < len(ws); j++ {
-		if !connectors[ws[j].Low] || connectors[ws[j-1].Low] {
+		next := afterConnectors(ws, j)
+		if next == j || connectors[ws[j-1].Low] {
 			continue
-		}
-		next := j
-		for next < len(ws) && connectors[ws[next].Low] {
-			next++
 		}
 		if next == len(ws) {
 			break
@@ -140,10 +107,8 @@ func asideEnd(sentence string, ws []words.Word, i int) (end int, more bool) {
 }
 
 // moreTasks reports words, up to the next connector, that only point at
-// tasks: task numbers ("task 7", "5"), or "the" or "my" with one or two
-// words and maybe "one" or "task" ("the garage", "the garage one too").
-// Said after a reason they are more tasks for the request before it; a
-// longer phrase ("the new one is better") goes on with the reason.
+// tasks: numbers ("task 7"), or "the" or "my" and one or two words ("the
+// garage one too"); "the new one is better" goes on with the reason.
 func moreTasks(sentence string, ws []words.Word) bool {
 	ref := trimClause(toConnector(ws))
 	s, ok := parseWords(sentence, ref, true)
@@ -163,19 +128,9 @@ func moreTasks(sentence string, ws []words.Word) bool {
 	return len(words) <= 2
 }
 
-// refLeads start a reference to a task by its name.
-var refLeads = lexicon.Words("ref leads")
-
-// aboutFocus reports a request, up to its next connector, about "it" or
-// "them": after a reason ("because it's done and I don't need it") it is
-// the reason going on about the task just named.
+// aboutFocus reports a request about "it" up to the next connector: after
+// a reason ("because it's done and I don't need it") it goes on with it.
 func aboutFocus(sentence string, ws []words.Word) bool {
 	s, ok := parseWords(sentence, toConnector(ws), false)
 	return ok && s.Ref.Kind == slots.RefFocus
 }
-
-var (
-	reasonWords = lexicon.Words("reason words")
-	// asideStarts begin a remark about the task just named: "its done anyway".
-	asideStarts = lexicon.Words("aside starts")
-)

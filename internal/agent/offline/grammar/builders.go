@@ -3,14 +3,13 @@ package grammar
 import (
 	"strings"
 
-	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file turns a line of the grammar that matched into a step: it reads
-// the line's slots (a reference, a title, a note) and may still refuse the
-// match ("what's the weather?" is no listing), letting the next line try.
+// The builders turn a line of the table that matched into a step; one
+// may refuse the match ("what's the weather?" is no listing), and the
+// next line tries.
 
 func reply(text string) func(clause) (Step, bool) {
 	return func(clause) (Step, bool) { return Step{Act: ActReply, Text: text}, true }
@@ -20,10 +19,12 @@ func chatter(text string) func(clause) (Step, bool) {
 	return func(clause) (Step, bool) { return Step{Act: ActChatter, Text: text}, true }
 }
 
-// smallTalk reads a message made only of thanks and goodbyes, said any
-// way ("thank u so much!! 😊", "good night", "ok thanks, bye", "gotta
-// go"): it is answered, never offered as a task. It reads the words as
-// written, before the politeness that would be taken off a request.
+func only(a Action) func(clause) (Step, bool) {
+	return func(clause) (Step, bool) { return Step{Act: a}, true }
+}
+
+// smallTalk reads a sentence, as written, of only thanks and goodbyes:
+// "thank u so much!! 😊", "ok thanks, bye", "gotta go".
 func smallTalk(c clause) (Step, bool) {
 	if len(c.text) > maxSmallTalk {
 		return Step{}, false
@@ -45,20 +46,17 @@ func smallTalk(c clause) (Step, bool) {
 	}
 	switch {
 	case thanks:
-		return Step{Act: ActChatter, Text: "You're welcome! Anything else for your list?"}, true
+		return Step{Act: ActChatter, Text: welcomeText}, true
 	case bye:
 		return Step{Act: ActChatter, Text: "Bye for now — your list will be here when you're back."}, true
 	}
 	return Step{}, false
 }
 
-// maxSmallTalk is the longest sentence read as small talk, in bytes: thanks
-// and goodbyes are short, and a long sentence is not read again for each
-// of its clauses.
+// maxSmallTalk is the longest sentence, in bytes, read as small talk.
 const maxSmallTalk = 160
 
-// leaving reports "gotta go", "I have to go now": leaving, not a task
-// to go.
+// leaving reports "gotta go", "I have to go now": leaving, not a task.
 func leaving(ws []words.Word) bool {
 	n := len(ws)
 	for n > 0 && (ws[n-1].Low == "now" || ws[n-1].Low == "") {
@@ -75,36 +73,18 @@ func leaving(ws []words.Word) bool {
 	return true
 }
 
-var (
-	thanksWords  = lexicon.Words("thanks words")
-	byeWords     = lexicon.Words("bye words")
-	leavingWords = lexicon.Words("leaving words")
-	talkFiller   = lexicon.Words("talk filler")
-)
-
-func only(a Action) func(clause) (Step, bool) {
-	return func(clause) (Step, bool) { return Step{Act: a}, true }
-}
-
-// refusal reads "keep them" or "don't delete it": a no to acting on
-// tasks pointed at, not named ("keep the receipts" may be a task).
+// refusal reads "keep them" or "don't delete it" as a no; "keep the
+// receipts" names a task, and may be one.
 func refusal(c clause) (Step, bool) {
 	r := slots.ParseRef(c.words("task"))
 	return Step{Act: ActNo}, r.Kind != slots.RefNone && r.Kind != slots.RefName
 }
 
 // correction reads "no, I meant task 4" or "make that buy AA batteries":
-// what follows is the task meant, or the title meant, for the last change.
-// "I meant to call mom" says what the person meant to do, and is no
-// correction.
+// the task or title the last change meant; "I meant to call mom" is none.
 func correction(c clause) (Step, bool) {
-	for _, w := range c.words("lead") {
-		if !correctionLeads[w.Low] {
-			return Step{}, false
-		}
-	}
 	ws := c.words("value")
-	if len(ws) == 0 || ws[0].Low == "to" {
+	if !allIn(c.words("lead"), correctionLeads) || len(ws) == 0 || ws[0].Low == "to" {
 		return Step{}, false
 	}
 	s := Step{Act: ActCorrect, Ref: slots.ParseRef(ws), Parts: refParts(ws), Text: words.CapitalizeFirst(slots.CleanText(c.raw("value")))}
@@ -114,13 +94,10 @@ func correction(c clause) (Step, bool) {
 	return s, true
 }
 
-// meantRequest reads what a correction says was meant when it is a
-// request of its own ("no, I meant delete it", "sorry I meant show my
-// list", "I meant keep it"): that request is carried out, never made the
-// title of the task just added or renamed. Words that read as a title,
-// or as tasks, stay the correction's.
+// meantRequest reads a correction that is a request of its own ("no, I
+// meant delete it"), never made a title.
 func meantRequest(value string) (Step, bool) {
-	r, ok := parseWords(value, words.Split(value), true)
+	r, ok := readAlone(value)
 	if !ok {
 		return Step{}, false
 	}
@@ -132,44 +109,33 @@ func meantRequest(value string) (Step, bool) {
 	return r, true
 }
 
-// correctionLeads are the words a correction starts with.
-var correctionLeads = lexicon.Words("correction leads")
-
 // onTask reads a request about the tasks in the {task} slot.
 func onTask(a Action) func(clause) (Step, bool) {
 	return func(c clause) (Step, bool) {
 		ws := c.words("task")
 		r, parts := slots.ParseRef(ws), refParts(ws)
 		if r.Kind == slots.RefName && parts == nil && slots.TaskRefAt(ws, 0) > 0 && ws[0].Low != "the" {
-			// "task 5 can be marked": a task number, then words the
-			// pattern left in the slot, which no title holds; another
-			// line reads them.
+			// "task 5 can be marked": another line reads the rest.
 			return Step{}, false
 		}
 		return Step{Act: a, Ref: r, Parts: parts}, r.Kind != slots.RefNone
 	}
 }
 
-// reported reads news of tasks done ("the report is done", "I'm done
-// with everything"): a request as onTask reads it, but one no verb asked
-// for, vague unless it names the list.
-func reported(a Action) func(clause) (Step, bool) {
-	build := onTask(a)
-	return func(c clause) (Step, bool) {
-		s, ok := build(c)
-		if !slots.NamesList(c.words("task")) {
-			s.Mood = Vaguely
-		}
-		if ok && a == ActComplete && strings.HasSuffix(strings.TrimSpace(c.text), "?") {
-			// "task 3 done?", "task 3 ✅?": asked, not told.
-			return Step{Act: ActQuery, Ref: s.Ref, Parts: s.Parts}, true
-		}
-		return s, ok
+// reported reads news of tasks done ("the report is done"): vague unless
+// it names the list, and asked when said as a question.
+func reported(c clause) (Step, bool) {
+	s, ok := onTask(ActComplete)(c)
+	if !slots.NamesList(c.words("task")) {
+		s.Mood = Vaguely
 	}
+	if ok && strings.HasSuffix(strings.TrimSpace(c.text), "?") {
+		return Step{Act: ActQuery, Ref: s.Ref, Parts: s.Parts}, true
+	}
+	return s, ok
 }
 
-// refParts reads "the report and the dentist" as two references; nil
-// when the words hold one.
+// refParts reads "the report and the dentist" as two references, or nil.
 func refParts(ws []words.Word) []slots.Ref {
 	var parts []slots.Ref
 	from := 0
@@ -190,30 +156,22 @@ func refParts(ws []words.Word) []slots.Ref {
 	return parts
 }
 
-var partSeparators = lexicon.Words("part separators")
-
-// answer reads a reference alone: the answer to a question ("the second
-// one", "4", "all of them", "the dentist one"), or, when none was asked,
-// words that may be a task.
+// answer reads a reference alone ("the second one", "4"): an answer, or,
+// when nothing was asked, words that may be a task.
 func answer(c clause) (Step, bool) {
 	r := slots.ParseRef(c.words("task"))
 	text := slots.CleanText(c.raw("task"))
 	switch {
 	case r.Kind == slots.RefNone, r.Kind == slots.RefAll && r.Status != "all":
 		return Step{}, false
-	case r.Kind == slots.RefName && (slots.IsQuestion(text, c.ws) || slots.AsksYesOrNo(c.ws) || slots.NamesField(c.ws)):
-		return Step{}, false
-	}
-	if _, ok := cannotDo(c.ws); ok && r.Kind == slots.RefName {
+	case r.Kind == slots.RefName && (slots.IsQuestion(text, c.ws) || slots.AsksYesOrNo(c.ws) || slots.NamesField(c.ws) || cannotDo(c.ws) != ""):
 		return Step{}, false
 	}
 	return Step{Act: ActAnswer, Ref: r, Text: words.CapitalizeFirst(text), Parts: refParts(c.words("task"))}, true
 }
 
-// otherThan reads an answer that says which task is not meant: "not
-// the bank, the other one" points at the tasks asked about but the bank;
-// "not the bank, grandma" at grandma. The words after "not" never name
-// the task meant, nor one offered in its place.
+// otherThan reads an answer that says which task is not meant: "not the
+// bank, the other one", "not the bank, grandma".
 func otherThan(c clause) (Step, bool) {
 	if not := words.TrimPunctuation(c.words("not")); len(not) > 0 && notYetWords[not[0].Low] {
 		return Step{}, false // "no, not yet": no task is named
@@ -231,13 +189,10 @@ func otherThan(c clause) (Step, bool) {
 	return Step{Act: ActAnswer, Ref: r, Parts: refParts(rest)}, r.Kind != slots.RefNone && r.Kind != slots.RefAll
 }
 
-// notYetWords start what "not" says of something other than a task: "not yet".
-var notYetWords = lexicon.Words("not yet words")
-
-// otherPattern is "the other one" said of tasks being chosen among.
 var otherPattern = words.CompilePattern("the? other|others one|ones|task|tasks?")
 
-// deed reads "I called mom": completing a task by saying it was done.
+// deed reads "I called mom": a task done. "I deleted the passport one"
+// may be news of another list: deleting it is asked first.
 func deed(c clause) (Step, bool) {
 	ws := c.words("deed")
 	switch {
@@ -247,31 +202,22 @@ func deed(c clause) (Step, bool) {
 		ws[1].Low == "i" || ws[1].Low == "we" || ws[1].Low == "you":
 		return Step{}, false
 	}
+	r := slots.NameRef(ws[1:])
 	if removedWords[ws[0].Low] {
-		// "I deleted the passport one": gone from the person's plans, or
-		// from another list; deleting it here is asked first, and it is
-		// never marked done.
-		r := slots.NameRef(ws[1:])
 		return Step{Act: ActDelete, Ref: r, Mood: Tentatively}, r.Kind != slots.RefNone
 	}
-	r := slots.NameRef(ws[1:])
 	r.Words, r.Deed = append([]string{ws[0].Low}, r.Words...), true
 	return Step{Act: ActComplete, Ref: r}, true
 }
 
-// removedWords: see the lexicon.
-var removedWords = lexicon.Words("removed words")
-
-// queryDeed reads "did I email the landlord?" and "have I returned the
-// books?": a question about a task said by what would have been done.
+// queryDeed reads "did I email the landlord?".
 func queryDeed(c clause) (Step, bool) {
 	r := slots.NameRef(c.words("deed"))
 	r.Deed = true
 	return Step{Act: ActQuery, Ref: r}, r.Kind == slots.RefName
 }
 
-// bareDeed reads "called mom" and "wrote the report": a past tense that
-// is not also the present ("put", "read").
+// bareDeed reads "called mom", in a past tense that is no present ("put").
 func bareDeed(c clause) (Step, bool) {
 	ws := c.words("deed")
 	if base, ok := slots.IrregularPast[ws[0].Low]; ok && base == ws[0].Low {
@@ -280,8 +226,9 @@ func bareDeed(c clause) (Step, bool) {
 	return deed(c)
 }
 
-// stateReached reads "the bathroom is clean now", "the car is washed":
-// the state a task's verb brings about, said of its object.
+// stateReached reads "the bathroom is clean now", "the car got washed": a
+// state word says a task is done whatever its verb; a past tense only of
+// a task of that verb ("the appointment got moved" is not done).
 func stateReached(c clause) (Step, bool) {
 	state := c.words("state")
 	if len(state) != 1 || !(slots.IsPastTense(state[0].Low) || stateWords[state[0].Low]) {
@@ -291,16 +238,9 @@ func stateReached(c clause) (Step, bool) {
 	if r.Kind != slots.RefName {
 		return Step{}, false
 	}
-	// A state word ("the bathroom is clean") says the task is done
-	// whatever its verb; a past tense says so only of a task done by that
-	// verb ("the car got washed"): "the appointment got moved" says
-	// nothing of the appointment being done.
 	r.Words, r.Deed = append([]string{state[0].Low}, r.Words...), stateWords[state[0].Low]
 	return Step{Act: ActComplete, Ref: r}, true
 }
-
-// stateWords are states a task brings about that are no past tense.
-var stateWords = lexicon.Words("state words")
 
 // dropByName reads "I don't need to buy milk anymore".
 func dropByName(c clause) (Step, bool) {
@@ -308,19 +248,15 @@ func dropByName(c clause) (Step, bool) {
 	return Step{Act: ActDelete, Ref: r}, r.Kind != slots.RefNone
 }
 
-// note reads a note on one task: a reference to every task ("add to my
-// list notes: …") is none.
+// note reads a note on one task; said of none ("add a note: …"), on the
+// task talked about.
 func note(c clause) (Step, bool) {
-	r := slots.ParseRef(c.words("task"))
+	r := slots.Ref{Kind: slots.RefFocus}
+	if _, ok := c.caps["task"]; ok {
+		r = slots.ParseRef(c.words("task"))
+	}
 	text := slots.CleanText(c.raw("note"))
 	return Step{Act: ActNote, Ref: r, Desc: text}, r.Kind != slots.RefNone && r.Kind != slots.RefAll && text != ""
-}
-
-// noteOnFocus reads "add a note: …": a note on the task the conversation
-// is about.
-func noteOnFocus(c clause) (Step, bool) {
-	text := slots.CleanText(c.raw("note"))
-	return Step{Act: ActNote, Ref: slots.Ref{Kind: slots.RefFocus}, Desc: text}, text != ""
 }
 
 func describe(c clause) (Step, bool) {
@@ -337,9 +273,8 @@ func retitle(c clause) (Step, bool) {
 	return Step{Act: ActUpdate, Ref: r, Title: title, Desc: slots.CleanText(desc)}, r.Kind != slots.RefNone && title != ""
 }
 
-// retitleQuoted reads "task 2 should be 'Buy milk'": a new title, said
-// in quotes. Unquoted, "should be" says how a task ought to end up ("the
-// fence should be fixed by friday"), never what it should say.
+// retitleQuoted reads "task 2 should be 'Buy milk'", but not "the fence
+// should be fixed".
 func retitleQuoted(c clause) (Step, bool) {
 	raw := strings.TrimSpace(c.raw("title"))
 	if words.Unquote(raw) == raw {
@@ -348,8 +283,7 @@ func retitleQuoted(c clause) (Step, bool) {
 	return retitle(c)
 }
 
-// list reads a request to see tasks. Its words must be about the list:
-// "what's the weather?" is not a listing.
+// list reads a request to see tasks, whose words must be about the list.
 func list(c clause) (Step, bool) {
 	ws := c.words("what")
 	topic := slots.TopicRef(ws)
@@ -359,8 +293,7 @@ func list(c clause) (Step, bool) {
 	return Step{Act: ActList, Status: slots.StatusOf(c.ws), Ref: topic}, true
 }
 
-// listShorthand reads a message made only of listing words: "my tasks",
-// "pending?", "todo list".
+// listShorthand reads only listing words: "my tasks", "pending?".
 func listShorthand(c clause) (Step, bool) {
 	named := false
 	for _, w := range c.ws {
@@ -377,30 +310,32 @@ func listShorthand(c clause) (Step, bool) {
 	return Step{Act: ActList, Status: slots.StatusOf(c.ws)}, named
 }
 
-// add reads the {items} slot of an add request: one task, or several when
-// the lead-in says so ("add three tasks: a, b and c") or the infinitive
-// repeats ("remind me to call mom and to pay rent").
+// add reads one task, or several when the lead-in says so ("add three
+// tasks: a, b and c") or the infinitive repeats ("to call mom and to pay
+// rent").
 func add(c clause) (Step, bool) {
 	if from := c.caps["items"][0]; slots.PointsAtTask(c.ws, from) || from > 0 && slots.PointsAtTask(c.ws, from-1) || slots.NamesField(c.words("items")) {
-		// "remind me about task 3 tomorrow", "make task 5 high priority",
-		// "add to the bike task's notes …": a task of the list is no new
-		// one.
+		// "remind me about task 3 tomorrow": a task of the list is no new one.
 		return Step{}, false
 	}
 	ws, plural := slots.StripAddLeadIns(c.words("items"))
 	ws = slots.StripListTail(words.StripTrailing(ws, slots.AddTails))
 	if len(ws) == 0 || (len(ws) == 1 && (ws[0].Low == "" || slots.AddFrameOnly[ws[0].Low])) || onlyFollowing(ws) {
-		// Nothing said ("add", "add these", "add the following"): the
-		// executor asks what, and no task is called "These".
+		// "add", "add these": the executor asks what.
 		return Step{Act: ActAdd}, true
 	}
 	text := words.Span(c.text, ws, 0, len(ws))
-	var items []Item
-	for _, part := range slots.SplitItems(text, plural || slots.AllQuoted(text)) {
-		title, desc := slots.SplitDescription(part)
+	return Step{Act: ActAdd, Items: items(slots.SplitItems(text, plural || slots.AllQuoted(text)))}, true
+}
+
+// items reads each text as a task's title and maybe its description.
+func items(texts []string) []Item {
+	var out []Item
+	for _, text := range texts {
+		title, desc := slots.SplitDescription(text)
 		if t := words.CapitalizeFirst(slots.CleanText(slots.StripInfinitive(title))); t != "" {
-			items = append(items, Item{Title: t, Description: slots.CleanText(desc)})
+			out = append(out, Item{Title: t, Description: slots.CleanText(desc)})
 		}
 	}
-	return Step{Act: ActAdd, Items: items}, true
+	return out
 }

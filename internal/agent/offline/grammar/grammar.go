@@ -1,15 +1,16 @@
 package grammar
 
 import (
+	"slices"
+
+	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file is what the offline model understands: an ordered table of
-// patterns (see words/pattern.go for their notation), each with what a match
-// means. The first pattern that matches a whole clause decides. To teach
-// the model a new way of saying something, add a line here and a case to
-// the evaluation in testdata/eval (the file of its kind).
+// The table of what people say: ordered patterns (notation in
+// words/pattern.go), each with the builder of what a match means. The
+// first that matches a whole clause and builds a step decides.
 
 // Action is what a step of a message asks for.
 type Action int
@@ -41,18 +42,15 @@ type Step struct {
 	Title  string    // ActUpdate: the new title, if any
 	Desc   string    // ActUpdate: the new description; ActNote: the note
 	Text   string    // ActReply, ActChatter: the reply; ActSuggest: the title it would add
-	// Parts are the references a reference joined by "and" is made of:
-	// "the report and the dentist", tried when the whole names no task.
-	Parts []slots.Ref
-	// Mood is how the request was put, where that changes what is done.
-	Mood Mood
-	// Bearing is how the step stands to what was said before it.
+	// Parts are the references joined by "and" in Ref ("the report and
+	// the dentist"), tried when the whole names no task.
+	Parts   []slots.Ref
+	Mood    Mood
 	Bearing Bearing
-	// Described are the words of a clause before a request about "it"
-	// that the grammar did not read ("had the HR meeting scheduled, tick
-	// it off"), and unread is that clause's own step: when the words
-	// name one task, "it" is that task; otherwise unread is done and
-	// "it" means what it would have.
+	// Described are the unread words of a clause before a request about
+	// "it" ("had the HR meeting scheduled, tick it off"), and Unread that
+	// clause's own step: when the words name one task, "it" is that task;
+	// otherwise Unread is done and "it" means what it would have.
 	Described []string
 	Unread    *Step
 }
@@ -61,57 +59,35 @@ type Step struct {
 type Mood uint8
 
 const (
-	Plainly Mood = iota
-	// Vaguely: news of tasks done that no verb asked for and that names
-	// no list ("all done", "all sorted"): said of every task, it is asked
-	// about first; "everything's done" is not vague.
-	Vaguely
-	// Tentatively: a change asked about before it is made: "I need to
-	// finish task 3" may mean it is still to do, "I deleted the passport
-	// one" may be news of another list.
-	Tentatively
-	// Doubtfully: a yes said with a doubt ("yes? what would that do"):
-	// the question is asked again.
-	Doubtfully
-	// StillToDo: a yes said with a modal that names no task ("yes, gotta
-	// do it"): asked whether tasks are done, they stay open; asked
-	// anything else, it is a yes.
-	StillToDo
-	// StillToDoAlone: the modal alone ("I have to"): as StillToDo, but
-	// asked anything else, the question is asked again.
-	StillToDoAlone
+	Plainly        Mood = iota
+	Vaguely             // news of tasks done that names no list ("all done"): asked about first
+	Tentatively         // a change asked about before it is made ("I need to finish task 3")
+	Doubtfully          // a yes with a doubt ("yes? what would that do"): the question is asked again
+	StillToDo           // a yes with a modal and no task ("yes, gotta do it"): tasks asked about stay open
+	StillToDoAlone      // the modal alone ("I have to"): as StillToDo, but other questions are asked again
 )
 
 // Bearing is how a step stands to what was said before it.
 type Bearing uint8
 
 const (
-	Fresh Bearing = iota
-	// Continuing: a clause that begins "and" or "also", or ends "too":
-	// after an add, words that may be a task are one more to add.
-	Continuing
-	// Confirming: a request led by a yes ("yes, delete everything"): it
-	// answers the question that asked whether to do it.
-	Confirming
-	// Correcting: a request said as a correction of the last change: "no,
-	// I meant delete it".
-	Correcting
-	// TakingBackAll: a no that takes back every request before it in the
-	// message: "no, neither", "no, forget all of that".
-	TakingBackAll
+	Fresh         Bearing = iota
+	Continuing            // begins "and" or "also", or ends "too": after an add, maybe a task to add
+	Confirming            // a request led by a yes ("yes, delete everything")
+	Correcting            // a request said as a correction ("no, I meant delete it")
+	TakingBackAll         // a no that takes back every request before it ("no, neither")
 )
 
 // Item is a task to add.
 type Item struct{ Title, Description string }
 
-// rule is one line of the grammar.
+// rule is one line of the grammar. An alone rule reads only a whole
+// sentence: after "and" or "then" its words belong to the clause before.
 type rule struct {
 	pattern string
-	// alone marks a rule that only reads a whole message: after "and" or
-	// "then" its words are part of the clause before, not a new request.
-	alone bool
-	build func(c clause) (Step, bool)
-	p     words.Pattern
+	alone   bool
+	build   func(c clause) (Step, bool)
+	p       words.Pattern
 }
 
 // clause is a matched clause: its text, its words, and its slots' spans.
@@ -122,93 +98,60 @@ type clause struct {
 }
 
 func (c clause) words(slot string) []words.Word {
-	s, ok := c.caps[slot]
-	if !ok {
-		return nil
-	}
+	s := c.caps[slot]
 	return c.ws[s[0]:s[1]]
 }
 
 func (c clause) raw(slot string) string {
-	s, ok := c.caps[slot]
-	if !ok {
-		return ""
-	}
+	s := c.caps[slot]
 	return words.Span(c.text, c.ws, s[0], s[1])
 }
 
-// aboutDates answers a due date or a priority said of a task: tasks have
-// neither. The task must be a reference on its own, which a title that
-// holds a date word is not ("task 2 to call mom about the").
+// aboutDates answers a due date or a priority said of a task; "task 2 to
+// call mom about the deadline" is a new title.
 func aboutDates(c clause) (Step, bool) {
-	for _, w := range c.words("task") {
-		if w.Low == "to" {
-			return Step{}, false
-		}
-	}
-	return Step{Act: ActReply, Text: NoDatesText}, true
+	to := slices.ContainsFunc(c.words("task"), func(w words.Word) bool { return w.Low == "to" })
+	return Step{Act: ActReply, Text: NoDatesText}, !to
 }
 
 // grammar is the ordered table of what people say.
 var grammar = compileGrammar([]rule{
 	// What the assistant is, and small talk.
-	{pattern: "what can|do you do", alone: true, build: reply(HelpText)},
-	{pattern: "what can i say|ask|do|type", alone: true, build: reply(HelpText)},
-	{pattern: "how does this|it work", alone: true, build: reply(HelpText)},
-	{pattern: "how do i use this|you|it", alone: true, build: reply(HelpText)},
-	{pattern: "who|what are you", alone: true, build: reply(HelpText)},
-	{pattern: "help me?|us?", alone: true, build: reply(HelpText)},
-	{pattern: "hi|hello|hey|hiya|howdy|yo|greetings|morning|evening|afternoon|good_morning|good_evening|good_afternoon there?", alone: true,
-		build: chatter("Hi! " + HelpText)},
-	{pattern: "thanks|thank_you|thx|ty|cheers|great|perfect|awesome|cool|nice|got_it|great_thanks|thanks_a_lot|" +
-		"thank_you_so_much|much_appreciated|appreciate_it|lovely|brilliant|excellent|good|thanks_so_much|" +
-		"thank_you_very_much|thanks_very_much|many_thanks|thanks_a_bunch|thanks_a_million|tysm", alone: true,
-		build: chatter("You're welcome! Anything else for your list?")},
+	{pattern: "@help", alone: true, build: reply(HelpText)},
+	{pattern: "@greetings there?", alone: true, build: chatter("Hi! " + HelpText)},
+	{pattern: "@thanks", alone: true, build: chatter(welcomeText)},
 	{pattern: "{words}", alone: true, build: smallTalk},
 	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, build: reply(noUndoText)},
 	// What the tools cannot do is said plainly, not offered as a task.
 	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish {task}", build: reply(NoReopenText)},
 	{pattern: "mark|set|put|move|make {task} as|to|back_to? not_done|not_complete|not_completed|not_finished|undone|incomplete|uncompleted|unfinished|pending|open|active|to_do|todo again?", build: reply(NoReopenText)},
-	// A due date or a priority, said of a task: "set the due date of task
-	// 3 to friday", "give the dentist task a deadline", "set task 4
-	// priority to high". A title that holds such a word stays a title:
-	// "change task 2 to call mom about the deadline", "I need to set up a
-	// meeting about the deadline".
+	// A due date or a priority, said of a task: "give task 4 a deadline".
 	{pattern: "set|change|update|give|make|assign the|a|an? @dated of|for|on {task} to|: {value}", build: aboutDates},
 	{pattern: "set|change|update|give|make|assign the|a|an? @dated of|for|on {task}", build: aboutDates},
-	// "add a deadline to task 3" is about a task; "add a deadline for
-	// taxes" is one.
 	{pattern: "add|put|attach the|a|an? @dated to|on|onto {task}", build: aboutDates},
 	{pattern: "set|change|update|give|make|assign {task} @dated to|: {value}", build: aboutDates},
 	{pattern: "give|assign {task} a|an|the @dated :? {value}?", build: aboutDates},
 	{pattern: "set|give|make|assign|add|put a|an|the? @dated", alone: true, build: reply(NoDatesText)},
-	// Carrying on a request the last turn stopped at a limit: "continue",
-	// "add the rest" (a yes with no question open carries it on too).
+	// Carrying on a request the last turn stopped at a limit.
 	{pattern: "continue|keep_going|carry_on|resume please?", alone: true, build: only(ActContinue)},
 	{pattern: "and|now? do|add|finish|continue_with the rest|remaining of_them|of_the_list|ones?", alone: true, build: only(ActContinue)},
 	{pattern: "and? the rest|remaining of_them|of_the_list|ones? too|please?", alone: true, build: only(ActContinue)},
 	{pattern: "@yes", alone: true, build: only(ActYes)},
 	{pattern: "@no", alone: true, build: only(ActNo)},
-	// Keeping what was pointed at is a no: "keep them", "leave it alone",
-	// "don't delete them" ("keep the receipts" may be a task).
+	// Keeping what was pointed at is a no: "keep them", "don't delete it".
 	{pattern: "keep|leave {task} alone|as_is|as_it_is|as_they_are|there|for_now?", build: refusal},
 	{pattern: "don't|dont|do_not delete|remove|erase|cancel|drop|trash|scrap|scratch|clear|complete|finish|do|touch|change|mark {task}", build: refusal},
-	// A correction of the last change: "no, I meant task 4", "actually
-	// make that buy AA batteries", "sorry, I meant 7".
-	{pattern: "{lead}? i_meant|i_mean|i_meant_to_say|i_mean_to_say|what_i_meant_was|i_said|make_that|make_that_one|change_that_to :? {value}",
-		alone: true, build: correction},
+	// A correction of the last change: "no, I meant task 4".
+	{pattern: "{lead}? i_meant|i_mean|i_meant_to_say|i_mean_to_say|what_i_meant_was|i_said|make_that|make_that_one|change_that_to :? {value}", alone: true, build: correction},
 
-	// Notes on a task, before "add", which they start with.
+	// Notes, before "add", which they start with.
 	{pattern: "add|put|attach|append|write|leave a|an|the|another? @note to|on|for|onto {task} :|saying|that_says|reading|- {note}", build: note},
 	{pattern: "add|put|attach|append|write {note} as a|the? @note to|on|for {task}", build: note},
 	{pattern: "add|put|attach|append|write {note} to|on the? @note of|for|on {task}", build: note},
 	{pattern: "@note for|on {task} :|- {note}", build: note},
-	// "add to the bike task's notes: also the chain".
 	{pattern: "add|put|append|write to|on|onto|in|into {task} @note :|- {note}", build: note},
-	// A note said of no task is for the task just named ("for the party
-	// task, add a note: …") or talked about; with none, which one is
-	// asked. It is never a task of its own.
-	{pattern: "add|put|attach|append|write|leave a|an|the|another @note :|-|saying|that_says|reading {note}", build: noteOnFocus},
+	// A note said of no task is for the task talked about.
+	{pattern: "add|put|attach|append|write|leave a|an|the|another @note :|-|saying|that_says|reading {note}", build: note},
 	{pattern: "set|change|update|edit|make|replace the? @note of|for|on {task} to|with|: :? {desc}", build: describe},
 	{pattern: "@update|set {task} @note to|: :? {desc}", build: describe},
 	{pattern: "give {task} the? @note :? {desc}", build: describe},
@@ -239,18 +182,16 @@ var grammar = compileGrammar([]rule{
 
 	// Completing.
 	{pattern: "mark|set|put|move {task} as|to? @done|done_already|off|as_done|as_complete", build: onTask(ActComplete)},
-	{pattern: "mark|set {task} as|to? complete|completed|finished|done", build: onTask(ActComplete)},
 	{pattern: "mark|set as|to? @done", alone: true, build: only(ActComplete)},
 	{pattern: "mark off|down? {task}", build: onTask(ActComplete)},
 	{pattern: "tick|check|cross|strike|knock {task} off", build: onTask(ActComplete)},
 	{pattern: "@finish|finish_up|finish_off {task}", build: onTask(ActComplete)},
 	{pattern: "@finish|mark", alone: true, build: only(ActComplete)},
-	{pattern: "@me already|just|finally|now? @finished {task}", build: reported(ActComplete)},
-	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: reported(ActComplete)},
-	{pattern: "done|finished|through with {task}", build: reported(ActComplete)},
+	{pattern: "@me already|just|finally|now? @finished {task}", build: reported},
+	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: reported},
+	{pattern: "done|finished|through with {task}", build: reported},
 	{pattern: "@me already|just|finally|now? {deed}", build: deed},
-	{pattern: "i|we already|just|finally {deed}", build: deed},
-	{pattern: "@finished {task}", build: reported(ActComplete)},
+	{pattern: "@finished {task}", build: reported},
 
 	// Deleting.
 	{pattern: "@delete {task}", build: onTask(ActDelete)},
@@ -273,11 +214,9 @@ var grammar = compileGrammar([]rule{
 	{pattern: "remind me|us to|about|that|of? {items}", build: add},
 	{pattern: "remember to|that|about? {items}", build: add},
 	{pattern: "i|we need|have|ought|got|want to remember|remind_myself to|that|about? {items}", build: add},
-	{pattern: "don't|dont|do_not let me|us forget to|about|that? {items}", build: add},
-	{pattern: "don't|dont|do_not forget to|about|that? {items}", build: add},
+	{pattern: "don't|dont|do_not let_me|let_us? forget to|about|that? {items}", build: add},
 	{pattern: "make_sure|ensure i|we? {items}", build: add},
 	{pattern: "i|we @must to? {items}", build: add},
-	// Without the "I": "need to call the landlord", "gotta buy milk".
 	{pattern: "need_to|needs_to|gotta|got_to|have_to|has_to|have_got_to {items}", build: add},
 	{pattern: "adding|creating|noting|logging :|-? {items}", build: add},
 	{pattern: "i've|ive|we've|i_have|we_have got_to|gotta|to {items}", build: add},
@@ -286,21 +225,18 @@ var grammar = compileGrammar([]rule{
 	{pattern: "i|we should|must|gotta {items}", build: add},
 	{pattern: "i|we forgot to {items}", build: add},
 
-	// Sentences that start with the task ("task 3 is done"), or with what
-	// was done ("called mom").
-	// "task #5 can be marked as done", "the fence should be ticked off".
+	// Sentences that start with the task ("task 3 is done") or the deed.
 	{pattern: "{task} can|could|should|needs_to|need_to|must be marked|set as|to? @done|done|complete|completed|finished now?", build: onTask(ActComplete)},
 	{pattern: "{task} can|could|should|needs_to|need_to|must be ticked_off|checked_off|crossed_off|marked_off now?", build: onTask(ActComplete)},
 	{pattern: "{deed}", build: bareDeed},
 	{pattern: "{task} should say|read|be_called|be_named {title}", build: retitle},
 	{pattern: "{task} should be {title}", build: retitleQuoted},
-	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: reported(ActComplete)},
+	{pattern: "{task} is|are|was|were|has_been|have_been|'s? now|already|finally|all|also? @done now|already|too|as_well|today|yesterday?", build: reported},
 	{pattern: "{task} is|are|was|were|got|has_been|have_been no_longer|not? needed|cancelled|canceled|called_off|off|obsolete|irrelevant anymore|now?", build: onTask(ActDelete)},
 	{pattern: "{task} is|are|was|were|got|has_been|have_been|'s now|already|finally|all? {state} now|already|too|today?", build: stateReached},
 	{pattern: "{task} can_go|can_be_deleted|can_be_removed", build: onTask(ActDelete)},
 
-	// What is not meant, and what is: "not the bank, the other one",
-	// "no, not the bank, grandma", "not that one".
+	// What is not meant, and what is: "not the bank, the other one".
 	{pattern: "not|but_not {not} ,|but|- {task}", alone: true, build: otherThan},
 	{pattern: "not|but_not {not}", alone: true, build: otherThan},
 
@@ -332,3 +268,44 @@ func parseClause(text string, ws []words.Word, whole bool) (Step, bool) {
 	}
 	return Step{}, false
 }
+
+// The lexicon's sections the grammar reads: lexicon/data says what each
+// holds and what it is for.
+var (
+	addVerbs        = lexicon.Phrases("@add")
+	asideEnds       = lexicon.Words("aside ends")
+	asideStarts     = lexicon.Words("aside starts")
+	byeWords        = lexicon.Words("bye words")
+	connectors      = lexicon.Words("connectors")
+	continuing      = lexicon.Words("continuing")
+	correctionLeads = lexicon.Words("correction leads")
+	exceptionWords  = lexicon.Phrases("exception words")
+	followingWords  = lexicon.Words("following words")
+	hesitations     = lexicon.Words("hesitations")
+	leadIns         = lexicon.Phrases("lead-ins")
+	leavingWords    = lexicon.Words("leaving words")
+	markVerbs       = lexicon.Words("mark verbs")
+	modals          = lexicon.Phrases("modals")
+	modalTails      = lexicon.Words("modal tails")
+	noLeads         = lexicon.Phrases("no leads")
+	notYetWords     = lexicon.Words("not yet words")
+	offWords        = lexicon.Words("tick tails")
+	orderWords      = lexicon.Words("order words")
+	partSeparators  = lexicon.Words("part separators")
+	reasonWords     = lexicon.Words("reason words")
+	refLeads        = lexicon.Words("ref leads")
+	remarkTails     = lexicon.Words("remark tails")
+	removedWords    = lexicon.Words("removed words")
+	stateTails      = lexicon.Phrases("state tails")
+	stateWords      = lexicon.Words("state words")
+	talkFiller      = lexicon.Words("talk filler")
+	thanksWords     = lexicon.Words("thanks words")
+	tickVerbs       = lexicon.Words("tick verbs")
+	topicLeads      = lexicon.Phrases("topic leads")
+	trailers        = lexicon.Phrases("trailers")
+	widenWords      = lexicon.Words("widen words")
+	yesLeads        = lexicon.Phrases("yes leads")
+	// TopicStarts start a task named as the topic of a request about "it"
+	// ("the dentist one, mark it done").
+	TopicStarts = lexicon.Words("topic starts")
+)

@@ -4,18 +4,14 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/taskchat/taskchat/internal/agent/offline/lexicon"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file reads a list pasted in: lines that each start with a number
-// ("1.", "2)", "a.") or a bullet ("-", "*", "•"), or every line after a
-// first one that asks to add ("add these:"). Each line is one item,
-// whatever it holds ("fix the fence and paint the shed" is one task), and
-// its number is its place in the list, never a task of the list: "2.
-// bread" is bread, said alone too. Lines after the list that are no items
-// ("thanks!", "also mark buy milk as done") are read as said.
+// A list pasted in: lines that start with a number ("1.", "a)") or a
+// bullet ("-", "•"), or every line after one that asks to add ("add
+// these:"). Each line is one item, whatever it holds; its number is its
+// place in the list, never a task's ("2. bread" is bread).
 
 // itemMark is what starts a line of a pasted list.
 var itemMark = regexp.MustCompile(`^\s*(?:\(?(?:\d{1,3}|[a-zA-Z])[.)]|\d{1,3}\s*[-–—:]|[-*•·▪‣◦–—+]|\[[ xX]?\])\s+`)
@@ -32,8 +28,7 @@ type pasted struct {
 }
 
 // readPasted reads text as a pasted list: one line that starts with a
-// mark, two or more marked lines, or lines after a first one that asks to
-// add. ok is false for a message written as sentences.
+// mark, two or more marked lines, or lines after one that asks to add.
 func readPasted(text string) (pasted, bool) {
 	lines := nonEmptyLines(text)
 	var p pasted
@@ -71,7 +66,6 @@ func readPasted(text string) (pasted, bool) {
 	return p, len(p.lines) > 0
 }
 
-// unmark is line without its mark.
 func unmark(line string) string {
 	if loc := itemMark.FindStringIndex(line); loc != nil {
 		line = line[loc[1]:]
@@ -79,18 +73,30 @@ func unmark(line string) string {
 	return strings.TrimSpace(line)
 }
 
-// isItem reports a line, after a line that asks to add, that is one
-// thing to add: not thanks, nor a request of its own.
+func nonEmptyLines(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// readAlone reads text as a message of its own.
+func readAlone(line string) (Step, bool) {
+	return parseWords(line, words.Split(line), true)
+}
+
+// isItem reports a line, after one that asks to add, that is a thing to
+// add: not thanks, nor a request of its own ("thing 2" is a thing too).
 func isItem(line string) bool {
-	ws := words.TrimPunctuation(words.Split(line))
-	s, ok := parseWords(line, ws, true)
-	return !ok || s.Act == ActAnswer || s.Act == ActSuggest // "thing 2" is a thing to add too
+	s, ok := readAlone(line)
+	return !ok || s.Act == ActAnswer || s.Act == ActSuggest
 }
 
 // introduces reports lines before a marked one that ask to add what
-// follows ("add these:", "Going shopping, can you add these for me?") or
-// only head the list ("Things I need:", "new tasks:"), asking nothing
-// else of their own.
+// follows ("can you add these for me?") or only head it ("Things I need:").
 func introduces(header string) bool {
 	if header == "" {
 		return false
@@ -103,8 +109,7 @@ func introduces(header string) bool {
 	if !strings.HasSuffix(strings.TrimSpace(heading), ":") {
 		return false
 	}
-	ws := words.TrimPunctuation(words.Split(heading))
-	s, ok := parseWords(heading, ws, true)
+	s, ok := readAlone(heading)
 	return !ok || s.Act == ActAnswer || s.Act == ActSuggest || s.Act == ActReply || s.Act == ActChatter
 }
 
@@ -121,23 +126,12 @@ func adds(header string) bool {
 	return false
 }
 
-func nonEmptyLines(text string) []string {
-	var out []string
-	for _, line := range strings.Split(text, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
-// addsWhatFollows reports a line that asks to add and names no task of
-// its own, only that some follow: "add these:", "add:", "please add the
-// following", "put these on my list".
+// addsWhatFollows reports a line that asks to add and names no task, only
+// that some follow: "add these:", "please add the following".
 func addsWhatFollows(line string) bool {
 	ws := trimClause(words.Split(line))
 	if n := words.LongestPhrase(addVerbs, ws, 0); n > 0 && onlyFollowing(ws[n:]) {
-		return true // "add:", "add these", "add the following"
+		return true
 	}
 	s, ok := parseWords(line, ws, true)
 	if !ok || s.Act != ActAdd {
@@ -161,24 +155,17 @@ func onlyFollowing(ws []words.Word) bool {
 	return true
 }
 
-// addVerbs are the words a request to add starts with.
-var addVerbs = lexicon.Phrases("@add")
-
-// followingWords: see the lexicon.
-var followingWords = lexicon.Words("following words")
-
 // steps reads the list: after lines that ask to add, one add of every
-// item; after none, or a heading, the things listed are offered, one
-// question for all, whatever question was open before; the lines after
-// the list are read as said. ok is false for a list that holds requests:
-// each line is then read as a message of its own, in order.
+// item; after none, or a heading, the items are offered; the lines after
+// the list are read as said. A list that holds requests is not read here:
+// each line is then a message of its own.
 func (p pasted) steps() ([]Step, bool) {
 	var steps []Step
 	switch {
 	case adds(p.header):
-		steps = []Step{{Act: ActAdd, Items: p.items()}}
+		steps = []Step{{Act: ActAdd, Items: items(p.lines)}}
 	case (p.header == "" || introduces(p.header)) && !p.asks():
-		for _, it := range p.items() {
+		for _, it := range items(p.lines) {
 			steps = append(steps, Step{Act: ActSuggest, Text: it.Title})
 		}
 	default:
@@ -190,24 +177,11 @@ func (p pasted) steps() ([]Step, bool) {
 	return steps, len(steps) > 0
 }
 
-// items are the lines as tasks to add.
-func (p pasted) items() []Item {
-	var items []Item
-	for _, line := range p.lines {
-		title, desc := slots.SplitDescription(line)
-		if t := words.CapitalizeFirst(slots.CleanText(slots.StripInfinitive(title))); t != "" {
-			items = append(items, Item{Title: t, Description: slots.CleanText(desc)})
-		}
-	}
-	return items
-}
-
-// asks reports a list that holds a request: read alone, a line asks for
-// something more than words that may be a task.
+// asks reports a list a line of which, read alone, asks for more than
+// words that may be a task.
 func (p pasted) asks() bool {
 	for _, line := range p.lines {
-		ws := words.TrimPunctuation(words.Split(line))
-		if s, ok := parseWords(line, ws, true); ok && !(s.Act == ActAnswer && s.Ref.Kind == slots.RefName) {
+		if s, ok := readAlone(line); ok && !(s.Act == ActAnswer && s.Ref.Kind == slots.RefName) {
 			return true
 		}
 	}

@@ -1,7 +1,7 @@
 package grammar
 
-// This file holds the fixed replies of the table: help, and what the
-// tools cannot do. The executor words every other reply.
+// The fixed replies of the table: help, and what the tools cannot do. The
+// executor words every other reply.
 
 // HelpText is the reply to anything the parser does not understand.
 const HelpText = "I can keep your to-do list. Try saying:\n" +
@@ -11,36 +11,30 @@ const HelpText = "I can keep your to-do list. Try saying:\n" +
 	"- \"Delete task " + AnyTask + "\", or \"delete\" and a word from its title\n" +
 	"- \"Change task " + AnyTask + " to 'Call mom tonight'\""
 
-// outOfScopeText answers a question that is not about the list.
+const welcomeText = "You're welcome! Anything else for your list?"
+
 const outOfScopeText = "I only manage your to-do list, so I can't help with that. " +
 	"I can add, list, complete, change or delete your tasks — try \"What's pending?\""
 
-// noUndoText answers "undo": the tools cannot reopen a task or bring
-// one back, and saying so beats offering "Undo" as a task.
 const noUndoText = "I can't undo a change: a completed task can't be reopened and a deleted one can't be brought back. " +
 	"I can add a task again, or change one — try \"Change task " + AnyTask + " to 'Call mom tonight'\"."
 
-// NoReopenText answers a request to reopen a task, which the tools
-// cannot do.
+// NoReopenText answers a request to reopen a task, which the tools cannot do.
 const NoReopenText = "I can't reopen a task: once it is complete, it stays complete. " +
 	"I can add it again as a new task — try \"Add call mom tonight\"."
 
-// NoDatesText answers a request for a due date, a deadline or a
-// priority, which tasks do not have.
+// NoDatesText answers a request for a due date or a priority, which tasks
+// do not have.
 const NoDatesText = "Tasks here have no due dates or priorities. You can put it in the title or the " +
 	"description instead — try \"Change task " + AnyTask + " to 'Pay rent by Friday'\"."
 
-// noRemindText answers a request for a reminder or a time: the list
-// sends no reminders.
 const noRemindText = "I can't send reminders or keep times: tasks here have no due dates. You can put the time in the " +
 	"title instead — try \"Change task " + AnyTask + " to 'Call mom at 9 tomorrow'\"."
 
-// noOrderText answers a request to move a task: the list keeps the order
-// tasks were added in.
 const noOrderText = "I can't change the order of your tasks: they stay in the order they were added. " +
 	"You can mark one as complete, change it, or delete it."
 
-// AnyTask stands for a task number in the text of an example until the
-// executor knows which task to name. No message or title holds it: text
-// with a NUL is refused before it is stored.
+// AnyTask stands for a task number in an example until the executor knows
+// which task to name. No message or title holds it: text with a NUL is
+// refused before it is stored.
 const AnyTask = "\x00"

@@ -6,22 +6,19 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file decides what to do with what the grammar did not read: ask,
-// offer it as a task, or say what the tools cannot do.
-
-// unknownStep answers a clause the grammar does not read: a question
-// outside the list is told what the assistant does; words that may be a
-// task ("buy milk") are offered as one.
+// unknownStep answers a clause the grammar does not read: what the tools
+// cannot do is said, a question outside the list is told what the
+// assistant does, and words that may be a task ("buy milk") are offered.
 func unknownStep(text string, ws []words.Word) Step {
-	if text, ok := cannotDo(ws); ok {
+	if text := cannotDo(ws); text != "" {
 		return Step{Act: ActReply, Text: text}
 	}
 	switch {
 	case len(ws) == 0:
 		return Step{Act: ActReply, Text: HelpText}
 	case slots.RefersToTask(ws) || slots.NamesField(ws):
-		// About a task, in words the grammar does not read: never a task
-		// of its own ("task 3 to the top", "the bike task's notes …").
+		// About a task in words the grammar does not read ("task 3 to the
+		// top"): never a task of its own.
 		return Step{Act: ActReply, Text: "Sorry, I'm not sure what you want done with that task. " + HelpText}
 	case slots.IsQuestion(text, ws):
 		return Step{Act: ActReply, Text: outOfScopeText}
@@ -31,26 +28,23 @@ func unknownStep(text string, ws []words.Word) Step {
 	return Step{Act: ActReply, Text: "Sorry, I'm not sure what you mean. " + HelpText}
 }
 
-// cannotDo answers a request about a task that the tools cannot carry
-// out — a priority, a reminder or a time, an order, a task brought back —
-// with what can be done instead: "make task 5 high priority", "remind me
-// about task 3 tomorrow at 9", "move task 3 to the top", "restore the task
-// I deleted". Said of no task, the same words may be a task to add.
-func cannotDo(ws []words.Word) (string, bool) {
+// cannotDo answers a request about a task that the tools cannot carry out
+// ("make task 5 high priority", "move task 3 to the top") with what can
+// be done instead, or "". Said of no task, the same words may be a task.
+func cannotDo(ws []words.Word) string {
 	if !slots.RefersToTask(ws) {
-		return "", false
+		return ""
 	}
 	for _, c := range cannotDoKinds {
-		for _, w := range ws {
-			if c.words[w.Low] {
-				return c.text, true
-			}
+		if anyIn(ws, c.words) {
+			return c.text
 		}
 	}
-	return "", false
+	return ""
 }
 
-// cannotDoKinds are the words that ask for what the tools cannot do, by kind, the first deciding.
+// cannotDoKinds are the words that ask for what the tools cannot do, by
+// kind, the first deciding.
 var cannotDoKinds = []struct {
 	words map[string]bool
 	text  string
