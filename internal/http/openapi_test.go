@@ -22,7 +22,13 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/taskchat/taskchat/internal/auth"
+	"github.com/taskchat/taskchat/internal/chat"
 )
+
+// idleEngine is the engine of a server whose routes run no turn: a zero
+// one, since addRoutes asks the engine for its approvals store when it
+// lists the routes (a nil engine panics there).
+var idleEngine = new(chat.Engine)
 
 func TestOpenAPIRoutesMatch(t *testing.T) {
 	t.Parallel()
@@ -32,10 +38,11 @@ func TestOpenAPIRoutesMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No route runs here, so the dependencies the handlers would use can be
-	// nil. The development login is on, so that its route is served too.
+	// nil, or idle. The development login is on, so that its route is
+	// served too.
 	cfg := testAPIConfig
 	cfg.DevLogin = DevLogin{Enabled: true, TTL: time.Hour}
-	routes, ok := NewServer(slog.New(slog.DiscardHandler), verifier, nil, nil, nil, nil, nil, nil, cfg).(chi.Routes)
+	routes, ok := NewServer(slog.New(slog.DiscardHandler), verifier, nil, nil, nil, idleEngine, nil, nil, cfg).(chi.Routes)
 	if !ok {
 		t.Fatal("NewServer no longer returns a chi router; list its routes another way")
 	}
