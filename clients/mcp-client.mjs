@@ -30,7 +30,7 @@ await client.close();
 
 console.log(JSON.stringify({
   server,
-  tools: tools.map(({ name, inputSchema, outputSchema }) => ({ name, inputSchema, outputSchema })),
+  tools: tools.map(({ name, inputSchema, outputSchema, annotations }) => ({ name, inputSchema, outputSchema, annotations })),
   added,
   listed,
 }));

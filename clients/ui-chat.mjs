@@ -39,10 +39,19 @@
 //   and, when both streams have ended, prints "ended".
 // resume-only: a new chat object calls resumeStream() on <api> and prints
 //   "resumed" when it is done.
-import { AbstractChat, DefaultChatTransport } from 'ai';
+//
+// approval: a call that waits for its person (APPROVAL_TOOLS=delete_task).
+//   A chat set up as useChat is for approvals (sendAutomaticallyWhen:
+//   lastAssistantMessageIsCompleteWithApprovalResponses) sends "Add a task
+//   to buy milk", then "Delete task 1", whose reply's delete_task part asks
+//   for approval; addToolApprovalResponse() answers it (approved unless a
+//   sixth argument says "deny"), and the chat sends by itself. It prints
+//   {asked, answered, messages, errors, requests}: the reply that asked,
+//   the reply the answer continued, and the chat's messages.
+import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 
 const [api, token, chatId, mode = 'conversation', otherApi] = process.argv.slice(2);
-const modes = ['conversation', 'resume', 'stop', 'resume-only'];
+const modes = ['conversation', 'resume', 'stop', 'resume-only', 'approval'];
 if (!api || !token || !chatId || !modes.includes(mode) || ((mode === 'resume' || mode === 'stop') && !otherApi)) {
   console.error(`usage: node ui-chat.mjs <url of /api/{user_id}/chat/ui> <bearer token> <chat id> [${modes.join('|')}] [url of /api/{user_id}/chat/ui on another replica]`);
   process.exit(2);
@@ -77,9 +86,10 @@ const changes = new WeakMap();
 
 // newChat is useChat({ id: chatId, transport }) for the chats at api: a new
 // chat object, holding no messages, as a page that was just loaded makes.
-function newChat(api, errors, requests = []) {
+function newChat(api, errors, requests = [], options = {}) {
   const changed = new EventTarget();
   const chat = new AbstractChat({
+    ...options,
     id: chatId,
     state: plainState(() => changed.dispatchEvent(new Event('change'))),
     transport: new DefaultChatTransport({ api, headers: { Authorization: `Bearer ${token}` }, fetch: watchedFetch(requests) }),
@@ -226,4 +236,27 @@ async function resumeOnly() {
   report({ step: 'resumed', ...ended(chat, errors, requests) });
 }
 
-await { conversation, resume, stop, 'resume-only': resumeOnly }[mode]();
+// approval answers a call that waits, as a page's Approve button does.
+async function approval() {
+  const errors = [];
+  const requests = [];
+  const chat = newChat(api, errors, requests, { sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+  await chat.sendMessage({ text: 'Add a task to buy milk' });
+  await chat.sendMessage({ text: 'Delete task 1' });
+  const asked = structuredClone(chat.lastMessage);
+  const part = asked.parts.find((p) => p.type === 'dynamic-tool' && p.state === 'approval-requested');
+  if (!part) {
+    console.log(JSON.stringify({ asked, errors, requests }));
+    return;
+  }
+  const approved = process.argv[7] !== 'deny';
+  const sent = requests.length;
+  await chat.addToolApprovalResponse({ id: part.approval.id, approved, reason: approved ? undefined : 'not yet' });
+  // The automatic send runs on its own: wait for its request to end.
+  while (requests.length === sent || chat.status === 'submitted' || chat.status === 'streaming') {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  console.log(JSON.stringify({ asked, answered: chat.lastMessage, messages: chat.messages, errors, requests }));
+}
+
+await { conversation, resume, stop, 'resume-only': resumeOnly, approval }[mode]();

@@ -8,8 +8,8 @@
 -- model) as a new call of the same turn with the same call_id — its
 -- resolution — and the model answers. An approval is live only while it is
 -- pending, before expires_at, and while its turn is its conversation's
--- last: a new message supersedes it without a write (see ApprovalState in
--- approvals.sql), so starting a turn pays nothing for approvals.
+-- last: a new message supersedes it without a write (approval_state,
+-- below), so starting a turn pays nothing for approvals.
 --
 -- The row is the audit of the decision: who decided, when, which way and
 -- why, for the call (turn_id, call_id). It goes with its conversation.
@@ -53,5 +53,18 @@ LANGUAGE sql STABLE AS $$
         WHEN EXISTS (SELECT 1 FROM messages m
                      WHERE m.conversation_id = a.conversation_id AND m.id > a.turn_id AND m.role = 'user') THEN 'superseded'
         ELSE 'pending'
+    END
+$$;
+
+-- Whether an approval's call still waits: to be decided (its approval is
+-- live), or, decided, for its turn to go on (while the turn is still its
+-- conversation's last: the turn continues once its last approval is
+-- decided). A call that no longer waits and has no resolution did not run.
+CREATE FUNCTION approval_waits(a approvals) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT CASE
+        WHEN a.state = 'pending' THEN approval_state(a) = 'pending'
+        ELSE NOT EXISTS (SELECT 1 FROM messages m
+                         WHERE m.conversation_id = a.conversation_id AND m.id > a.turn_id AND m.role = 'user')
     END
 $$;

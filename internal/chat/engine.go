@@ -120,7 +120,7 @@ func (e *Engine) Run(ctx context.Context, req Request, obs Observer) (Outcome, e
 		e.cfg.Telemetry.CountTurn(unstarted(err))
 		return deref(replay), err
 	}
-	obs(startedEvent(turn))
+	obs(startedEvent(turn, req.Continue != 0))
 	// Run stays small, and the turn is passed by pointer: an idle stream
 	// waits on its model at the bottom of this call chain, and every byte of
 	// its frames is held by each of them (a few hundred more cost 16 KiB a

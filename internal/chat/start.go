@@ -46,11 +46,16 @@ func (e *Engine) start(ctx context.Context, req Request) (tasks.Turn, error) {
 	return e.turns.StartTurn(ctx, s)
 }
 
-// startedEvent announces a started turn; a regenerated one brings the
-// calls of its earlier run, which its new reply holds.
-func startedEvent(turn *tasks.Turn) Event {
+// startedEvent announces a started turn; a regenerated or continued one
+// brings the calls of its earlier run, which its new reply holds. A
+// continued turn leaves out their placeholders, which its resolutions
+// stand in for (and a decided call waits for nothing more).
+func startedEvent(turn *tasks.Turn, continued bool) Event {
 	ev := Event{Kind: EventStarted, ConversationID: turn.Conversation.ID, TurnID: turn.ID(), RunID: turn.RunID}
 	for _, c := range turn.Earlier {
+		if c.Awaiting != 0 && continued {
+			continue
+		}
 		result := c.Result
 		if len(result) == 0 {
 			result = []byte("null")

@@ -152,20 +152,23 @@ func (t *turnTools) call(ctx context.Context, call agent.Call) (*mcp.CallToolRes
 // ask records a call that waits for its person instead of running it, and
 // answers the model with its placeholder: it has not run, and waits.
 func (t *turnTools) ask(ctx context.Context, rec tasks.CallRecord) (*mcp.CallToolResult, error) {
-	title := ""
+	r := tasks.ApprovalRequest{Record: rec, UserID: t.userID, TTL: t.ttl}
 	if id := taskNumber(rec.Arguments); id > 0 {
 		var err error
-		if title, err = t.approvals.TaskTitle(ctx, t.userID, id); err != nil {
+		if r.Title, err = t.approvals.TaskTitle(ctx, t.userID, id); err != nil {
 			return nil, err
 		}
+		if r.Title != "" {
+			r.TaskID = id
+		}
 	}
-	a, err := t.approvals.RequestApproval(ctx, tasks.ApprovalRequest{Record: rec, UserID: t.userID,
-		Summary: tasks.Summarize(rec.Tool, rec.Arguments, title), TTL: t.ttl})
+	r.Summary = tasks.Summarize(rec.Tool, rec.Arguments, r.Title)
+	a, err := t.approvals.RequestApproval(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	t.asked = append(t.asked, a)
-	return &mcp.CallToolResult{StructuredContent: tasks.AwaitingJSON(a)}, nil
+	return &mcp.CallToolResult{StructuredContent: tasks.AwaitingJSON(a, r)}, nil
 }
 
 // taskNumber is the task_id a call's arguments name; 0 for none.

@@ -103,6 +103,13 @@ func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, 
 			writeError(w, r, log, err)
 			return
 		}
+		// The limits come first: a decision they refuse is not made.
+		stream := wantsStream(r)
+		release, ok := admitTurn(w, r, limits, d.UserID, stream)
+		if !ok {
+			return
+		}
+		defer release()
 		decided, cont, err := engine.Decide(r.Context(), d)
 		if err != nil {
 			writeError(w, r, log, err)
@@ -114,12 +121,11 @@ func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, 
 				Waiting: turnstream.ApprovalsOf(decided.Waiting)})
 			return
 		}
-		stream := wantsStream(r)
 		newOutput := func() turnstream.Output { return &jsonOutput{w: w, r: r, log: log} }
 		if stream {
 			newOutput = func() turnstream.Output { return turnstream.NewSSE(w, r, log, cfg, problems{log}) }
 		}
-		serveTurn(w, r, engine, hub, limits, *cont, stream, newOutput)
+		answerTurn(w, r, engine, hub, cont, newOutput)
 	})
 }
 

@@ -50,23 +50,35 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limi
 // client can resume the stream, on any replica, after any event's id.
 func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, limits *userLimits, req chat.Request,
 	stream bool, newOutput func() turnstream.Output) {
-	if err := limits.allowTurn(req.UserID); err != nil {
-		writeRateLimited(w, err)
+	release, ok := admitTurn(w, r, limits, req.UserID, stream)
+	if !ok {
 		return
 	}
-	if stream {
-		release, err := limits.openStream(req.UserID)
-		if err != nil {
-			writeRateLimited(w, err)
-			return
-		}
-		// A client that leaves holds no stream: its turn goes on, and it
-		// may follow it again at once.
-		release = sync.OnceFunc(release)
-		defer context.AfterFunc(r.Context(), release)()
-		defer release()
-	}
+	defer release()
 	answerTurn(w, r, engine, hub, &req, newOutput)
+}
+
+// admitTurn applies the user's limits to a turn about to start: its rate
+// and, for a stream, the streams the user holds. It answers 429 and
+// reports false when one is reached; else release gives back the stream.
+func admitTurn(w http.ResponseWriter, r *http.Request, limits *userLimits, userID string, stream bool) (release func(), ok bool) {
+	if err := limits.allowTurn(userID); err != nil {
+		writeRateLimited(w, err)
+		return nil, false
+	}
+	if !stream {
+		return func() {}, true
+	}
+	release, err := limits.openStream(userID)
+	if err != nil {
+		writeRateLimited(w, err)
+		return nil, false
+	}
+	// A client that leaves holds no stream: its turn goes on, and it may
+	// follow it again at once.
+	release = sync.OnceFunc(release)
+	stop := context.AfterFunc(r.Context(), release)
+	return func() { stop(); release() }, true
 }
 
 // answerTurn runs the turn on a context of its own, adding each event to

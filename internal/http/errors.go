@@ -30,6 +30,7 @@ const (
 	codeRequestInProgress    = "request_in_progress"
 	codeNothingToRegenerate  = "nothing_to_regenerate"
 	codeApprovalClosed       = "approval_closed"
+	codeApprovalsWaiting     = "approvals_waiting"
 	codePayloadTooLarge      = "payload_too_large"
 	codeUnsupportedMediaType = "unsupported_media_type"
 	codeIdempotencyMismatch  = "idempotency_key_reused"
@@ -54,6 +55,7 @@ var codeStatus = map[string]int{
 	codeRequestInProgress:    http.StatusConflict,
 	codeNothingToRegenerate:  http.StatusConflict,
 	codeApprovalClosed:       http.StatusConflict,
+	codeApprovalsWaiting:     http.StatusConflict,
 	codePayloadTooLarge:      http.StatusRequestEntityTooLarge,
 	codeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	codeIdempotencyMismatch:  http.StatusUnprocessableEntity,

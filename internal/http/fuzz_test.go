@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // FuzzChatRequest feeds arbitrary bodies and content types to the chat
@@ -59,16 +61,25 @@ func FuzzUIChatRequest(f *testing.F) {
 		`{"id":"c","messages":[{"role":"user","parts":[{"type":"text","text":"\u0000"}]}]}`,
 		`{"id":"../x","messages":[]}`,
 		`{"id":"c","messages":[{"role":"user","parts":[{"type":"text"}]}],"trigger":"resume-stream"}`,
+		`{"id":"c","messages":[{"role":"assistant","parts":[{"type":"dynamic-tool","state":"approval-responded","approval":{"id":"7","approved":true}}]}],"trigger":"submit-message","messageId":"reply-3"}`,
 	} {
 		f.Add(body)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		r := httptest.NewRequest("POST", "/api/u/chat/ui", strings.NewReader(body))
 		r = r.WithContext(withUser(r.Context(), "u"))
-		turn, err := parseUIChat(httptest.NewRecorder(), r)
+		turn, decisions, err := parseUIChat(httptest.NewRecorder(), r)
 		if err != nil {
 			if ae := toAPIError(err); ae.status() < 400 || ae.status() >= 500 {
 				t.Fatalf("refused with %d (%v)", ae.status(), err)
+			}
+			return
+		}
+		if decisions != nil {
+			for _, d := range decisions {
+				if d.ApprovalID <= 0 || d.UserID != "u" || utf8.RuneCountInString(d.Reason) > tasks.MaxReasonLength {
+					t.Fatalf("accepted an invalid decision: %+v", d)
+				}
 			}
 			return
 		}

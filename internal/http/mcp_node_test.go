@@ -29,6 +29,7 @@ type nodeMCPRun struct {
 	Tools  []struct {
 		Name                      string
 		InputSchema, OutputSchema json.RawMessage
+		Annotations               map[string]any
 	}
 	Added, Listed struct {
 		IsError           bool
@@ -64,9 +65,24 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	if run.Server.Name != "taskchat-tasks" || len(run.Tools) != 5 {
 		t.Fatalf("server %q with %d tools, want taskchat-tasks with 5: %s", run.Server.Name, len(run.Tools), out)
 	}
+	// The hints a client shows its person before a call: what only reads,
+	// what cannot be undone, what may be sent twice (MCP's defaults, when
+	// a hint is absent, are the cautious ones: destructive, not idempotent).
+	hints := map[string]map[string]any{
+		"add_task":      {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false},
+		"list_tasks":    {"readOnlyHint": true},
+		"complete_task": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true},
+		"delete_task":   {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true},
+		"update_task":   {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true},
+	}
 	for _, tool := range run.Tools {
 		if strings.Contains(strings.ToLower(string(tool.InputSchema)), "user") {
 			t.Errorf("%s's schema mentions a user: %s", tool.Name, tool.InputSchema)
+		}
+		for hint, want := range hints[tool.Name] {
+			if got := tool.Annotations[hint]; got != want {
+				t.Errorf("%s: %s = %v, want %v", tool.Name, hint, got, want)
+			}
 		}
 	}
 	wantAdded := map[string]any{"task_id": 2.0, "status": "created", "title": "Water the plants"}

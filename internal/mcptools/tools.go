@@ -70,7 +70,7 @@ var (
 	deleteTaskTool = &mcp.Tool{
 		Name:        "delete_task",
 		Description: "Permanently delete one of the user's tasks, by id. If the user named the task by title, call list_tasks first and ask when several tasks match.",
-		Annotations: &mcp.ToolAnnotations{Title: "Delete task", DestructiveHint: &yes, OpenWorldHint: &no},
+		Annotations: &mcp.ToolAnnotations{Title: "Delete task", DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no},
 	}
 	updateTaskTool = &mcp.Tool{
 		Name:        "update_task",

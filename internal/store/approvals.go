@@ -31,7 +31,7 @@ func (s *Turns) RequestApproval(ctx context.Context, r tasks.ApprovalRequest) (t
 	rec := r.Record
 	a := tasks.Approval{ConversationID: rec.ConversationID, TurnID: rec.TurnID, CallID: rec.CallID, Seq: rec.Seq, Round: rec.Round,
 		Tool: rec.Tool, Arguments: rec.Arguments, Summary: r.Summary, State: tasks.ApprovalPending}
-	placeholder := tasks.AwaitingJSON(a)
+	placeholder := tasks.AwaitingJSON(a, r)
 	err := s.pool.QueryRow(ctx, stmt.RequestApproval, r.UserID, rec.ConversationID, rec.ClaimToken,
 		auditName(rec.CallID, "call"), rec.Tool, jsonOr(rec.Arguments, "{}"), rec.Round, rec.Seq, rec.TurnID,
 		r.Summary, r.TTL, placeholder).Scan(&a.ID, &a.CreatedAt, &a.ExpiresAt)

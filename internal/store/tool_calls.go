@@ -25,8 +25,9 @@ func (s *Tasks) RecordCall(ctx context.Context, userID string, rec tasks.CallRec
 
 // scanToolCall reads a tasks.ToolCall from the columns call_id, tool,
 // arguments, result, is_error, round, seq, duration_ms, created_at,
-// approval_id and approval_live, after extra. A placeholder whose approval
-// is no longer live reads as the call it was: one that did not run.
+// approval_id and approval_live, after extra. A placeholder whose call no
+// longer waits (approval_waits) reads as the call it was: one that did not
+// run.
 func scanToolCall(row pgx.Row, c *tasks.ToolCall, extra ...any) error {
 	var (
 		ms       int32

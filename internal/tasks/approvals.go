@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -75,6 +74,10 @@ type ApprovalRequest struct {
 	UserID  string
 	Summary string
 	TTL     time.Duration
+	// TaskID and Title name the task the call is about, when it names one
+	// that exists: the model is told them with the call's placeholder.
+	TaskID int64
+	Title  string
 }
 
 // Decision is a person's decision on an approval.
@@ -130,23 +133,38 @@ type AwaitingResult struct {
 	ApprovalID int64  `json:"approval_id"`
 	Summary    string `json:"summary"`
 	Message    string `json:"message"`
+	// TaskID and Title name the task the call is about, when it names one.
+	TaskID int64  `json:"task_id,omitempty"`
+	Title  string `json:"title,omitempty"`
 }
 
-// AwaitingJSON is the AwaitingResult of a, encoded.
-func AwaitingJSON(a Approval) json.RawMessage {
-	b, _ := json.Marshal(AwaitingResult{Status: AwaitingStatus, ApprovalID: a.ID, Summary: a.Summary,
+// AwaitingJSON is the placeholder result of r's call, asked as approval a.
+func AwaitingJSON(a Approval, r ApprovalRequest) json.RawMessage {
+	b, _ := json.Marshal(AwaitingResult{Status: AwaitingStatus, ApprovalID: a.ID, Summary: a.Summary, TaskID: r.TaskID, Title: r.Title,
 		Message: "This call has not run: it waits for the person's approval. Tell them what waits; it runs once they approve it."})
 	return b
 }
 
-// DeclinedJSON is the result of a call its person declined, the model's to
-// read: it did not run.
+// DeclinedStatus is the status of the result of a call its person
+// declined: a DeclinedResult.
+const DeclinedStatus = "declined"
+
+// DeclinedResult is the result of a call its person declined, an
+// ErrorResult with a status and their reason: the call did not run.
+type DeclinedResult struct {
+	Error  string `json:"error"`
+	Status string `json:"status"` // DeclinedStatus
+	Reason string `json:"reason,omitempty"`
+}
+
+// DeclinedJSON is the result of a call its person declined, for reason.
 func DeclinedJSON(reason string) json.RawMessage {
 	msg := "The person declined this call; it did not run."
 	if reason = strings.TrimSpace(reason); reason != "" {
-		msg = fmt.Sprintf("The person declined this call; it did not run. Their reason: %s", reason)
+		msg += " Their reason: " + reason
 	}
-	return ErrorJSON(msg)
+	b, _ := json.Marshal(DeclinedResult{Error: msg, Status: DeclinedStatus, Reason: reason})
+	return b
 }
 
 // NotApprovedMessage is what the model reads, in the history, of a call
@@ -203,24 +221,6 @@ func Summarize(tool string, args json.RawMessage, title string) string {
 		return "List your tasks"
 	}
 	return fmt.Sprintf("Run %s with %s", tool, args)
-}
-
-// errApprovalTool is the sentinel of an unknown tool in APPROVAL_TOOLS.
-var errApprovalTool = errors.New("is not a tool")
-
-// ValidateApprovalTools checks tools, the names an operator listed, against
-// the tools there are; it names the first that is none.
-func ValidateApprovalTools(tools []string, known []string) error {
-	for _, t := range tools {
-		found := false
-		for _, k := range known {
-			found = found || k == t
-		}
-		if !found {
-			return fmt.Errorf("%q %w (the tools: %s)", t, errApprovalTool, strings.Join(known, ", "))
-		}
-	}
-	return nil
 }
 
 // Resolved returns calls without the placeholders that their resolution

@@ -29,6 +29,10 @@ type UI struct {
 	textOpen bool            // a text part is open
 	round    int             // the model round of the open step
 	results  bool            // a tool result came in the open step: text now begins the next round
+	// asked is set once a call asked for approval: the text after it stays
+	// in its step, as the AI SDK's client answers the approvals of the
+	// last step only (lastAssistantMessageIsCompleteWithApprovalResponses).
+	asked bool
 }
 
 // NewUI is the UI message stream of a turn to w, which answers r; a
@@ -107,7 +111,7 @@ func (o *UI) Event(id EventID, e chat.Event) {
 // text streams a piece of the reply. Text after a tool result is the next
 // round's: a model writes a round's text before asking for its tools.
 func (o *UI) text(s string) {
-	if o.results {
+	if o.results && !o.asked {
 		o.step(o.round + 1)
 	}
 	if !o.textOpen {
@@ -131,6 +135,13 @@ func (o *UI) toolCall(c chat.ToolCall, round int) {
 
 func (o *UI) toolResult(c chat.ToolCall) {
 	o.results = true
+	if c.ApprovalID != 0 && tasks.AwaitingID(c.Result) != 0 {
+		// The call waits: the part asks its person (useChat's
+		// addToolApprovalResponse answers, on the chat's next request).
+		o.send(uiFrame(uiApprovalChunk{Type: "tool-approval-request", ApprovalID: strconv.FormatInt(c.ApprovalID, 10), ToolCallID: c.ID}))
+		o.asked = true
+		return
+	}
 	if c.IsError {
 		o.send(uiFrame(uiToolErrorChunk{Type: "tool-output-error", ToolCallID: c.ID, ErrorText: toolErrorText(c.Result), Dynamic: true}))
 		return

@@ -184,6 +184,11 @@ type (
 		Output     json.RawMessage `json:"output"`
 		Dynamic    bool            `json:"dynamic"`
 	}
+	uiApprovalChunk struct {
+		Type       string `json:"type"` // tool-approval-request
+		ApprovalID string `json:"approvalId"`
+		ToolCallID string `json:"toolCallId"`
+	}
 	uiToolErrorChunk struct {
 		Type       string `json:"type"` // tool-output-error
 		ToolCallID string `json:"toolCallId"`

@@ -38,8 +38,8 @@ FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > $3 ORDER BY i
 -- The tool calls of MessagesPage's messages, by message and in order.
 SELECT message_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
 FROM tool_calls c LEFT JOIN LATERAL (
-    -- A placeholder's approval: the call waits while it is live.
-    SELECT a.id AS approval_id, approval_state(a) = 'pending' AS approval_live FROM approvals a
+    -- A placeholder's approval, and whether its call still waits.
+    SELECT a.id AS approval_id, approval_waits(a) AS approval_live FROM approvals a
     WHERE c.result->>'status' = 'awaiting_approval' AND a.turn_id = c.turn_id AND a.seq = c.seq
       AND a.user_id = c.user_id) w ON true
 WHERE conversation_id = $1 AND user_id = $2 AND message_id IN (

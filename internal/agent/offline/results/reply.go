@@ -6,6 +6,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // ConfirmRound says what each call of the round did, one line per call:
@@ -21,6 +22,10 @@ func ConfirmRound(r Round) string {
 // ConfirmCall says what call did, read from out: a line of the reply.
 func ConfirmCall(call agent.ToolCall, out Outcome) string {
 	switch {
+	case out.Status == tasks.AwaitingStatus:
+		return fmt.Sprintf("I'll %s once you approve.", whatWaits(call, out))
+	case out.Status == tasks.DeclinedStatus:
+		return fmt.Sprintf("OK, I won't %s, as you declined.", whatWaits(call, out))
 	case out.Error != "":
 		return describeToolError(call, out.Error)
 	case out.Text != "" && out.TaskID == 0 && out.Tasks == nil:
@@ -41,6 +46,24 @@ var confirmations = map[string]string{
 	ToolCompleteTask: "Marked task %d as complete: %s",
 	ToolDeleteTask:   "Deleted task %d: %s",
 	ToolUpdateTask:   "Updated task %d: %s",
+}
+
+// whatWaits says what a call that waits for its person would do: "delete
+// task 3 (Buy milk)".
+func whatWaits(call agent.ToolCall, out Outcome) string {
+	verb := map[string]string{ToolAddTask: "add", ToolCompleteTask: "complete", ToolDeleteTask: "delete",
+		ToolUpdateTask: "change", ToolListTasks: "list"}[call.Name]
+	switch id := callArgs(call).TaskID; {
+	case verb == "":
+		return "run " + call.Name
+	case out.Title != "" && id > 0:
+		return fmt.Sprintf("%s task %d (%s)", verb, id, out.Title)
+	case id > 0:
+		return fmt.Sprintf("%s task %d", verb, id)
+	case call.Name == ToolAddTask:
+		return fmt.Sprintf("add %q", callArgs(call).Title)
+	}
+	return verb + " your tasks"
 }
 
 // describeToolError says a missing task plainly, any other error as written.

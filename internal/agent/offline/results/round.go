@@ -39,6 +39,9 @@ func RoundAt(msgs []agent.Message, i int) Round {
 // Outcome is any task tool's result, or its error. Text is what the
 // loop passes on from a tool that returned no structured result.
 type Outcome struct {
+	// Status is a change's, or says the call waits for its person or was
+	// declined by them (tasks.AwaitingStatus, tasks.DeclinedStatus).
+	Status string `json:"status"`
 	Error  string `json:"error"`
 	Text   string `json:"text"`
 	TaskID int64  `json:"task_id"`
@@ -66,6 +69,7 @@ func (r Round) Outcome(call agent.ToolCall) Outcome {
 type callArguments struct {
 	TaskID int64  `json:"task_id"`
 	Status string `json:"status"`
+	Title  string `json:"title"`
 }
 
 // callArgs decodes what it can; arguments that do not decode read as zero.
