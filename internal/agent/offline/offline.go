@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,18 +17,10 @@ const wordsPerChunk = 3
 // memoryTurns is how many earlier turns are searched for what "it" means.
 const memoryTurns = 4
 
-// Model is the offline agent.Model.
-//
-// Like a real model it keeps no state between calls: each answer is derived
-// from the request's messages alone. It reads the last user message into
-// steps and carries them out over the tool rounds that followed it; the
-// earlier turns, read the same way, tell it what "it", "both" or "the
-// second one" mean and which question the person may be answering.
+// Model is the offline agent.Model. Like a real model it keeps no state
+// between calls: each answer is derived from the request's messages alone.
 type Model struct {
-	// pace is how long each streamed piece of text waits before it is
-	// written: 0, at once, but for a person who wants to watch a reply
-	// being written (and resume it, or stop it) with no real model.
-	pace time.Duration
+	pace time.Duration // how long each streamed piece of text waits
 }
 
 // New returns the offline model.
@@ -41,8 +34,8 @@ func NewPaced(pace time.Duration) *Model { return &Model{pace: pace} }
 func (*Model) Name() string { return "offline" }
 
 // Stream answers req deterministically. Its text goes to onText a few words
-// at a time, as a real model's would, and its usage is an estimate of about
-// four characters a token, so token limits can be exercised offline.
+// at a time, and its usage is estimated, so token limits can be exercised
+// offline.
 func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return agent.Response{}, err
@@ -58,7 +51,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 }
 
 // respond carries out the last user message: the next round of calls it
-// needs, or, once every call is made, the reply.
+// needs, or the reply.
 func respond(msgs []agent.Message) agent.Response {
 	turns := splitTurns(msgs)
 	if len(turns) == 0 {
@@ -87,22 +80,20 @@ func carriesOn(steps []grammar.Step, mem memory) bool {
 		return false
 	}
 	s := steps[0]
-	return s.Act == grammar.ActContinue || (s.Act == grammar.ActYes && s.Mood == grammar.Plainly && mem.question == nil)
+	return s.Act == grammar.ActContinue || s.Act == grammar.ActYes && s.Mood == grammar.Plainly && mem.question == nil
 }
 
-// stopped is a request a turn stopped at a limit before it was done: the
-// turn that asked for it, and the rounds made for it so far (its own, and
-// those of each "continue" since).
+// stopped is a request a turn stopped at a limit: the turn that asked for
+// it, and the rounds made for it so far.
 type stopped struct {
 	turn   int
 	rounds []results.Round
 }
 
-// play carries out turn i's message over its rounds, remembering mem, as
-// it was carried out when it ran: a "continue" after a request stopped at a
-// limit carries that request on, over the rounds made for it and then
-// this turn's, saying only what this turn does. It returns the executor
-// and the turn whose request it carried out.
+// play carries out turn i's message over its rounds, remembering mem: a
+// "continue" after a request stopped at a limit carries that request on,
+// saying only what this turn does. It returns the executor and the turn
+// whose request it carried out.
 func (r *reading) play(i int, mem memory, ids *results.CallIDs) (*executor, int) {
 	steps, rounds, quiet, asked := r.steps(i), r.turns[i].rounds, 0, i
 	if cut := mem.cutShort; cut != nil && carriesOn(steps, mem) {
@@ -140,11 +131,9 @@ func splitTurns(msgs []agent.Message) []turn {
 	return turns
 }
 
-// reading is one model call's reading of the conversation. Each turn
-// looks back at a few before it, and those at a few more, so every
-// message is read once and kept, as is what each look back found: the
-// call costs about what its messages are long, however far back the
-// turns that follow look.
+// reading is one model call's reading of the conversation. Every message
+// is read once and kept, as is what each look back found, so the call
+// costs about what its messages are long.
 type reading struct {
 	turns    []turn
 	read     map[int][]grammar.Step
@@ -168,9 +157,8 @@ func (r *reading) steps(i int) []grammar.Step {
 // recall reads the turns before end, newest first, for the tasks the
 // conversation is about and the question it left open: the first turn
 // that made calls, asked, pointed at tasks or was told no decides. Only
-// the last reply's question is still open: a "yes" never answers one
-// asked before a reply that said something else. depth bounds how far
-// back each of those turns may look in turn.
+// the last reply's question is still open. depth bounds how far back each
+// of those turns may look in turn.
 func (r *reading) recall(end, depth int) memory {
 	key := [2]int{end, depth}
 	if mem, ok := r.recalled[key]; ok {
@@ -204,8 +192,7 @@ func (r *reading) lookBack(end, depth int) memory {
 		if len(r.turns[i].rounds) > 0 || e.sawRefusal || e.focusStep >= 0 {
 			mem := memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
 			if e.sent != nil && i == end-1 && strings.Contains(r.turns[i].reply, agent.StoppedNote) {
-				// Stopped at a limit, wanting calls it never made; a
-				// turn the person stopped, or another model's, is not.
+				// Stopped at a limit; a turn the person stopped is not.
 				mem.cutShort = &stopped{turn: asked, rounds: e.rounds}
 			}
 			return mem
@@ -221,7 +208,8 @@ func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 	var run []results.Task
 	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {
 		steps := r.steps(i)
-		if len(r.turns[i].rounds) == 0 || !allDo(steps, act) {
+		other := func(s grammar.Step) bool { return s.Act != act }
+		if len(r.turns[i].rounds) == 0 || len(steps) == 0 || slices.ContainsFunc(steps, other) {
 			break
 		}
 		e := newExecutor(r.recall(i, 0), r.turns[i].rounds, nil)
@@ -234,16 +222,6 @@ func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 	return run
 }
 
-// allDo reports whether every step asks for act.
-func allDo(steps []grammar.Step, act grammar.Action) bool {
-	for _, s := range steps {
-		if s.Act != act {
-			return false
-		}
-	}
-	return len(steps) > 0
-}
-
 // streamText hands text to onText a few words at a time, pace apart; the
 // pieces join back into text exactly. It stops when ctx is done.
 func streamText(ctx context.Context, text string, pace time.Duration, onText func(string)) error {
@@ -252,9 +230,10 @@ func streamText(ctx context.Context, text string, pace time.Duration, onText fun
 	}
 	pieces := strings.SplitAfter(text, " ")
 	for i := 0; i < len(pieces); i += wordsPerChunk {
-		if i > 0 {
-			if err := wait(ctx, pace); err != nil {
-				return err
+		if i > 0 && pace > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(pace):
 			}
 		}
 		if err := ctx.Err(); err != nil {
@@ -263,19 +242,4 @@ func streamText(ctx context.Context, text string, pace time.Duration, onText fun
 		onText(strings.Join(pieces[i:min(i+wordsPerChunk, len(pieces))], ""))
 	}
 	return nil
-}
-
-// wait waits for d, or until ctx is done.
-func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 || ctx.Err() != nil {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
