@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent"
@@ -13,34 +14,19 @@ import (
 
 // This file carries out a message's steps. The model keeps no state, so it
 // runs the steps from the start on every model call of a turn, reading the
-// tool rounds the turn already made instead of making them again: when it
-// reaches calls no round holds yet, it sends them and stops. Calls that
-// need no lookup are sent together; a step that needs the task list (a
-// task named by its title, "everything I've completed") adds a listing
-// after them, so the list it reads reflects every change said before it.
+// tool rounds the turn already made: when it reaches calls no round holds
+// yet, it sends them and stops. A step that needs the task list adds a
+// listing after the calls queued before it, so the list reflects them.
 
-// memory is what earlier turns left for this one: the tasks they were
-// about (what "it", "them" and "the second one" mean), and the question
-// they asked, if any.
+// memory is what earlier turns left for this one.
 type memory struct {
-	focus    []results.Task
+	focus    []results.Task // what "it", "them" and "the second one" mean
 	question *question
 	lastAct  grammar.Action // what the last change was: an add, a delete...
-	// shown is the last list the person was shown, in its order: what
-	// "the second one" means when what the conversation is about now (an
-	// add since, say) has no second.
-	shown []results.Task
-	// run is what the newest turns changed when each made the same kind of
-	// change, oldest first: after "add walk the dog" and "add feed the
-	// cat", "the first one" is the dog, though the last turn was about the
-	// cat alone.
-	run []results.Task
-	// offers are the last reply's offers of a change, question the last
-	// of them: "yes" takes them all, "only the first" narrows them.
-	offers []*question
-	// cutShort is the request the last turn stopped at a limit before it
-	// was done: "continue" carries it on.
-	cutShort *stopped
+	shown    []results.Task // the last list shown, in its order
+	run      []results.Task // see reading.changeRun
+	offers   []*question    // the last reply's offers of a change: "yes" takes them all
+	cutShort *stopped       // the request the last turn stopped at a limit
 }
 
 // question is what the assistant asked and waits an answer to.
@@ -63,27 +49,25 @@ type executor struct {
 	next   int              // the first round not yet read
 	ids    *results.CallIDs // nil when replaying an earlier turn
 
-	batch      []queued // calls for the round being built
-	listing    []results.Task
-	fresh      bool // listing reflects every change queued so far
-	lines      []string
-	focus      []results.Task
-	focusStep  int            // the step that set focus
-	shown      []results.Task // see memory.shown
-	question   *question
-	offers     []*question     // the questions that offered a change, in order: a yes takes them all
-	offerLine  int             // the line of the offer to add that question is, or -1
-	partial    bool            // listing is the first page of more (see firstPage)
-	unkeptSaid map[string]bool // the kinds of unkept words a reply has said of (see results.UnkeptNote)
-	step       int
-	sent       *agent.Response // the round to send: the run stops there
-	broken     bool            // a round did not hold the calls expected
-	sawRefusal bool            // the person said no
-	lastAct    grammar.Action  // the last change made
-	made       map[string]bool // the deletes and completions queued, by tool and task
-	// quietRounds are the first rounds, made by a turn stopped at a limit
-	// that this one carries on: what they did is not said again.
-	quietRounds int
+	batch       []queued // calls for the round being built
+	listing     []results.Task
+	fresh       bool // listing reflects every change queued so far
+	partial     bool // listing is the first page of more (see firstPage)
+	lines       []string
+	focus       []results.Task
+	focusStep   int            // the step that set focus
+	shown       []results.Task // see memory.shown
+	question    *question
+	offers      []*question     // see memory.offers
+	offerLine   int             // the line of the offer to add that question is, or -1
+	unkeptSaid  map[string]bool // see results.UnkeptNote
+	step        int
+	sent        *agent.Response // the round to send: the run stops there
+	broken      bool            // a round did not hold the calls expected
+	sawRefusal  bool            // the person said no
+	lastAct     grammar.Action  // the last change made
+	made        map[string]bool // the deletes and completions queued, by tool and task
+	quietRounds int             // the first rounds, said by the stopped turn this one carries on
 }
 
 // queued is a call waiting in the batch, and where its outcome goes.
@@ -93,15 +77,9 @@ type queued struct {
 	step int
 	act  grammar.Action
 	// lookup marks a listing the steps read the task list from: it is
-	// read whole, a page a round, while a listing only shown stops at its
-	// first page.
-	lookup bool
-	// listed holds the earlier pages of a lookup: the call reads the page
-	// after them.
-	listed []results.Task
-	// firstPage marks a lookup that reads the first page only (see
-	// executor.firstPage).
-	firstPage bool
+	// read whole, a page a round, unless firstPage (see executor.firstPage).
+	lookup, firstPage bool
+	listed            []results.Task // the pages of a lookup read so far
 }
 
 // nextPage is the call that reads the page after out, the outcome of q;
@@ -118,7 +96,8 @@ func nextPage(q queued, out results.Outcome) (queued, bool) {
 }
 
 func newExecutor(mem memory, rounds []results.Round, ids *results.CallIDs) *executor {
-	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1, offerLine: -1, shown: mem.shown}
+	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1, offerLine: -1, shown: mem.shown,
+		unkeptSaid: map[string]bool{}, made: map[string]bool{}}
 }
 
 // run carries out steps until they are done or a round must be sent.
@@ -131,8 +110,7 @@ func (e *executor) run(steps []grammar.Step) {
 		}
 	}
 	e.flush()
-	// Rounds the steps did not ask for were made for another reading of
-	// the message; the reply then says what they did.
+	// Rounds the steps did not ask for were made for another reading.
 	if !e.stopped() && e.next < len(e.rounds) {
 		e.broken = true
 	}
@@ -142,12 +120,7 @@ func (e *executor) stopped() bool { return e.sent != nil || e.broken }
 
 // reply is the text once every step is done.
 func (e *executor) reply() string {
-	var lines []string
-	for _, l := range e.lines {
-		if l != "" {
-			lines = append(lines, l)
-		}
-	}
+	lines := slices.DeleteFunc(slices.Clone(e.lines), func(l string) bool { return l == "" })
 	if len(lines) == 0 {
 		return e.fill(grammar.HelpText)
 	}
@@ -169,16 +142,13 @@ func (e *executor) ask(q question, text string) {
 }
 
 // queue adds a call to the batch; its outcome will fill a reply line. A
-// call the message already made ("delete task 3 and remove it") is not
-// made again.
+// deletion or completion already queued ("delete task 3 and remove it") is
+// not queued again.
 func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 	if id, ok := args["task_id"].(int64); ok && (tool == results.ToolDeleteTask || tool == results.ToolCompleteTask) {
 		key := fmt.Sprintf("%s %d", tool, id)
 		if e.made[key] {
 			return
-		}
-		if e.made == nil {
-			e.made = map[string]bool{}
 		}
 		e.made[key] = true
 	}
@@ -194,7 +164,12 @@ func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 func (e *executor) flush() {
 	for len(e.batch) > 0 {
 		if e.next >= len(e.rounds) {
-			e.send()
+			e.sent = &agent.Response{}
+			for _, q := range e.batch {
+				if e.ids != nil { // nil when replaying an earlier turn
+					e.sent.ToolCalls = append(e.sent.ToolCalls, e.ids.Call(q.call))
+				}
+			}
 			return
 		}
 		round := e.rounds[e.next]
@@ -226,18 +201,6 @@ func (e *executor) flush() {
 	}
 }
 
-func (e *executor) send() {
-	if e.ids == nil { // replaying an earlier turn that was cut short
-		e.sent = &agent.Response{}
-		return
-	}
-	resp := agent.Response{}
-	for _, q := range e.batch {
-		resp.ToolCalls = append(resp.ToolCalls, e.ids.Call(q.call))
-	}
-	e.sent = &resp
-}
-
 // record reads one call's outcome into the reply and the focus.
 func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 	if q.lookup {
@@ -256,9 +219,6 @@ func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 		return
 	}
 	if _, titled := q.call.Args["title"]; titled && (q.act == grammar.ActAdd || q.act == grammar.ActUpdate) {
-		if e.unkeptSaid == nil {
-			e.unkeptSaid = map[string]bool{}
-		}
 		if note := results.UnkeptNote(out.Title, e.unkeptSaid); note != "" {
 			e.lines[q.line] += " " + note
 		}
@@ -285,12 +245,8 @@ func (e *executor) setFocus(step int, tasks ...results.Task) {
 	e.focus = append(e.focus, tasks...)
 }
 
-// holds reports whether round r made exactly the calls in batch. A
-// listing's limit is not compared: one recorded without a limit was made
-// before list_tasks answered a page and holds every task, and one recorded
-// with another is a page of another size, whose cursor goes on from it.
-// heldPrefix returns how many of the batch's first calls the round holds,
-// in order; all of them when the round is the batch.
+// heldPrefix returns how many of the batch's first calls round r holds, in
+// order (see results.Planned.Holds).
 func heldPrefix(r results.Round, batch []queued) int {
 	if len(r.Calls) > len(batch) {
 		return 0
@@ -323,11 +279,10 @@ func (e *executor) tasks() ([]results.Task, bool) {
 	return e.listing, true
 }
 
-// firstPage returns the tasks of the first page of the list, listing it
-// when the list is not known, and whether they are the whole list: enough
-// to look up a few tasks by number without reading a long list whole,
-// which every later model call would read again. ok is false when the run
-// must stop here or the list could not be read.
+// firstPage returns the first page of the list, and whether it is the
+// whole list: enough to look up a few tasks by number without reading a
+// long list whole, as every later model call would again. ok is as for
+// tasks.
 func (e *executor) firstPage() (tasks []results.Task, whole, ok bool) {
 	if e.fresh {
 		return e.listing, true, true
@@ -340,10 +295,10 @@ func (e *executor) firstPage() (tasks []results.Task, whole, ok bool) {
 	return e.listing, !e.partial, true
 }
 
-// currentFocus returns what "it" and "them" mean now: what this message
-// did before this step, else what earlier turns left.
+// currentFocus returns what "it" and "them" mean now, once the calls
+// queued have said.
 func (e *executor) currentFocus() ([]results.Task, bool) {
-	if e.focusStepPending() {
+	if e.focusPending() {
 		e.flush()
 		if e.stopped() {
 			return nil, false
@@ -361,12 +316,7 @@ func (e *executor) heldFocus() []results.Task {
 	return e.mem.focus
 }
 
-// focusStepPending reports whether a queued call will set the focus.
-func (e *executor) focusStepPending() bool {
-	for _, q := range e.batch {
-		if q.line >= 0 {
-			return true
-		}
-	}
-	return false
+// focusPending reports whether a queued call will set the focus.
+func (e *executor) focusPending() bool {
+	return slices.ContainsFunc(e.batch, func(q queued) bool { return q.line >= 0 })
 }

@@ -101,7 +101,7 @@ func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 				return t, len(t) > 0
 			}
 		}
-		if r.OfList && e.focusStep < 0 && !e.focusStepPending() && len(e.mem.focus) == 0 && len(e.shown) == 0 {
+		if r.OfList && e.focusStep < 0 && !e.focusPending() && len(e.mem.focus) == 0 && len(e.shown) == 0 {
 			return e.placeInList(s)
 		}
 		return e.resolveFocus(s)

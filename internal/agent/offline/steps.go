@@ -1,8 +1,10 @@
 package offline
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
@@ -11,8 +13,7 @@ import (
 )
 
 // This file is what each kind of step does: the calls it makes on the
-// tasks its reference resolves to (resolve.go). Answers, corrections and
-// the questions they ask are in dialogue.go.
+// tasks its reference resolves to (resolve.go).
 
 func (e *executor) do(s grammar.Step) {
 	if s.Bearing == grammar.Correcting {
@@ -51,15 +52,10 @@ func (e *executor) do(s grammar.Step) {
 	case grammar.ActYes:
 		e.yes(s.Mood)
 	case grammar.ActNo:
-		if e.sawRefusal { // "no. keep it": said once
-			return
+		if !e.sawRefusal { // "no. keep it": said once
+			e.sawRefusal = true
+			e.say("%s", cmp.Or(s.Text, e.refusedText()))
 		}
-		e.sawRefusal = true
-		if s.Text != "" {
-			e.say("%s", s.Text)
-			return
-		}
-		e.say("%s", e.refusedText())
 	case grammar.ActSuggest:
 		e.doSuggest(s)
 	case grammar.ActCorrect:
@@ -88,8 +84,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 	switch s.Act {
 	case grammar.ActComplete:
 		if s.Mood == grammar.Vaguely && s.Ref.Kind == slots.RefAll && len(s.Ref.Except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
-			// "all done" says no more than a mood may: completing the
-			// whole list on it is asked first.
+			// "all done" is a mood: completing the whole list on it is asked first.
 			e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true},
 				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), results.TaskLines(targets)))
 			return
@@ -137,27 +132,24 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 }
 
 // askIfDone asks whether to mark tasks complete that the person said
-// they still have to finish: "yes" marks them, anything else leaves them.
+// they still have to finish ("I have to finish task 2 tonight").
 func (e *executor) askIfDone(targets []results.Task) {
 	targets, ok := e.existing(targets)
 	if !ok || len(targets) == 0 {
 		return
 	}
-	what := "them"
+	are, what := "they're", "them"
 	if len(targets) == 1 {
-		what = "it"
+		are, what = "it's", "it"
 	}
 	e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true, ifDone: true},
-		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.",
-			results.DescribeTargets(targets), map[bool]string{true: "it's", false: "they're"}[len(targets) == 1], what))
+		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.", results.DescribeTargets(targets), are, what))
 }
 
-// existing looks up the tasks known by number only before a question is
-// asked about them: a question never offers a task that is not there. It
-// says which are not, and returns the others with their titles. In a list
-// longer than a page it reads the first page only: a task numbered past it
-// is asked about by its number, as reading on would cost more than asking.
-// ok is false when the run must stop to list the tasks.
+// existing looks up the tasks known by number only before a question
+// offers them: it says which are not there, and returns the others with
+// their titles. A task numbered past the first page of a long list is
+// offered by its number, as reading on would cost more than asking.
 func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	listed := results.WithoutDeleted(e.shown) // what the conversation last listed
 	if e.fresh {
@@ -178,8 +170,7 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 		return targets, true
 	}
 	if e.ids == nil && e.next >= len(e.rounds) {
-		// A turn recorded before questions looked tasks up, read again: as
-		// it was answered, by number.
+		// A turn recorded before questions looked tasks up: by number.
 		return targets, true
 	}
 	page, whole, ok := e.firstPage()
@@ -215,21 +206,13 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 // "That would delete all 7 of your tasks. Should I?".
 func (e *executor) confirmedBefore(s grammar.Step, targets []results.Task) bool {
 	q := e.mem.question
-	if s.Bearing != grammar.Confirming || q == nil || !q.confirm || q.act != s.Act || len(q.candidates) != len(targets) {
-		return false
-	}
-	for i, t := range targets {
-		if q.candidates[i].ID != t.ID {
-			return false
-		}
-	}
-	return true
+	sameID := func(a, b results.Task) bool { return a.ID == b.ID }
+	return s.Bearing == grammar.Confirming && q != nil && q.confirm && q.act == s.Act && slices.EqualFunc(q.candidates, targets, sameID)
 }
 
 // withStates returns targets known by number with their titles and
-// states, from the list: "complete tasks 1 thru 4" says which of those
-// were done already. A number no task has stays as it was, for the tool
-// to say so.
+// states, from the list: "complete tasks 1 thru 4" says which were done
+// already.
 func (e *executor) withStates(targets []results.Task) []results.Task {
 	listed, ok := e.tasks()
 	if !ok {
@@ -284,9 +267,8 @@ func (e *executor) actOnOne(s grammar.Step, targets []results.Task) {
 }
 
 // doFind answers a question about some tasks ("show me task 5", "do I
-// have anything about the dentist?") with those tasks alone, read from
-// the list, and makes them what the conversation is about: "delete it"
-// next deletes the one found.
+// have anything about the dentist?") with those tasks alone, and makes
+// them what the conversation is about.
 func (e *executor) doFind(s grammar.Step) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -303,11 +285,7 @@ func (e *executor) doFind(s grammar.Step) {
 			}
 		}
 		if len(found) > 0 {
-			verb := "are"
-			if len(found) == 1 {
-				verb = "is"
-			}
-			e.say("Here %s %s:", verb, results.TaskNumbers(found))
+			e.say("Here %s %s:", map[bool]string{true: "is", false: "are"}[len(found) == 1], results.TaskNumbers(found))
 		}
 	} else {
 		found = results.MatchTasks(listed, s.Ref.Words, false)
