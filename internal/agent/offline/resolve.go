@@ -9,12 +9,12 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file resolves a step's reference to the tasks it means: by
-// number, by name, by place in a list, by what the conversation is about,
-// and with what is left out.
+// This file resolves a step's reference to the tasks it means: by number,
+// by name, by place in a list, by what the conversation is about, and with
+// what is left out. When it cannot tell, it says so or asks, and returns
+// false.
 
-// resolve finds the tasks a step's reference points at. When it cannot
-// tell, it says so or asks, and returns false.
+// resolve finds the tasks a step's reference points at.
 func (e *executor) resolve(s grammar.Step) ([]results.Task, bool) {
 	targets, ok := e.resolveRef(s)
 	if !ok || len(s.Ref.Except) == 0 {
@@ -33,36 +33,30 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 	}
 	out := map[int64]bool{}
 	for _, x := range s.Ref.Except {
+		var named []results.Task
 		switch x.Kind {
 		case slots.RefIDs:
 			for _, id := range x.IDs {
-				if _, found := results.FindTask(listed, id); !found {
+				t, found := results.FindTask(listed, id)
+				if !found {
 					e.say("You have no task %d to leave out, so I left your list as it was.", id)
 					return nil, false
 				}
-				out[id] = true
+				named = append(named, t)
 			}
 		case slots.RefName:
-			matches := results.MatchTasks(listed, x.Words, false)
-			if len(matches) == 0 {
+			if named = results.MatchTasks(listed, x.Words, false); len(named) == 0 {
 				e.say("I couldn't find a task matching %q to leave out, so I left your list as it was.", strings.Join(x.Words, " "))
 				return nil, false
 			}
-			for _, t := range matches {
-				out[t.ID] = true
-			}
-		case slots.RefOrdinal, slots.RefFocus:
-			kept, ok := e.exceptAmongFocus(s, x)
-			if !ok {
+		default:
+			if named, ok = e.exceptAmongFocus(s, x); !ok {
 				e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
 				return nil, false
 			}
-			for _, t := range kept {
-				out[t.ID] = true
-			}
-		default:
-			e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
-			return nil, false
+		}
+		for _, t := range named {
+			out[t.ID] = true
 		}
 	}
 	kept := results.TasksWhere(targets, func(t results.Task) bool { return !out[t.ID] })
@@ -73,19 +67,28 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 	return kept, true
 }
 
-// exceptAmongFocus reads an exception said by place or pronoun: "the
-// last one" of "mark them all done except the last one" is a place in
-// what the conversation is about, or in the list last shown. A pronoun
-// can't leave out part of the tasks "them" already means.
+// exceptAmongFocus reads an exception said by place or pronoun: "the last
+// one" of "mark them all done except the last one" is a place in what the
+// conversation is about, or in the list last shown. A pronoun can't leave
+// out part of the tasks "them" already means.
 func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]results.Task, bool) {
-	if x.Kind == slots.RefFocus && s.Ref.Kind == slots.RefFocus {
+	if x.Kind != slots.RefOrdinal && x.Kind != slots.RefFocus || x.Kind == slots.RefFocus && s.Ref.Kind == slots.RefFocus {
 		return nil, false
 	}
 	focus := e.heldFocus()
-	if x.Kind == slots.RefOrdinal && len(focus) <= 1 && len(e.shown) > 1 {
-		focus = e.shown
+	if x.Kind == slots.RefOrdinal {
+		focus = e.orShown(focus)
 	}
 	return results.PickFromFocus(focus, x)
+}
+
+// orShown is the list last shown in place of focus, when focus is too
+// short to hold a place in it.
+func (e *executor) orShown(focus []results.Task) []results.Task {
+	if len(focus) <= 1 && len(e.shown) > 1 {
+		return e.shown
+	}
+	return focus
 }
 
 // resolveRef finds the tasks a step's reference points at, exceptions
@@ -114,23 +117,33 @@ func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 		if !ok {
 			return nil, false
 		}
-		if len(focus) <= 1 && len(e.shown) > 1 {
-			focus = e.shown
-		}
-		targets := e.otherThan(s, results.WithoutDeleted(focus))
+		targets := e.otherThan(s, results.WithoutDeleted(e.orShown(focus)))
 		return targets, len(targets) > 0
 	}
 	return nil, false
 }
 
-// describedTarget finds the one task the clause before "it" describes:
-// the task whose title's words it holds all of ("I won't be booking the
-// table at Luigi's" holds "Book a table at Luigi's"), or that holds all
-// its words; failing that, one task sharing two or more of its words
-// more than any other is asked about ("we're skipping the thank you
-// notes this year" and "Send the thank you notes"). With none, that
-// clause is carried out as said, and handled is false: "it" means what
-// it would have.
+// about is a question about what step s asks for.
+func about(s grammar.Step) question { return question{act: s.Act, title: s.Title, desc: s.Desc} }
+
+// offer asks whether to do what s asks for on targets.
+func (e *executor) offer(s grammar.Step, targets []results.Task, text string) {
+	q := about(s)
+	q.candidates, q.confirm = targets, true
+	e.ask(q, text)
+}
+
+// didYouMean asks whether s meant task t.
+func (e *executor) didYouMean(s grammar.Step, t results.Task) {
+	e.offer(s, []results.Task{t}, fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
+}
+
+// describedTarget finds the one task the clause before "it" describes: the
+// task whose title's words it holds all of ("I won't be booking the table
+// at Luigi's"), or that holds all its words; failing that, the one task
+// sharing two or more of its words more than any other is asked about.
+// With none, that clause is carried out as said, and handled is false:
+// "it" means what it would have.
 func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, handled bool) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -140,9 +153,7 @@ func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, hand
 		return matches, true
 	}
 	if close, shared := results.ClosestTasks(listed, s.Described); len(close) == 1 && shared >= 2 {
-		t := close[0]
-		e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: close, confirm: true},
-			fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
+		e.didYouMean(s, close[0])
 		return nil, true
 	}
 	if s.Unread != nil {
@@ -151,65 +162,50 @@ func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, hand
 	return nil, false
 }
 
-// otherThan reads "not the bank, the other one" among the tasks being
-// chosen from: those the exception leaves. When one is left and "the
-// other one" was said, it is meant; otherwise the ones left are asked
-// about, and the ones left out are never offered.
+// otherThan reads "not the bank, the other one" among candidates: the one
+// left when "the other one" was said is meant; otherwise the ones left are
+// asked about, and the ones left out are never offered.
 func (e *executor) otherThan(s grammar.Step, candidates []results.Task) []results.Task {
 	out := results.Excepted(candidates, s.Ref.Except)
 	left := results.TasksWhere(candidates, func(t results.Task) bool { return !out[t.ID] })
-	q := question{act: s.Act, title: s.Title, desc: s.Desc}
 	switch {
 	case len(left) == 0 || len(out) == 0:
-		e.askWhich(q, candidates)
+		e.askWhich(about(s), candidates)
 	case len(left) == 1 && s.Ref.Pointed:
 		return left
 	case len(left) == 1:
-		t := left[0]
-		q.candidates, q.confirm = left, true
-		e.ask(q, fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
+		e.didYouMean(s, left[0])
 	case s.Ref.Plural && s.Ref.Pointed:
 		return left
 	default:
-		e.askWhich(q, left)
+		e.askWhich(about(s), left)
 	}
 	return nil
 }
 
-// resolveFocus finds what "it", "both" or "the second one" points at:
-// among what the conversation is about, or, for a place in a list when
-// that is one task, among the list last shown ("show my tasks", "add
-// bread", "delete the second one"). A task deleted since is said to be
-// gone, and never offered.
+// resolveFocus finds what "it", "both" or "the second one" points at among
+// what the conversation is about. A task deleted since is said to be gone,
+// and never offered.
 func (e *executor) resolveFocus(s grammar.Step) ([]results.Task, bool) {
 	focus, ok := e.currentFocus()
 	if !ok {
 		return nil, false
 	}
-	var targets []results.Task
-	if s.Ref.Kind == slots.RefOrdinal && len(focus) <= 1 {
+	run := e.focusStep < 0 && len(e.mem.run) > 1 // tasks changed one message at a time
+	switch {
+	case s.Ref.Kind == slots.RefOrdinal && len(focus) <= 1 && !run && len(e.shown) <= 1:
 		// A place needs a list of two or more: the tasks the last few
-		// turns added (or changed) one by one, else the list last shown
-		// ("show my tasks", "add bread", "delete the first one"). With
-		// neither, "the first one" of one task is asked about.
-		switch {
-		case e.focusStep < 0 && len(e.mem.run) > 1:
-			focus = e.mem.run
-		case len(e.shown) > 1:
-			focus = e.shown
-		default:
-			e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, results.WithoutDeleted(focus))
-			return nil, false
-		}
+		// turns changed one by one, else the list last shown.
+		e.askWhich(about(s), results.WithoutDeleted(focus))
+		return nil, false
+	case s.Ref.Kind == slots.RefOrdinal && len(focus) <= 1 && !run:
+		focus = e.shown
+	case len(focus) <= 1 && run && (s.Ref.Kind == slots.RefOrdinal || s.Ref.Plural):
+		focus = e.mem.run // "both", "them", "the first one"
 	}
-	if s.Ref.Kind == slots.RefFocus && s.Ref.Plural && len(focus) <= 1 && e.focusStep < 0 && len(e.mem.run) > 1 {
-		// "both" or "them" after tasks added one message at a time: the
-		// tasks of those messages.
-		focus = e.mem.run
-	}
-	targets, ok = results.PickFromFocus(focus, s.Ref)
+	targets, ok := results.PickFromFocus(focus, s.Ref)
 	if !ok {
-		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, results.WithoutDeleted(focus))
+		e.askWhich(about(s), results.WithoutDeleted(focus))
 		return nil, false
 	}
 	for _, t := range targets {
@@ -221,9 +217,8 @@ func (e *executor) resolveFocus(s grammar.Step) ([]results.Task, bool) {
 	return targets, len(targets) > 0
 }
 
-// placeInList finds "the 3rd task" when the conversation has shown no
-// list and done nothing yet: the task at that place in the whole list, in
-// its order.
+// placeInList finds "the 3rd task" when the conversation has shown no list
+// and done nothing yet: the task at that place in the whole list.
 func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -233,18 +228,13 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 	if !ok {
 		e.say("You have %s, so I couldn't tell which one you meant. Tell me its number, like \"%s\".",
 			results.Plural(len(listed), "task"), results.Example(s.Act, 0))
-	}
-	if ok && s.Ref.Kind == slots.RefOrdinal && s.Ref.Index >= 0 && results.PlacesDiffer(listed, targets, s.Ref.Index) {
-		e.askPlaceOrNumber(s, listed, targets)
 		return nil, false
 	}
-	return targets, ok
-}
-
-// askPlaceOrNumber asks which task a place meant when the tasks at those
-// places have other numbers: it lists those, and the tasks numbered as
-// the places, when there are such.
-func (e *executor) askPlaceOrNumber(s grammar.Step, listed, targets []results.Task) {
+	if s.Ref.Kind != slots.RefOrdinal || s.Ref.Index < 0 || !results.PlacesDiffer(listed, targets, s.Ref.Index) {
+		return targets, true
+	}
+	// The tasks at those places have other numbers: it asks which was
+	// meant, listing those and the tasks numbered as the places.
 	candidates := append([]results.Task(nil), targets...)
 	for k := range targets {
 		if t, found := results.FindTask(listed, int64(s.Ref.Index+k+1)); found {
@@ -253,14 +243,16 @@ func (e *executor) askPlaceOrNumber(s grammar.Step, listed, targets []results.Ta
 			}
 		}
 	}
-	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: candidates},
-		fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			results.TaskLines(candidates), results.ActionVerbs[s.Act], results.Example(s.Act, candidates[0].ID)))
+	q := about(s)
+	q.candidates = candidates
+	e.ask(q, fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
+		results.TaskLines(candidates), results.ActionVerbs[s.Act], results.Example(s.Act, candidates[0].ID)))
+	return nil, false
 }
 
 // askWhatToDo answers a reference said alone when no question is open
-// ("the second one", "all of them", "3"): it says which tasks those are
-// and asks what to do, so that "delete them" next acts on them.
+// ("the second one", "3"): it says which tasks those are and asks what to
+// do, so that "delete them" next acts on them.
 func (e *executor) askWhatToDo(r slots.Ref) {
 	var targets []results.Task
 	switch r.Kind {
@@ -282,6 +274,12 @@ func (e *executor) askWhatToDo(r slots.Ref) {
 	}
 }
 
+// withStatus returns the tasks of ts in status: "all", "completed", or
+// else pending.
+func withStatus(ts []results.Task, status string) []results.Task {
+	return results.TasksWhere(ts, func(t results.Task) bool { return status == "all" || t.Completed == (status == "completed") })
+}
+
 // resolveAll reads "everything", "all my completed tasks": completing
 // everything means every open task.
 func (e *executor) resolveAll(s grammar.Step) ([]results.Task, bool) {
@@ -293,12 +291,7 @@ func (e *executor) resolveAll(s grammar.Step) ([]results.Task, bool) {
 	if s.Act == grammar.ActComplete && status == "all" {
 		status = "pending"
 	}
-	var out []results.Task
-	for _, t := range listed {
-		if status == "all" || (status == "completed") == t.Completed {
-			out = append(out, t)
-		}
-	}
+	out := withStatus(listed, status)
 	if len(out) == 0 {
 		e.say("%s", results.NothingToDo(s.Act, status))
 		return nil, false
@@ -331,7 +324,8 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 		e.notFound(s, listed)
 		return nil, false
 	case len(matches) > 1 && !r.Plural:
-		q := question{act: s.Act, title: s.Title, desc: s.Desc, candidates: matches}
+		q := about(s)
+		q.candidates = matches
 		e.ask(q, fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
 			len(matches), strings.Join(r.Words, " "), results.TaskLines(matches), results.ActionVerbs[s.Act], results.Example(s.Act, matches[0].ID)))
 		return nil, false
@@ -370,6 +364,5 @@ func (e *executor) notFound(s grammar.Step, listed []results.Task) {
 		return
 	}
 	t := close[0]
-	e.ask(question{act: s.Act, title: s.Title, desc: s.Desc, candidates: close, confirm: true},
-		fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.Act]))
+	e.offer(s, close, fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.Act]))
 }

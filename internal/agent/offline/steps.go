@@ -41,7 +41,7 @@ func (e *executor) do(s grammar.Step) {
 		e.queue(grammar.ActList, call.Tool, call.Args)
 	case grammar.ActComplete, grammar.ActDelete, grammar.ActUpdate, grammar.ActNote, grammar.ActQuery:
 		if s.Ref.Kind == slots.RefNone {
-			e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, nil)
+			e.askWhich(about(s), nil)
 			return
 		}
 		if targets, ok := e.resolve(s); ok {
@@ -54,7 +54,13 @@ func (e *executor) do(s grammar.Step) {
 	case grammar.ActNo:
 		if !e.sawRefusal { // "no. keep it": said once
 			e.sawRefusal = true
-			e.say("%s", cmp.Or(s.Text, e.refusedText()))
+			// The list stays as it was, unless this message changed it.
+			said := "Okay, I left your list as it was."
+			changing := func(q queued) bool { return q.act != grammar.ActList && q.line >= 0 }
+			if e.lastAct != 0 || slices.ContainsFunc(e.batch, changing) {
+				said = "Okay, I'll stop there."
+			}
+			e.say("%s", cmp.Or(s.Text, said))
 		}
 	case grammar.ActSuggest:
 		e.doSuggest(s)
@@ -85,8 +91,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 	case grammar.ActComplete:
 		if s.Mood == grammar.Vaguely && s.Ref.Kind == slots.RefAll && len(s.Ref.Except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
 			// "all done" is a mood: completing the whole list on it is asked first.
-			e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true},
-				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), results.TaskLines(targets)))
+			e.offer(s, targets, fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), results.TaskLines(targets)))
 			return
 		}
 		if s.Mood == grammar.Tentatively {
@@ -109,7 +114,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 		}
 	case grammar.ActDelete:
 		if s.Mood == grammar.Tentatively {
-			e.ask(question{act: grammar.ActDelete, candidates: targets, confirm: true}, results.OfferText(grammar.ActDelete, targets))
+			e.offer(s, targets, results.OfferText(grammar.ActDelete, targets))
 			return
 		}
 		if s.Ref.Kind == slots.RefAll && s.Ref.Status == "all" && len(targets) > 1 && !e.confirmedBefore(s, targets) {
@@ -117,8 +122,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 			if len(s.Ref.Except) > 0 {
 				what = fmt.Sprintf("these %d tasks", len(targets))
 			}
-			e.ask(question{act: grammar.ActDelete, candidates: targets, confirm: true},
-				fmt.Sprintf("That would delete %s:\n%s\nShould I? Say \"yes\" to delete them.", what, results.TaskLines(targets)))
+			e.offer(s, targets, fmt.Sprintf("That would delete %s:\n%s\nShould I? Say \"yes\" to delete them.", what, results.TaskLines(targets)))
 			return
 		}
 		for _, t := range targets {
@@ -232,7 +236,7 @@ func (e *executor) withStates(targets []results.Task) []results.Task {
 // to its description.
 func (e *executor) actOnOne(s grammar.Step, targets []results.Task) {
 	if len(targets) > 1 {
-		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, targets)
+		e.askWhich(about(s), targets)
 		return
 	}
 	t := targets[0]

@@ -147,15 +147,3 @@ func (e *executor) doCorrect(s grammar.Step) {
 		e.doAnswer(answer)
 	}
 }
-
-// retitleMeant gives task t, just added or renamed, the title meant, when
-// what was meant reads as a title.
-func (e *executor) retitleMeant(s grammar.Step, t results.Task) {
-	if titled, ok := e.readsAsTitle(s, t); !ok {
-		return
-	} else if !titled {
-		e.say("Sorry, I'm not sure what you meant, so I left task %d, %s, as it is. To change what it says, tell me the new title, like \"rename task %d to …\".", t.ID, t.Title, t.ID)
-		return
-	}
-	e.act(grammar.Step{Act: grammar.ActUpdate, Title: s.Title, Desc: s.Desc}, []results.Task{t})
-}
