@@ -210,13 +210,8 @@ func (e *executor) redo(s grammar.Step) {
 	}
 	e.act(s, fresh)
 	for _, t := range e.mem.focus {
-		if _, meant := results.FindTask(targets, t.ID); meant {
-			continue
-		}
-		if s.Act == grammar.ActDelete {
-			e.say("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
-		} else {
-			e.say("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
+		if _, meant := results.FindTask(targets, t.ID); !meant {
+			e.say("%s", results.Stays(s.Act, t))
 		}
 	}
 }

@@ -31,15 +31,14 @@ type memory struct {
 
 // question is what the assistant asked and waits an answer to.
 type question struct {
-	act        grammar.Action // what the answer lets it do
-	title      string         // ActUpdate: the new title
-	desc       string         // ActUpdate: the new description; ActNote: the note
-	candidates []results.Task // the tasks to choose among, or, when confirm, to act on
-	items      []grammar.Item // ActAdd: the tasks it offered to add
-	confirm    bool           // a yes-or-no question
-	askTitle   bool           // ActAdd: it asked what the task should say
-	askValue   bool           // ActUpdate: it asked what the task should say instead
-	ifDone     bool           // ActComplete: it asked whether tasks are done, or still to do
+	act         grammar.Action // what the answer lets it do
+	title, desc string         // ActUpdate: the new title and description; ActNote: the note
+	candidates  []results.Task // the tasks to choose among, or, when confirm, to act on
+	items       []grammar.Item // ActAdd: the tasks it offered to add
+	confirm     bool           // a yes-or-no question
+	// askTitle, askValue: it asked what the task should say (instead);
+	// ifDone: whether tasks are done, or still to do.
+	askTitle, askValue, ifDone bool
 }
 
 // executor runs one message's steps against the turn's tool rounds.
@@ -52,7 +51,7 @@ type executor struct {
 	batch       []queued // calls for the round being built
 	listing     []results.Task
 	fresh       bool // listing reflects every change queued so far
-	partial     bool // listing is the first page of more (see firstPage)
+	partial     bool // listing is the first page of more
 	lines       []string
 	focus       []results.Task
 	focusStep   int            // the step that set focus
@@ -77,7 +76,7 @@ type queued struct {
 	step int
 	act  grammar.Action
 	// lookup marks a listing the steps read the task list from: it is
-	// read whole, a page a round, unless firstPage (see executor.firstPage).
+	// read whole, a page a round, unless firstPage (see executor.list).
 	lookup, firstPage bool
 	listed            []results.Task // the pages of a lookup read so far
 }
@@ -263,31 +262,24 @@ func heldPrefix(r results.Round, batch []queued) int {
 // listing it first when needed. ok is false when the run must stop here
 // or the list could not be read.
 func (e *executor) tasks() ([]results.Task, bool) {
-	if !e.fresh {
-		if n := len(e.batch); n > 0 && e.batch[n-1].act == grammar.ActList && reflect.DeepEqual(e.batch[n-1].call, results.ListCall("all")) {
-			// Listing every task is already the batch's last call: it is
-			// read whole and serves both, instead of a second listing.
-			e.batch[n-1].lookup = true
-		} else {
-			e.batch = append(e.batch, queued{call: results.ListCall("all"), line: -1, step: e.step, lookup: true})
-		}
-		e.flush()
-		if e.stopped() || !e.fresh {
-			return nil, false
-		}
-	}
-	return e.listing, true
+	tasks, _, ok := e.list(false)
+	return tasks, ok
 }
 
-// firstPage returns the first page of the list, and whether it is the
-// whole list: enough to look up a few tasks by number without reading a
-// long list whole, as every later model call would again. ok is as for
-// tasks.
-func (e *executor) firstPage() (tasks []results.Task, whole, ok bool) {
+// list is tasks, or with firstPage the first page of the list only, and
+// whether it is the whole list: enough to look up a few tasks by number
+// without reading a long list whole, as every later model call would.
+func (e *executor) list(firstPage bool) (tasks []results.Task, whole, ok bool) {
 	if e.fresh {
 		return e.listing, true, true
 	}
-	e.batch = append(e.batch, queued{call: results.ListCall("all"), line: -1, step: e.step, lookup: true, firstPage: true})
+	if n := len(e.batch); !firstPage && n > 0 && e.batch[n-1].act == grammar.ActList && reflect.DeepEqual(e.batch[n-1].call, results.ListCall("all")) {
+		// Listing every task is already the batch's last call: it is read
+		// whole and serves both.
+		e.batch[n-1].lookup = true
+	} else {
+		e.batch = append(e.batch, queued{call: results.ListCall("all"), line: -1, step: e.step, lookup: true, firstPage: firstPage})
+	}
 	e.flush()
 	if e.stopped() || !e.fresh && !e.partial {
 		return nil, false, false
@@ -319,4 +311,25 @@ func (e *executor) heldFocus() []results.Task {
 // focusPending reports whether a queued call will set the focus.
 func (e *executor) focusPending() bool {
 	return slices.ContainsFunc(e.batch, func(q queued) bool { return q.line >= 0 })
+}
+
+// fill names tasks the conversation knows in text's examples: a number
+// that names no task of the person's would point at one that may not
+// exist.
+func (e *executor) fill(text string) string {
+	if !strings.Contains(text, grammar.AnyTask) {
+		return text
+	}
+	return results.FillExamples(text, e.known())
+}
+
+// known are the tasks a reply may name: those this turn listed, or else
+// those the conversation showed or is about, that are still there.
+func (e *executor) known() []results.Task {
+	for _, tasks := range [][]results.Task{e.listing, e.shown, e.focus, e.mem.focus} {
+		if known := results.WithoutDeleted(tasks); len(known) > 0 {
+			return known
+		}
+	}
+	return nil
 }

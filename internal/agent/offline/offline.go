@@ -161,11 +161,11 @@ func (r *reading) steps(i int) []grammar.Step {
 // of those turns may look in turn.
 func (r *reading) recall(end, depth int) memory {
 	key := [2]int{end, depth}
-	if mem, ok := r.recalled[key]; ok {
-		return mem
+	mem, ok := r.recalled[key]
+	if !ok {
+		mem = r.lookBack(end, depth)
+		r.recalled[key] = mem
 	}
-	mem := r.lookBack(end, depth)
-	r.recalled[key] = mem
 	return mem
 }
 
@@ -179,24 +179,23 @@ func (r *reading) lookBack(end, depth int) memory {
 		if e.broken {
 			return memory{focus: results.LastTouched(r.turns[i].rounds)}
 		}
-		if e.question != nil {
-			mem := memory{focus: e.question.candidates, lastAct: e.lastAct, shown: e.shown}
-			if len(mem.focus) == 0 { // "delete" after a listing: which of those?
-				mem.focus = e.heldFocus()
+		if e.question == nil && len(r.turns[i].rounds) == 0 && !e.sawRefusal && e.focusStep < 0 {
+			continue
+		}
+		mem := memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
+		switch {
+		case e.question != nil:
+			if mem.focus = e.question.candidates; len(mem.focus) == 0 {
+				mem.focus = e.heldFocus() // "delete" after a listing: which of those?
 			}
 			if i == end-1 {
 				mem.question, mem.offers = e.question, e.offers
 			}
-			return mem
+		case e.sent != nil && i == end-1 && strings.Contains(r.turns[i].reply, agent.StoppedNote):
+			// Stopped at a limit; a turn the person stopped is not.
+			mem.cutShort = &stopped{turn: asked, rounds: e.rounds}
 		}
-		if len(r.turns[i].rounds) > 0 || e.sawRefusal || e.focusStep >= 0 {
-			mem := memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
-			if e.sent != nil && i == end-1 && strings.Contains(r.turns[i].reply, agent.StoppedNote) {
-				// Stopped at a limit; a turn the person stopped is not.
-				mem.cutShort = &stopped{turn: asked, rounds: e.rounds}
-			}
-			return mem
-		}
+		return mem
 	}
 	return memory{}
 }

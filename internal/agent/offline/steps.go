@@ -3,7 +3,6 @@ package offline
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -159,35 +158,22 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	if e.fresh {
 		listed = e.listing
 	}
-	unknown := false
+	untitled := func(t results.Task) bool { return t.Title == "" }
 	for i, t := range targets {
-		if t.Title != "" {
-			continue
-		}
-		if found, ok := results.FindTask(listed, t.ID); ok {
+		if found, ok := results.FindTask(listed, t.ID); ok && untitled(t) {
 			targets[i] = found
-		} else {
-			unknown = true
 		}
 	}
-	if !unknown {
+	// A turn recorded before questions looked tasks up is read as it was
+	// answered: by number.
+	if !slices.ContainsFunc(targets, untitled) || e.ids == nil && e.next >= len(e.rounds) {
 		return targets, true
 	}
-	if e.ids == nil && e.next >= len(e.rounds) {
-		// A turn recorded before questions looked tasks up: by number.
-		return targets, true
-	}
-	page, whole, ok := e.firstPage()
+	page, whole, ok := e.list(true)
 	if !ok {
 		return nil, false
 	}
-	past := int64(math.MaxInt64) // numbered past what was read
-	if !whole {
-		past = 0
-		if len(page) > 0 {
-			past = page[len(page)-1].ID
-		}
-	}
+	pastPage := func(id int64) bool { return !whole && (len(page) == 0 || id > page[len(page)-1].ID) }
 	var out []results.Task
 	for _, t := range targets {
 		found, ok := results.FindTask(page, t.ID)
@@ -196,7 +182,7 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 			out = append(out, t)
 		case ok:
 			out = append(out, found)
-		case t.ID > past:
+		case pastPage(t.ID):
 			out = append(out, t)
 		default:
 			e.say("%s", results.TaskNotFound(t.ID))
@@ -292,10 +278,7 @@ func (e *executor) doFind(s grammar.Step) {
 			e.say("Here %s %s:", map[bool]string{true: "is", false: "are"}[len(found) == 1], results.TaskNumbers(found))
 		}
 	} else {
-		found = results.MatchTasks(listed, s.Ref.Words, false)
-		if s.Status != "all" {
-			found = results.TasksWhere(found, func(t results.Task) bool { return t.Completed == (s.Status == "completed") })
-		}
+		found = withStatus(results.MatchTasks(listed, s.Ref.Words, false), s.Status)
 		if len(found) == 0 {
 			e.say("You have no %s matching %q.", map[string]string{"all": "task", "pending": "pending task", "completed": "completed task"}[s.Status],
 				strings.Join(s.Ref.Words, " "))
