@@ -11,11 +11,10 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
 )
 
-// wordsPerChunk is how many words each streamed piece of text holds.
-const wordsPerChunk = 3
-
-// memoryTurns is how many earlier turns are searched for what "it" means.
-const memoryTurns = 4
+const (
+	wordsPerChunk = 3 // how many words each streamed piece of text holds
+	memoryTurns   = 4 // how many earlier turns are searched for what "it" means
+)
 
 // Model is the offline agent.Model. Like a real model it keeps no state
 // between calls: each answer is derived from the request's messages alone.
@@ -57,7 +56,7 @@ func respond(msgs []agent.Message) agent.Response {
 	if len(turns) == 0 {
 		return agent.Response{Text: results.FillExamples(grammar.HelpText, nil)}
 	}
-	r := newReading(turns)
+	r := &reading{turns: turns, read: map[int][]grammar.Step{}, recalled: map[[2]int]memory{}}
 	last := len(turns) - 1
 	mem := r.recall(last, 1)
 	if mem.question == nil && len(mem.focus) == 1 {
@@ -73,16 +72,6 @@ func respond(msgs []agent.Message) agent.Response {
 	return agent.Response{Text: e.reply()}
 }
 
-// carriesOn reports a message that asks to carry on the last turn's
-// request: "continue", "the rest", or a plain yes with no question open.
-func carriesOn(steps []grammar.Step, mem memory) bool {
-	if len(steps) != 1 {
-		return false
-	}
-	s := steps[0]
-	return s.Act == grammar.ActContinue || s.Act == grammar.ActYes && s.Mood == grammar.Plainly && mem.question == nil
-}
-
 // stopped is a request a turn stopped at a limit: the turn that asked for
 // it, and the rounds made for it so far.
 type stopped struct {
@@ -90,16 +79,19 @@ type stopped struct {
 	rounds []results.Round
 }
 
-// play carries out turn i's message over its rounds, remembering mem: a
-// "continue" after a request stopped at a limit carries that request on,
-// saying only what this turn does. It returns the executor and the turn
-// whose request it carried out.
+// play carries out turn i's message over its rounds, remembering mem. It
+// returns the executor and the turn whose request it carried out: a
+// "continue", "the rest" or a plain yes with no question open, after a
+// request stopped at a limit, carries that request on, saying only what
+// this turn does.
 func (r *reading) play(i int, mem memory, ids *results.CallIDs) (*executor, int) {
 	steps, rounds, quiet, asked := r.steps(i), r.turns[i].rounds, 0, i
-	if cut := mem.cutShort; cut != nil && carriesOn(steps, mem) {
+	carryOn := len(steps) == 1 && (steps[0].Act == grammar.ActContinue ||
+		steps[0].Act == grammar.ActYes && steps[0].Mood == grammar.Plainly && mem.question == nil)
+	if cut := mem.cutShort; cut != nil && carryOn {
 		asked, mem = cut.turn, r.recall(cut.turn, 1)
 		steps, quiet = r.steps(cut.turn), len(cut.rounds)
-		rounds = append(append([]results.Round(nil), cut.rounds...), rounds...)
+		rounds = append(slices.Clone(cut.rounds), rounds...)
 	}
 	e := newExecutor(mem, rounds, ids)
 	e.quietRounds = quiet
@@ -107,11 +99,11 @@ func (r *reading) play(i int, mem memory, ids *results.CallIDs) (*executor, int)
 	return e, asked
 }
 
-// turn is one user message and the tool rounds that followed it.
+// turn is one user message, the tool rounds that followed it, and the
+// reply that ended it, if any.
 type turn struct {
-	user   string
-	rounds []results.Round
-	reply  string // the reply that ended it, if any
+	user, reply string
+	rounds      []results.Round
 }
 
 // splitTurns cuts the conversation at its user messages.
@@ -138,10 +130,6 @@ type reading struct {
 	turns    []turn
 	read     map[int][]grammar.Step
 	recalled map[[2]int]memory // by the turns looked back from, and depth
-}
-
-func newReading(turns []turn) *reading {
-	return &reading{turns: turns, read: map[int][]grammar.Step{}, recalled: map[[2]int]memory{}}
 }
 
 // steps is what the user message of turn i asks for.
@@ -206,17 +194,15 @@ func (r *reading) lookBack(end, depth int) memory {
 func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 	var run []results.Task
 	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {
-		steps := r.steps(i)
 		other := func(s grammar.Step) bool { return s.Act != act }
-		if len(r.turns[i].rounds) == 0 || len(steps) == 0 || slices.ContainsFunc(steps, other) {
+		if len(r.turns[i].rounds) == 0 || len(r.steps(i)) == 0 || slices.ContainsFunc(r.steps(i), other) {
 			break
 		}
-		e := newExecutor(r.recall(i, 0), r.turns[i].rounds, nil)
-		e.run(steps)
+		e, _ := r.play(i, r.recall(i, 0), nil)
 		if e.broken || e.question != nil || e.lastAct != act || e.focusStep < 0 {
 			break
 		}
-		run = append(append([]results.Task(nil), e.focus...), run...)
+		run = append(slices.Clone(e.focus), run...)
 	}
 	return run
 }
