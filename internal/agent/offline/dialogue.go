@@ -12,19 +12,14 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// This file is what the steps that answer or correct do, and the questions
-// they ask; which of them a yes or a correction takes is in transitions.go.
-
 // doAnswer reads a bare reference ("the second one", "4", "both") as the
 // answer to the question the last reply asked, or, with none open and an
 // "and" or a "too", as more tasks for the last turn's change.
 func (e *executor) doAnswer(s grammar.Step) {
 	q, last := e.mem.question, e.mem.lastAct
 	if q == nil && s.Bearing == grammar.Continuing && (last == grammar.ActComplete || last == grammar.ActDelete) {
-		// "and the garage", "also task 3": one more for the last change,
-		// when a name names a task of the list, for a guess at a task that
-		// cannot be undone is no guess to make. "and buy milk" may be a
-		// new task.
+		// "and the garage", "also task 3": one more for the last change;
+		// but a name no task has ("and buy milk") may be a new task.
 		if s.Ref.Kind == slots.RefName {
 			listed, ok := e.tasks()
 			if !ok {
@@ -78,11 +73,10 @@ func (e *executor) doAnswer(s grammar.Step) {
 	}
 }
 
-// answerOffer reads a reference said to a question that offered a change
-// on the tasks it names: those tasks named again are a yes; any other, or
-// any said as more ("and task 4"), is offered, for a change only offered
-// was never made. "yes except the bike" offers the change on the others;
-// when it leaves out none of them, or all, the offer is made again.
+// answerOffer reads a reference said to an offer of a change on some
+// tasks: those tasks named again are a yes; any other, or any said as more
+// ("and task 4"), is offered in turn. "yes except the bike" offers the
+// change on the others.
 func (e *executor) answerOffer(s grammar.Step, offered []results.Task, more bool) {
 	if s.Ref.Kind == slots.RefOther {
 		out := results.Excepted(offered, s.Ref.Except)
@@ -112,9 +106,9 @@ func (e *executor) answerOffer(s grammar.Step, offered []results.Task, more bool
 	}
 }
 
-// amongCandidates reads an answer naming tasks by words of their titles,
-// or "all", among those the question listed. handled is false when the
-// answer names none of them; targets is empty when it asked again.
+// amongCandidates reads an answer naming tasks, or "all", among those the
+// question listed. handled is false when it names none of them; targets
+// is empty when it asked again.
 func (e *executor) amongCandidates(s grammar.Step, candidates []results.Task) ([]results.Task, bool) {
 	switch {
 	case s.Ref.Kind == slots.RefAll && s.Ref.Status == "all":
@@ -135,11 +129,10 @@ func (e *executor) amongCandidates(s grammar.Step, candidates []results.Task) ([
 	return matches, true
 }
 
-// retitleMeant gives task t, just added or renamed, the title a correction
-// says was meant ("no, I meant call grandma"), when it reads as a title.
-// Words that point at something else never do: a reference, a place or a
-// time ("for tomorrow"), a request to add, or the name of another task;
-// nor does a piece of the title ("oat" for "Buy milk", "2 liters").
+// retitleMeant gives task t, just added or renamed, the title meant ("no,
+// I meant call grandma"), unless the words point at something else (a
+// reference, a place or a time, a request to add, another task) or are a
+// piece of the title ("oat" for "Buy milk", "2 liters").
 func (e *executor) retitleMeant(s grammar.Step, t results.Task) {
 	ws := words.TrimPunctuation(words.Split(s.Text))
 	titled := len(ws) > 0 && !grammar.TopicStarts[ws[0].Low] && !prepositions[ws[0].Low] && !slots.WhenWords[ws[0].Low] && ws[0].Low != "add" &&
@@ -163,8 +156,7 @@ func (e *executor) retitleMeant(s grammar.Step, t results.Task) {
 var prepositions = lexicon.Words("prepositions")
 
 // doMeant carries out a request said as a correction ("no, I meant delete
-// task 5") and says what became of the last change, which stays made: a
-// no ("I meant keep it") is told the change stands.
+// task 5") and says what became of the last change, which stays made.
 func (e *executor) doMeant(s grammar.Step) {
 	s.Bearing = grammar.Fresh
 	if s.Act == grammar.ActNo {
@@ -189,8 +181,7 @@ func (e *executor) doMeant(s grammar.Step) {
 }
 
 // redo makes the last turn's completion or deletion on the tasks meant
-// instead, and says what became of those it was made on: a task meant
-// that it was made on already is said so, not acted on again.
+// instead, and says what became of those it was made on.
 func (e *executor) redo(s grammar.Step) {
 	targets, ok := e.resolve(s)
 	if !ok {
@@ -216,9 +207,9 @@ func (e *executor) redo(s grammar.Step) {
 	}
 }
 
-// doSuggest reads words that may be a task ("buy milk" alone): the answer
-// to "what should the task say?" or "what should it say instead?", one
-// more task after an add ("and also feed the cat"), else an offer to add.
+// doSuggest reads words that may be a task ("buy milk" alone): a title
+// asked for, one more task after an add ("and also feed the cat"), else
+// an offer to add.
 func (e *executor) doSuggest(s grammar.Step) {
 	q, text := e.mem.question, s.Text
 	switch {
@@ -236,8 +227,7 @@ func (e *executor) doSuggest(s grammar.Step) {
 }
 
 // offerAdd offers to add a task. The offers of one reply are one question,
-// which a "yes" accepts whole: "bread" and "eggs", each on a line of its
-// own, are two tasks offered together.
+// which a "yes" accepts whole.
 func (e *executor) offerAdd(it grammar.Item) {
 	if q := e.question; q != nil && q.act == grammar.ActAdd && q.confirm && e.offerLine >= 0 {
 		q.items = append(q.items, it)

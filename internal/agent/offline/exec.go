@@ -12,11 +12,9 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
 )
 
-// This file carries out a message's steps. The model keeps no state, so it
-// runs the steps from the start on every model call of a turn, reading the
-// tool rounds the turn already made: when it reaches calls no round holds
-// yet, it sends them and stops. A step that needs the task list adds a
-// listing after the calls queued before it, so the list reflects them.
+// The model keeps no state, so it runs a message's steps from the start on
+// every model call of a turn, reading the tool rounds the turn already
+// made: when it reaches calls no round holds yet, it sends them and stops.
 
 // memory is what earlier turns left for this one.
 type memory struct {
@@ -75,10 +73,10 @@ type queued struct {
 	line int // the reply line it fills; -1 for a lookup listing only
 	step int
 	act  grammar.Action
-	// lookup marks a listing the steps read the task list from: it is
-	// read whole, a page a round, unless firstPage (see executor.list).
+	// lookup marks a listing the steps read the task list from, a page a
+	// round, to its end unless firstPage; listed holds the pages read.
 	lookup, firstPage bool
-	listed            []results.Task // the pages of a lookup read so far
+	listed            []results.Task
 }
 
 // nextPage is the call that reads the page after out, the outcome of q;
@@ -141,8 +139,7 @@ func (e *executor) ask(q question, text string) {
 }
 
 // queue adds a call to the batch; its outcome will fill a reply line. A
-// deletion or completion already queued ("delete task 3 and remove it") is
-// not queued again.
+// deletion or completion is queued once ("delete task 3 and remove it").
 func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 	if id, ok := args["task_id"].(int64); ok && (tool == results.ToolDeleteTask || tool == results.ToolCompleteTask) {
 		key := fmt.Sprintf("%s %d", tool, id)
@@ -159,7 +156,6 @@ func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 }
 
 // flush ends the batch: it reads the round that holds it, or sends it.
-// A listing with more pages goes on in the next round, until the last.
 func (e *executor) flush() {
 	for len(e.batch) > 0 {
 		if e.next >= len(e.rounds) {
@@ -173,13 +169,14 @@ func (e *executor) flush() {
 		}
 		round := e.rounds[e.next]
 		e.next++
-		held := heldPrefix(round, e.batch)
-		if held < len(round.Calls) || held == 0 {
+		// A round that holds the first calls of the batch only was cut
+		// short at a limit: the rest of the batch goes on to the next.
+		held := len(round.Calls)
+		made := func(q queued, c agent.ToolCall) bool { return q.call.Holds(c) }
+		if held == 0 || held > len(e.batch) || !slices.EqualFunc(e.batch[:held], round.Calls, made) {
 			e.broken = true
 			return
 		}
-		// A round that holds the first calls of the batch only was cut
-		// short at a limit: the rest of the batch goes on to the next.
 		batch, rest := e.batch[:held], e.batch[held:]
 		e.batch = append([]queued(nil), rest...)
 		quiet := e.next <= e.quietRounds
@@ -244,31 +241,16 @@ func (e *executor) setFocus(step int, tasks ...results.Task) {
 	e.focus = append(e.focus, tasks...)
 }
 
-// heldPrefix returns how many of the batch's first calls round r holds, in
-// order (see results.Planned.Holds).
-func heldPrefix(r results.Round, batch []queued) int {
-	if len(r.Calls) > len(batch) {
-		return 0
-	}
-	for i, q := range batch[:len(r.Calls)] {
-		if !q.call.Holds(r.Calls[i]) {
-			return i
-		}
-	}
-	return len(r.Calls)
-}
-
-// tasks returns the task list as it is after every change said so far,
-// listing it first when needed. ok is false when the run must stop here
-// or the list could not be read.
+// tasks returns the task list as it is after every change said so far.
+// ok is false when the run must stop here or the list could not be read.
 func (e *executor) tasks() ([]results.Task, bool) {
 	tasks, _, ok := e.list(false)
 	return tasks, ok
 }
 
-// list is tasks, or with firstPage the first page of the list only, and
-// whether it is the whole list: enough to look up a few tasks by number
-// without reading a long list whole, as every later model call would.
+// list is tasks, or with firstPage its first page only, and whether that
+// is the whole list: enough to look up a few tasks by number without
+// reading a long list, as every later model call would again.
 func (e *executor) list(firstPage bool) (tasks []results.Task, whole, ok bool) {
 	if e.fresh {
 		return e.listing, true, true
@@ -287,8 +269,8 @@ func (e *executor) list(firstPage bool) (tasks []results.Task, whole, ok bool) {
 	return e.listing, !e.partial, true
 }
 
-// currentFocus returns what "it" and "them" mean now, once the calls
-// queued have said.
+// currentFocus returns what "it" and "them" mean, once the calls queued
+// have been made.
 func (e *executor) currentFocus() ([]results.Task, bool) {
 	if e.focusPending() {
 		e.flush()
@@ -299,8 +281,7 @@ func (e *executor) currentFocus() ([]results.Task, bool) {
 	return e.heldFocus(), true
 }
 
-// heldFocus is what "it" means without waiting for queued calls: what this
-// message did so far, else what earlier turns left.
+// heldFocus is what this message did so far, else what earlier turns left.
 func (e *executor) heldFocus() []results.Task {
 	if e.focusStep >= 0 {
 		return e.focus
@@ -313,9 +294,7 @@ func (e *executor) focusPending() bool {
 	return slices.ContainsFunc(e.batch, func(q queued) bool { return q.line >= 0 })
 }
 
-// fill names tasks the conversation knows in text's examples: a number
-// that names no task of the person's would point at one that may not
-// exist.
+// fill names tasks the conversation knows in text's examples.
 func (e *executor) fill(text string) string {
 	if !strings.Contains(text, grammar.AnyTask) {
 		return text

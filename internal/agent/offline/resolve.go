@@ -9,12 +9,10 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file resolves a step's reference to the tasks it means: by number,
-// by name, by place in a list, by what the conversation is about, and with
+// resolve finds the tasks a step's reference points at: by number, by
+// name, by place in a list, by what the conversation is about, and with
 // what is left out. When it cannot tell, it says so or asks, and returns
 // false.
-
-// resolve finds the tasks a step's reference points at.
 func (e *executor) resolve(s grammar.Step) ([]results.Task, bool) {
 	targets, ok := e.resolveRef(s)
 	if !ok || len(s.Ref.Except) == 0 {
@@ -23,9 +21,8 @@ func (e *executor) resolve(s grammar.Step) ([]results.Task, bool) {
 	return e.leaveOut(s, targets)
 }
 
-// leaveOut takes the tasks a step's exceptions name out of its targets.
-// An exception that names no task stops the step: acting on everything
-// the person wanted kept would be the one wrong way to read them.
+// leaveOut takes the tasks a step's exceptions name out of its targets. An
+// exception that names no task stops the step.
 func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.Task, bool) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -67,10 +64,9 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 	return kept, true
 }
 
-// exceptAmongFocus reads an exception said by place or pronoun: "the last
-// one" of "mark them all done except the last one" is a place in what the
-// conversation is about, or in the list last shown. A pronoun can't leave
-// out part of the tasks "them" already means.
+// exceptAmongFocus reads an exception said by place or pronoun ("mark them
+// all done except the last one") among what the conversation is about. A
+// pronoun can't leave out part of the tasks "them" already means.
 func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]results.Task, bool) {
 	if x.Kind != slots.RefOrdinal && x.Kind != slots.RefFocus || x.Kind == slots.RefFocus && s.Ref.Kind == slots.RefFocus {
 		return nil, false
@@ -82,8 +78,8 @@ func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]results.Task
 	return results.PickFromFocus(focus, x)
 }
 
-// orShown is the list last shown in place of focus, when focus is too
-// short to hold a place in it.
+// orShown is the list last shown in place of a focus too short to hold a
+// place.
 func (e *executor) orShown(focus []results.Task) []results.Task {
 	if len(focus) <= 1 && len(e.shown) > 1 {
 		return e.shown
@@ -91,8 +87,7 @@ func (e *executor) orShown(focus []results.Task) []results.Task {
 	return focus
 }
 
-// resolveRef finds the tasks a step's reference points at, exceptions
-// aside.
+// resolveRef is resolve, exceptions aside.
 func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 	r := s.Ref
 	switch r.Kind {
@@ -138,12 +133,10 @@ func (e *executor) didYouMean(s grammar.Step, t results.Task) {
 	e.offer(s, []results.Task{t}, fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
 }
 
-// describedTarget finds the one task the clause before "it" describes: the
-// task whose title's words it holds all of ("I won't be booking the table
-// at Luigi's"), or that holds all its words; failing that, the one task
-// sharing two or more of its words more than any other is asked about.
-// With none, that clause is carried out as said, and handled is false:
-// "it" means what it would have.
+// describedTarget finds the one task the clause before "it" describes ("I
+// won't be booking the table at Luigi's, drop it"), or asks about the one
+// closest. With none, that clause is carried out as said, and handled is
+// false: "it" means what it would have.
 func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, handled bool) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -162,9 +155,8 @@ func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, hand
 	return nil, false
 }
 
-// otherThan reads "not the bank, the other one" among candidates: the one
-// left when "the other one" was said is meant; otherwise the ones left are
-// asked about, and the ones left out are never offered.
+// otherThan reads "not the bank, the other one" among candidates: the ones
+// left out are never offered.
 func (e *executor) otherThan(s grammar.Step, candidates []results.Task) []results.Task {
 	out := results.Excepted(candidates, s.Ref.Except)
 	left := results.TasksWhere(candidates, func(t results.Task) bool { return !out[t.ID] })
@@ -184,8 +176,7 @@ func (e *executor) otherThan(s grammar.Step, candidates []results.Task) []result
 }
 
 // resolveFocus finds what "it", "both" or "the second one" points at among
-// what the conversation is about. A task deleted since is said to be gone,
-// and never offered.
+// what the conversation is about. A task deleted since is said to be gone.
 func (e *executor) resolveFocus(s grammar.Step) ([]results.Task, bool) {
 	focus, ok := e.currentFocus()
 	if !ok {
@@ -194,8 +185,7 @@ func (e *executor) resolveFocus(s grammar.Step) ([]results.Task, bool) {
 	run := e.focusStep < 0 && len(e.mem.run) > 1 // tasks changed one message at a time
 	switch {
 	case s.Ref.Kind == slots.RefOrdinal && len(focus) <= 1 && !run && len(e.shown) <= 1:
-		// A place needs a list of two or more: the tasks the last few
-		// turns changed one by one, else the list last shown.
+		// A place needs a list of two or more.
 		e.askWhich(about(s), results.WithoutDeleted(focus))
 		return nil, false
 	case s.Ref.Kind == slots.RefOrdinal && len(focus) <= 1 && !run:
@@ -233,8 +223,8 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 	if s.Ref.Kind != slots.RefOrdinal || s.Ref.Index < 0 || !results.PlacesDiffer(listed, targets, s.Ref.Index) {
 		return targets, true
 	}
-	// The tasks at those places have other numbers: it asks which was
-	// meant, listing those and the tasks numbered as the places.
+	// The tasks at those places have other numbers: it asks which, listing
+	// those and the tasks numbered as the places.
 	candidates := append([]results.Task(nil), targets...)
 	for k := range targets {
 		if t, found := results.FindTask(listed, int64(s.Ref.Index+k+1)); found {
@@ -274,8 +264,8 @@ func (e *executor) askWhatToDo(r slots.Ref) {
 	}
 }
 
-// withStatus returns the tasks of ts in status: "all", "completed", or
-// else pending.
+// withStatus returns the tasks of ts in status: "all", "completed", else
+// pending.
 func withStatus(ts []results.Task, status string) []results.Task {
 	return results.TasksWhere(ts, func(t results.Task) bool { return status == "all" || t.Completed == (status == "completed") })
 }

@@ -11,9 +11,8 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file is what each kind of step does: the calls it makes on the
-// tasks its reference resolves to (resolve.go).
-
+// do carries out one step: the calls it makes on the tasks its reference
+// resolves to (resolve.go), or what it says and asks.
 func (e *executor) do(s grammar.Step) {
 	if s.Bearing == grammar.Correcting {
 		e.doMeant(s)
@@ -97,9 +96,15 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 			e.askIfDone(targets)
 			return
 		}
-		if s.Ref.Span {
-			if targets = e.withStates(targets); e.stopped() {
+		if s.Ref.Span { // "complete tasks 1 thru 4" says which were done already
+			listed, ok := e.tasks()
+			if !ok {
 				return
+			}
+			for i, t := range targets {
+				if current, found := results.FindTask(listed, t.ID); found {
+					targets[i] = current
+				}
 			}
 		}
 		for _, t := range targets {
@@ -134,8 +139,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 	}
 }
 
-// askIfDone asks whether to mark tasks complete that the person said
-// they still have to finish ("I have to finish task 2 tonight").
+// askIfDone asks whether tasks said to be still to do are done.
 func (e *executor) askIfDone(targets []results.Task) {
 	targets, ok := e.existing(targets)
 	if !ok || len(targets) == 0 {
@@ -151,8 +155,7 @@ func (e *executor) askIfDone(targets []results.Task) {
 
 // existing looks up the tasks known by number only before a question
 // offers them: it says which are not there, and returns the others with
-// their titles. A task numbered past the first page of a long list is
-// offered by its number, as reading on would cost more than asking.
+// their titles (past the first page of a long list, by number).
 func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	listed := results.WithoutDeleted(e.shown) // what the conversation last listed
 	if e.fresh {
@@ -191,31 +194,12 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	return out, true
 }
 
-// confirmedBefore reports a request led by a yes that answers the
-// question asking whether to do just that: "yes, delete everything" after
-// "That would delete all 7 of your tasks. Should I?".
+// confirmedBefore reports a request led by a yes that answers the question
+// asking whether to do just that ("yes, delete everything").
 func (e *executor) confirmedBefore(s grammar.Step, targets []results.Task) bool {
 	q := e.mem.question
 	sameID := func(a, b results.Task) bool { return a.ID == b.ID }
 	return s.Bearing == grammar.Confirming && q != nil && q.confirm && q.act == s.Act && slices.EqualFunc(q.candidates, targets, sameID)
-}
-
-// withStates returns targets known by number with their titles and
-// states, from the list: "complete tasks 1 thru 4" says which were done
-// already.
-func (e *executor) withStates(targets []results.Task) []results.Task {
-	listed, ok := e.tasks()
-	if !ok {
-		return nil
-	}
-	out := make([]results.Task, len(targets))
-	for i, t := range targets {
-		if current, found := results.FindTask(listed, t.ID); found {
-			t = current
-		}
-		out[i] = t
-	}
-	return out
 }
 
 // actOnOne changes one task: its title, its description, or a note added
@@ -256,9 +240,8 @@ func (e *executor) actOnOne(s grammar.Step, targets []results.Task) {
 	e.queue(s.Act, results.ToolUpdateTask, args)
 }
 
-// doFind answers a question about some tasks ("show me task 5", "do I
-// have anything about the dentist?") with those tasks alone, and makes
-// them what the conversation is about.
+// doFind shows the tasks asked about ("show me task 5", "do I have
+// anything about the dentist?").
 func (e *executor) doFind(s grammar.Step) {
 	listed, ok := e.tasks()
 	if !ok {

@@ -11,12 +11,9 @@ import (
 )
 
 // This file is the dialogue's tables: what a yes does, by its mood and what
-// the last reply left open (memory.question and memory.offers), and what a
-// correction ("no, I meant …") does, by what is open and what the last
-// change was. The first line that holds decides: a new way of answering a
-// question or correcting a change is a line here. (A no is the executor's
-// own line; taking back a request said in the same message is the
-// grammar's.)
+// the last reply left open, and what a correction ("no, I meant …") does,
+// by what is open and what the last change was. The first line that holds
+// decides: a new way of answering or correcting is a line here.
 
 var yesTransitions = []struct {
 	moods []grammar.Mood // the yes said so; none: said any way
@@ -28,9 +25,8 @@ var yesTransitions = []struct {
 	// "I have to" alone, or a doubtful yes ("yes? what would that do"), to
 	// an offer: nothing is done, and the offer is made again.
 	{[]grammar.Mood{grammar.StillToDoAlone, grammar.Doubtfully}, offered, (*executor).offerAgain},
-	// A yes to a reply that offered several things takes them all, and
-	// one that asked "which one?" after an offer takes the offers and asks
-	// again.
+	// A yes to a reply that offered several things takes them all (and
+	// asks again a "which one?" that followed them).
 	{nil, offeredSeveral, (*executor).yesToAll},
 	// A yes to no question, or to one it does not answer ("what should
 	// the task say?"), asks what to do.
@@ -42,8 +38,7 @@ var yesTransitions = []struct {
 	{nil, func(memory) bool { return true }, func(e *executor) { e.yesTo(e.mem.question) }},
 }
 
-// yes carries out a yes said in mood: the first line of the table that
-// holds.
+// yes carries out a yes said in mood.
 func (e *executor) yes(mood grammar.Mood) {
 	for _, t := range yesTransitions {
 		if (len(t.moods) == 0 || slices.Contains(t.moods, mood)) && t.open(e.mem) {
@@ -69,8 +64,7 @@ func offeredSeveral(m memory) bool {
 	return len(m.offers) > 1 || m.question != m.offers[0]
 }
 
-// leaveOpen says the tasks asked about stay open. It never adds a task
-// called "To".
+// leaveOpen says the tasks asked about stay open.
 func (e *executor) leaveOpen() {
 	for _, t := range e.mem.question.candidates {
 		if t.Title == "" { // known by its number only
@@ -94,8 +88,7 @@ func (e *executor) offerAgain() {
 	}
 }
 
-// yesToAll takes every offer of the last reply, and asks again what it
-// asked after them.
+// yesToAll takes every offer of the last reply.
 func (e *executor) yesToAll() {
 	for _, q := range e.mem.offers {
 		e.yesTo(q)
@@ -121,8 +114,7 @@ func (e *executor) yesTo(q *question) {
 	}
 }
 
-// doCorrect carries out "no, I meant …": the first line of the table of
-// corrections that holds.
+// doCorrect carries out "no, I meant …".
 func (e *executor) doCorrect(s grammar.Step) {
 	q, last, focus := e.mem.question, e.mem.lastAct, e.mem.focus
 	answer := grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: s.Text}
