@@ -118,13 +118,15 @@ func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 	return nil, false
 }
 
-// about is a question about what step s asks for.
-func about(s grammar.Step) question { return question{act: s.Act, title: s.Title, desc: s.Desc} }
+// about is a question about what step s asks for, among candidates.
+func about(s grammar.Step, candidates ...results.Task) question {
+	return question{act: s.Act, title: s.Title, desc: s.Desc, candidates: candidates}
+}
 
 // offer asks whether to do what s asks for on targets.
 func (e *executor) offer(s grammar.Step, targets []results.Task, text string) {
-	q := about(s)
-	q.candidates, q.confirm = targets, true
+	q := about(s, targets...)
+	q.confirm = true
 	e.ask(q, text)
 }
 
@@ -233,9 +235,7 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 			}
 		}
 	}
-	q := about(s)
-	q.candidates = candidates
-	e.ask(q, fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
+	e.ask(about(s, candidates...), fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
 		results.TaskLines(candidates), results.ActionVerbs[s.Act], results.Example(s.Act, candidates[0].ID)))
 	return nil, false
 }
@@ -314,9 +314,7 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 		e.notFound(s, listed)
 		return nil, false
 	case len(matches) > 1 && !r.Plural:
-		q := about(s)
-		q.candidates = matches
-		e.ask(q, fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
+		e.ask(about(s, matches...), fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
 			len(matches), strings.Join(r.Words, " "), results.TaskLines(matches), results.ActionVerbs[s.Act], results.Example(s.Act, matches[0].ID)))
 		return nil, false
 	}

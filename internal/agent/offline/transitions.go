@@ -3,7 +3,6 @@ package offline
 import (
 	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
@@ -12,56 +11,45 @@ import (
 
 // This file is the dialogue's tables: what a yes does, by its mood and what
 // the last reply left open, and what a correction ("no, I meant …") does,
-// by what is open and what the last change was. The first line that holds
-// decides: a new way of answering or correcting is a line here.
-
-var yesTransitions = []struct {
-	moods []grammar.Mood // the yes said so; none: said any way
-	open  func(m memory) bool
-	do    func(e *executor)
-}{
-	// "I have to", asked whether tasks are done: they are still to do.
-	{[]grammar.Mood{grammar.StillToDo, grammar.StillToDoAlone}, askedIfDone, (*executor).leaveOpen},
-	// "I have to" alone, or a doubtful yes ("yes? what would that do"), to
-	// an offer: nothing is done, and the offer is made again.
-	{[]grammar.Mood{grammar.StillToDoAlone, grammar.Doubtfully}, offered, (*executor).offerAgain},
-	// A yes to a reply that offered several things takes them all (and
-	// asks again a "which one?" that followed them).
-	{nil, offeredSeveral, (*executor).yesToAll},
-	// A yes to no question, or to one it does not answer ("what should
-	// the task say?"), asks what to do.
-	{nil, nothingOpen, func(e *executor) {
-		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
-	}},
-	// A yes to an offer, or to a question about one task, makes it; to
-	// "which one?", it asks which again.
-	{nil, func(memory) bool { return true }, func(e *executor) { e.yesTo(e.mem.question) }},
-}
+// by what is open and what the last change was. Each case of their
+// switches is a line of the table, and the first that holds decides: a new
+// way of answering or correcting is a line here.
 
 // yes carries out a yes said in mood.
 func (e *executor) yes(mood grammar.Mood) {
-	for _, t := range yesTransitions {
-		if (len(t.moods) == 0 || slices.Contains(t.moods, mood)) && t.open(e.mem) {
-			t.do(e)
-			return
+	q, offers := e.mem.question, e.mem.offers
+	switch {
+	case q != nil && q.ifDone && (mood == grammar.StillToDo || mood == grammar.StillToDoAlone):
+		// "I have to", asked whether tasks are done: they are still to do.
+		e.leaveOpen()
+	case !nothingOpen(e.mem) && q.confirm && (mood == grammar.StillToDoAlone || mood == grammar.Doubtfully):
+		// "I have to" alone, or a doubtful yes ("yes? what would that do"),
+		// to an offer: nothing is done, and the offer is made again.
+		e.offerAgain()
+	case !nothingOpen(e.mem) && (len(offers) > 1 || len(offers) == 1 && q != offers[0]):
+		// A yes to a reply that offered several things takes them all, and
+		// asks again a "which one?" that followed them.
+		for _, o := range offers {
+			e.yesTo(o)
 		}
+		if q != offers[len(offers)-1] {
+			e.askWhichAgain()
+		}
+	case nothingOpen(e.mem):
+		// A yes to no question, or to one it does not answer ("what should
+		// the task say?"), asks what to do.
+		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
+	default:
+		// A yes to an offer, or to a question about one task, makes it; to
+		// "which one?", it asks which again.
+		e.yesTo(q)
 	}
 }
 
-// What the last reply left open.
+// nothingOpen reports that the last reply asked nothing a yes or a task
+// answers.
 func nothingOpen(m memory) bool {
 	return m.question == nil || m.question.askTitle || m.question.askValue
-}
-
-func askedIfDone(m memory) bool { return m.question != nil && m.question.ifDone }
-
-func offered(m memory) bool { return !nothingOpen(m) && m.question.confirm }
-
-func offeredSeveral(m memory) bool {
-	if len(m.offers) == 0 || nothingOpen(m) {
-		return false
-	}
-	return len(m.offers) > 1 || m.question != m.offers[0]
 }
 
 // leaveOpen says the tasks asked about stay open.
@@ -85,16 +73,6 @@ func (e *executor) offerAgain() {
 		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].Title))
 	default:
 		e.ask(*q, results.OfferText(q.act, q.candidates))
-	}
-}
-
-// yesToAll takes every offer of the last reply.
-func (e *executor) yesToAll() {
-	for _, q := range e.mem.offers {
-		e.yesTo(q)
-	}
-	if q := e.mem.question; q != e.mem.offers[len(e.mem.offers)-1] {
-		e.askWhichAgain()
 	}
 }
 
