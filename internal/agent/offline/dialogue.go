@@ -33,10 +33,7 @@ func (e *executor) doAnswer(s grammar.Step) {
 				return
 			}
 		}
-		more := grammar.Step{Act: last, Ref: s.Ref, Parts: s.Parts}
-		if targets, ok := e.resolve(more); ok {
-			e.act(more, targets)
-		}
+		e.do(grammar.Step{Act: last, Ref: s.Ref, Parts: s.Parts}) // a grammar's answer has a reference
 		return
 	}
 	if q != nil && q.confirm && q.act == grammar.ActAdd && len(q.items) > 1 {
@@ -55,30 +52,16 @@ func (e *executor) doAnswer(s grammar.Step) {
 		}
 		return
 	}
-	follow := grammar.Step{Act: q.act, Ref: s.Ref, Title: q.title, Desc: q.desc}
-	if q.confirm {
-		e.answerOffer(follow, q.candidates, s.Bearing == grammar.Continuing)
-		return
-	}
-	if len(q.candidates) > 0 {
-		if targets, handled := e.amongCandidates(follow, q.candidates); handled {
-			if len(targets) > 0 {
-				e.act(follow, targets)
-			}
-			return
-		}
-	}
-	if targets, ok := e.resolve(follow); ok {
-		e.act(follow, targets)
-	}
+	e.answerAmong(grammar.Step{Act: q.act, Ref: s.Ref, Title: q.title, Desc: q.desc}, q, s.Bearing == grammar.Continuing)
 }
 
-// answerOffer reads a reference said to an offer of a change on some
-// tasks: those tasks named again are a yes; any other, or any said as more
-// ("and task 4"), is offered in turn. "yes except the bike" offers the
-// change on the others.
-func (e *executor) answerOffer(s grammar.Step, offered []results.Task, more bool) {
-	if s.Ref.Kind == slots.RefOther {
+// answerAmong reads a reference said to question q: the tasks it names
+// among q's, else wherever it points. To an offer of a change, those
+// tasks named again are a yes; any other, or any said as more ("and task
+// 4"), is offered in turn, and "yes except the bike" offers the others.
+func (e *executor) answerAmong(s grammar.Step, q *question, more bool) {
+	offered := q.candidates
+	if q.confirm && s.Ref.Kind == slots.RefOther {
 		out := results.Excepted(offered, s.Ref.Except)
 		left := results.TasksWhere(offered, func(t results.Task) bool { return !out[t.ID] })
 		if len(out) == 0 || len(left) == 0 || len(left) == len(offered) {
@@ -88,7 +71,11 @@ func (e *executor) answerOffer(s grammar.Step, offered []results.Task, more bool
 		}
 		return
 	}
-	targets, handled := e.amongCandidates(s, offered)
+	var targets []results.Task
+	handled := false
+	if q.confirm || len(offered) > 0 {
+		targets, handled = e.amongCandidates(s, offered)
+	}
 	if !handled {
 		var ok bool
 		if targets, ok = e.resolve(s); !ok {
@@ -96,7 +83,7 @@ func (e *executor) answerOffer(s grammar.Step, offered []results.Task, more bool
 		}
 	}
 	for _, t := range targets {
-		if _, ok := results.FindTask(offered, t.ID); !ok || more {
+		if _, ok := results.FindTask(offered, t.ID); q.confirm && (!ok || more) {
 			e.offer(s, targets, results.OfferText(s.Act, targets))
 			return
 		}
@@ -213,9 +200,9 @@ func (e *executor) redo(s grammar.Step) {
 func (e *executor) doSuggest(s grammar.Step) {
 	q, text := e.mem.question, s.Text
 	switch {
-	case q != nil && q.askTitle:
+	case q != nil && q.asksText && q.act == grammar.ActAdd:
 		e.doAdd([]grammar.Item{{Title: text}})
-	case q != nil && q.askValue:
+	case q != nil && q.asksText:
 		e.act(grammar.Step{Act: grammar.ActUpdate, Title: text}, q.candidates)
 	case s.Bearing == grammar.Continuing && e.mem.lastAct == grammar.ActAdd:
 		e.doAdd([]grammar.Item{{Title: text}})

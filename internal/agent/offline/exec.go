@@ -34,9 +34,8 @@ type question struct {
 	candidates  []results.Task // the tasks to choose among, or, when confirm, to act on
 	items       []grammar.Item // ActAdd: the tasks it offered to add
 	confirm     bool           // a yes-or-no question
-	// askTitle, askValue: it asked what the task should say (instead);
-	// ifDone: whether tasks are done, or still to do.
-	askTitle, askValue, ifDone bool
+	asksText    bool           // it asked what the task should say (ActAdd), or say instead (ActUpdate)
+	ifDone      bool           // ActComplete: it asked whether tasks are done, or still to do
 }
 
 // executor runs one message's steps against the turn's tool rounds.

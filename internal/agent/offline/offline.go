@@ -195,7 +195,7 @@ func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 	var run []results.Task
 	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {
 		other := func(s grammar.Step) bool { return s.Act != act }
-		if len(r.turns[i].rounds) == 0 || len(r.steps(i)) == 0 || slices.ContainsFunc(r.steps(i), other) {
+		if len(r.turns[i].rounds) == 0 || slices.ContainsFunc(r.steps(i), other) {
 			break
 		}
 		e, _ := r.play(i, r.recall(i, 0), nil)

@@ -71,7 +71,7 @@ func (e *executor) do(s grammar.Step) {
 
 func (e *executor) doAdd(items []grammar.Item) {
 	if len(items) == 0 {
-		e.ask(question{act: grammar.ActAdd, askTitle: true}, `What should the task say? For example: "Add a task to buy groceries".`)
+		e.ask(question{act: grammar.ActAdd, asksText: true}, `What should the task say? For example: "Add a task to buy groceries".`)
 		return
 	}
 	for _, it := range items {
@@ -211,7 +211,7 @@ func (e *executor) actOnOne(s grammar.Step, targets []results.Task) {
 	}
 	t := targets[0]
 	if s.Act == grammar.ActUpdate && s.Title == "" && s.Desc == "" {
-		e.ask(question{act: grammar.ActUpdate, candidates: targets, askValue: true},
+		e.ask(question{act: grammar.ActUpdate, candidates: targets, asksText: true},
 			fmt.Sprintf(`What should task %d say instead? For example: "Change task %d to 'Call mom tonight'".`, t.ID, t.ID))
 		return
 	}

@@ -49,7 +49,7 @@ func (e *executor) yes(mood grammar.Mood) {
 // nothingOpen reports that the last reply asked nothing a yes or a task
 // answers.
 func nothingOpen(m memory) bool {
-	return m.question == nil || m.question.askTitle || m.question.askValue
+	return m.question == nil || m.question.asksText
 }
 
 // leaveOpen says the tasks asked about stay open.
@@ -82,7 +82,6 @@ func (e *executor) askWhichAgain() { e.askWhich(*e.mem.question, e.mem.question.
 // yesTo makes what question q offered, or asks again which task it meant.
 func (e *executor) yesTo(q *question) {
 	switch {
-	case q.askTitle || q.askValue:
 	case q.act == grammar.ActAdd:
 		e.doAdd(q.items)
 	case len(q.candidates) == 1 || q.confirm:
@@ -97,7 +96,7 @@ func (e *executor) doCorrect(s grammar.Step) {
 	q, last, focus := e.mem.question, e.mem.lastAct, e.mem.focus
 	answer := grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: s.Text}
 	switch {
-	case q != nil && (q.askTitle || q.askValue):
+	case q != nil && q.asksText:
 		// "What should the task say?" — "I meant call grandma": the title.
 		e.doSuggest(grammar.Step{Act: grammar.ActSuggest, Text: s.Title})
 	case q != nil:
