@@ -12,9 +12,8 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// doAnswer reads a bare reference ("the second one", "4", "both") as the
-// answer to the question the last reply asked, or, with none open and an
-// "and" or a "too", as more tasks for the last turn's change.
+// doAnswer reads a bare reference ("the second one", "4") as the answer
+// to the open question, or, said with "and", as more for the last change.
 func (e *executor) doAnswer(s grammar.Step) {
 	q, last := e.mem.question, e.mem.lastAct
 	if q == nil && s.Bearing == grammar.Continuing && (last == grammar.ActComplete || last == grammar.ActDelete) {
@@ -93,9 +92,8 @@ func (e *executor) answerAmong(s grammar.Step, q *question, more bool) {
 	}
 }
 
-// amongCandidates reads an answer naming tasks, or "all", among those the
-// question listed. handled is false when it names none of them; targets
-// is empty when it asked again.
+// amongCandidates reads an answer naming some of candidates, or "all":
+// handled is false when it names none; targets is empty when it asked.
 func (e *executor) amongCandidates(s grammar.Step, candidates []results.Task) ([]results.Task, bool) {
 	switch {
 	case s.Ref.Kind == slots.RefAll && s.Ref.Status == "all":
@@ -225,7 +223,6 @@ func (e *executor) offerAdd(it grammar.Item) {
 	e.offerLine = len(e.lines) - 1
 }
 
-// askWhich asks which task an action is for, listing the candidates.
 func (e *executor) askWhich(q question, candidates []results.Task) {
 	verb := results.ActionVerbs[q.act]
 	q.candidates = candidates

@@ -78,8 +78,7 @@ type queued struct {
 	listed            []results.Task
 }
 
-// nextPage is the call that reads the page after out, the outcome of q;
-// ok is false when out was the last page, or q a listing only shown.
+// nextPage is the call that reads the page after out, if q reads on.
 func nextPage(q queued, out results.Outcome) (queued, bool) {
 	if !q.lookup || q.firstPage || out.Error != "" || out.NextCursor == "" {
 		return queued{}, false
@@ -114,7 +113,6 @@ func (e *executor) run(steps []grammar.Step) {
 
 func (e *executor) stopped() bool { return e.sent != nil || e.broken }
 
-// reply is the text once every step is done.
 func (e *executor) reply() string {
 	lines := slices.DeleteFunc(slices.Clone(e.lines), func(l string) bool { return l == "" })
 	if len(lines) == 0 {
@@ -123,7 +121,6 @@ func (e *executor) reply() string {
 	return strings.Join(lines, "\n")
 }
 
-// say adds a line to the reply.
 func (e *executor) say(format string, args ...any) {
 	e.lines = append(e.lines, e.fill(fmt.Sprintf(format, args...)))
 }
@@ -196,7 +193,6 @@ func (e *executor) flush() {
 	}
 }
 
-// record reads one call's outcome into the reply and the focus.
 func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 	if q.lookup {
 		// A first page of more is no whole list: what needs one reads on.
@@ -231,8 +227,7 @@ func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 	}
 }
 
-// setFocus makes tasks what the conversation is about; a step's tasks add
-// up, a later step's replace them.
+// setFocus makes tasks what the conversation is about: a step's add up.
 func (e *executor) setFocus(step int, tasks ...results.Task) {
 	if step != e.focusStep {
 		e.focus, e.focusStep = nil, step
@@ -240,16 +235,15 @@ func (e *executor) setFocus(step int, tasks ...results.Task) {
 	e.focus = append(e.focus, tasks...)
 }
 
-// tasks returns the task list as it is after every change said so far.
-// ok is false when the run must stop here or the list could not be read.
+// tasks returns the task list after every change said so far; ok is
+// false when the run must stop here or the list could not be read.
 func (e *executor) tasks() ([]results.Task, bool) {
 	tasks, _, ok := e.list(false)
 	return tasks, ok
 }
 
-// list is tasks, or with firstPage its first page only, and whether that
-// is the whole list: enough to look up a few tasks by number without
-// reading a long list, as every later model call would again.
+// list is tasks, or with firstPage its first page only, enough to look up
+// a few tasks by number, and whether that is the whole list.
 func (e *executor) list(firstPage bool) (tasks []results.Task, whole, ok bool) {
 	if e.fresh {
 		return e.listing, true, true
@@ -268,8 +262,7 @@ func (e *executor) list(firstPage bool) (tasks []results.Task, whole, ok bool) {
 	return e.listing, !e.partial, true
 }
 
-// currentFocus returns what "it" and "them" mean, once the calls queued
-// have been made.
+// currentFocus is heldFocus once the calls queued are made.
 func (e *executor) currentFocus() ([]results.Task, bool) {
 	if e.focusPending() {
 		e.flush()
@@ -288,12 +281,12 @@ func (e *executor) heldFocus() []results.Task {
 	return e.mem.focus
 }
 
-// focusPending reports whether a queued call will set the focus.
 func (e *executor) focusPending() bool {
 	return slices.ContainsFunc(e.batch, func(q queued) bool { return q.line >= 0 })
 }
 
-// fill names tasks the conversation knows in text's examples.
+// fill names tasks the conversation knows in text's examples, when it
+// has any: those this turn listed, or else those it showed or is about.
 func (e *executor) fill(text string) string {
 	if !strings.Contains(text, grammar.AnyTask) {
 		return text
@@ -301,8 +294,6 @@ func (e *executor) fill(text string) string {
 	return results.FillExamples(text, e.known())
 }
 
-// known are the tasks a reply may name: those this turn listed, or else
-// those the conversation showed or is about, that are still there.
 func (e *executor) known() []results.Task {
 	for _, tasks := range [][]results.Task{e.listing, e.shown, e.focus, e.mem.focus} {
 		if known := results.WithoutDeleted(tasks); len(known) > 0 {

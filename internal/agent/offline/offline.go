@@ -79,11 +79,9 @@ type stopped struct {
 	rounds []results.Round
 }
 
-// play carries out turn i's message over its rounds, remembering mem. It
-// returns the executor and the turn whose request it carried out: a
-// "continue", "the rest" or a plain yes with no question open, after a
-// request stopped at a limit, carries that request on, saying only what
-// this turn does.
+// play carries out turn i's message over its rounds, remembering mem,
+// and returns the turn whose request it carried out: a "continue" after a
+// request stopped at a limit carries it on, saying only what it adds.
 func (r *reading) play(i int, mem memory, ids *results.CallIDs) (*executor, int) {
 	steps, rounds, quiet, asked := r.steps(i), r.turns[i].rounds, 0, i
 	carryOn := len(steps) == 1 && (steps[0].Act == grammar.ActContinue ||
@@ -106,7 +104,6 @@ type turn struct {
 	rounds      []results.Round
 }
 
-// splitTurns cuts the conversation at its user messages.
 func splitTurns(msgs []agent.Message) []turn {
 	var turns []turn
 	for i, m := range msgs {
@@ -132,7 +129,6 @@ type reading struct {
 	recalled map[[2]int]memory // by the turns looked back from, and depth
 }
 
-// steps is what the user message of turn i asks for.
 func (r *reading) steps(i int) []grammar.Step {
 	s, ok := r.read[i]
 	if !ok {

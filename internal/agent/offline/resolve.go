@@ -9,10 +9,8 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// resolve finds the tasks a step's reference points at: by number, by
-// name, by place in a list, by what the conversation is about, and with
-// what is left out. When it cannot tell, it says so or asks, and returns
-// false.
+// resolve finds the tasks a step's reference points at. When it cannot
+// tell, it says so or asks, and returns false.
 func (e *executor) resolve(s grammar.Step) ([]results.Task, bool) {
 	targets, ok := e.resolveRef(s)
 	if !ok || len(s.Ref.Except) == 0 {
@@ -64,9 +62,8 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 	return kept, true
 }
 
-// exceptAmongFocus reads an exception said by place or pronoun ("mark them
-// all done except the last one") among what the conversation is about. A
-// pronoun can't leave out part of the tasks "them" already means.
+// exceptAmongFocus reads an exception said by place or pronoun ("all
+// except the last one"); a pronoun can't leave out part of "them".
 func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]results.Task, bool) {
 	if x.Kind != slots.RefOrdinal && x.Kind != slots.RefFocus || x.Kind == slots.RefFocus && s.Ref.Kind == slots.RefFocus {
 		return nil, false
@@ -78,8 +75,7 @@ func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]results.Task
 	return results.PickFromFocus(focus, x)
 }
 
-// orShown is the list last shown in place of a focus too short to hold a
-// place.
+// orShown is the list last shown, for a focus too short to hold a place.
 func (e *executor) orShown(focus []results.Task) []results.Task {
 	if len(focus) <= 1 && len(e.shown) > 1 {
 		return e.shown
@@ -87,7 +83,6 @@ func (e *executor) orShown(focus []results.Task) []results.Task {
 	return focus
 }
 
-// resolveRef is resolve, exceptions aside.
 func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 	r := s.Ref
 	switch r.Kind {
@@ -118,27 +113,23 @@ func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 	return nil, false
 }
 
-// about is a question about what step s asks for, among candidates.
 func about(s grammar.Step, candidates ...results.Task) question {
 	return question{act: s.Act, title: s.Title, desc: s.Desc, candidates: candidates}
 }
 
-// offer asks whether to do what s asks for on targets.
 func (e *executor) offer(s grammar.Step, targets []results.Task, text string) {
 	q := about(s, targets...)
 	q.confirm = true
 	e.ask(q, text)
 }
 
-// didYouMean asks whether s meant task t.
 func (e *executor) didYouMean(s grammar.Step, t results.Task) {
 	e.offer(s, []results.Task{t}, fmt.Sprintf("Did you mean task %d, %s? Say \"yes\" if so.", t.ID, t.Title))
 }
 
 // describedTarget finds the one task the clause before "it" describes ("I
-// won't be booking the table at Luigi's, drop it"), or asks about the one
-// closest. With none, that clause is carried out as said, and handled is
-// false: "it" means what it would have.
+// won't be booking the table at Luigi's, drop it"), or asks about the
+// closest. With none, handled is false: "it" means what it would have.
 func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, handled bool) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -240,9 +231,8 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 	return nil, false
 }
 
-// askWhatToDo answers a reference said alone when no question is open
-// ("the second one", "3"): it says which tasks those are and asks what to
-// do, so that "delete them" next acts on them.
+// askWhatToDo says which tasks a reference said alone ("the second one")
+// points at, and asks what to do with them.
 func (e *executor) askWhatToDo(r slots.Ref) {
 	var targets []results.Task
 	switch r.Kind {
@@ -289,9 +279,8 @@ func (e *executor) resolveAll(s grammar.Step) ([]results.Task, bool) {
 	return out, true
 }
 
-// resolveName finds the task whose title holds the words said. Several
-// matches are asked about, unless the person said "all"; completing
-// prefers the one that is still open.
+// resolveName finds the tasks whose titles hold the words said: several
+// are asked about, unless "all" was said.
 func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -342,8 +331,7 @@ func (e *executor) resolveParts(s grammar.Step) ([]results.Task, bool) {
 	return out, len(out) > 0
 }
 
-// notFound says no task matches the words; when one task shares some of
-// them, it asks whether that one was meant.
+// notFound says no task matches, or asks about one that comes close.
 func (e *executor) notFound(s grammar.Step, listed []results.Task) {
 	phrase := strings.Join(s.Ref.Words, " ")
 	close, _ := results.ClosestTasks(listed, s.Ref.Words)

@@ -139,7 +139,6 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 	}
 }
 
-// askIfDone asks whether tasks said to be still to do are done.
 func (e *executor) askIfDone(targets []results.Task) {
 	targets, ok := e.existing(targets)
 	if !ok || len(targets) == 0 {
@@ -153,9 +152,8 @@ func (e *executor) askIfDone(targets []results.Task) {
 		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.", results.DescribeTargets(targets), are, what))
 }
 
-// existing looks up the tasks known by number only before a question
-// offers them: it says which are not there, and returns the others with
-// their titles (past the first page of a long list, by number).
+// existing looks up the tasks known by number before a question offers
+// them, and says which are not there.
 func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	listed := results.WithoutDeleted(e.shown) // what the conversation last listed
 	if e.fresh {
@@ -202,8 +200,7 @@ func (e *executor) confirmedBefore(s grammar.Step, targets []results.Task) bool 
 	return s.Bearing == grammar.Confirming && q != nil && q.confirm && q.act == s.Act && slices.EqualFunc(q.candidates, targets, sameID)
 }
 
-// actOnOne changes one task: its title, its description, or a note added
-// to its description.
+// actOnOne changes one task's title or description, or adds a note.
 func (e *executor) actOnOne(s grammar.Step, targets []results.Task) {
 	if len(targets) > 1 {
 		e.askWhich(about(s), targets)
@@ -240,8 +237,7 @@ func (e *executor) actOnOne(s grammar.Step, targets []results.Task) {
 	e.queue(s.Act, results.ToolUpdateTask, args)
 }
 
-// doFind shows the tasks asked about ("show me task 5", "do I have
-// anything about the dentist?").
+// doFind shows the tasks asked about ("anything about the dentist?").
 func (e *executor) doFind(s grammar.Step) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -279,7 +275,6 @@ func (e *executor) doFind(s grammar.Step) {
 	}
 }
 
-// answerQuery says whether each task is done, from the task list.
 func (e *executor) answerQuery(targets []results.Task) {
 	listed, ok := e.tasks()
 	if !ok {

@@ -15,7 +15,6 @@ import (
 // switches is a line of the table, and the first that holds decides: a new
 // way of answering or correcting is a line here.
 
-// yes carries out a yes said in mood.
 func (e *executor) yes(mood grammar.Mood) {
 	q, offers := e.mem.question, e.mem.offers
 	switch {
@@ -52,7 +51,6 @@ func nothingOpen(m memory) bool {
 	return m.question == nil || m.question.asksText
 }
 
-// leaveOpen says the tasks asked about stay open.
 func (e *executor) leaveOpen() {
 	for _, t := range e.mem.question.candidates {
 		if t.Title == "" { // known by its number only
@@ -63,7 +61,6 @@ func (e *executor) leaveOpen() {
 	}
 }
 
-// offerAgain asks the open offer again, saying what a "yes" would do.
 func (e *executor) offerAgain() {
 	q := e.mem.question
 	switch {
@@ -76,10 +73,9 @@ func (e *executor) offerAgain() {
 	}
 }
 
-// askWhichAgain asks again which of the tasks the open question meant.
 func (e *executor) askWhichAgain() { e.askWhich(*e.mem.question, e.mem.question.candidates) }
 
-// yesTo makes what question q offered, or asks again which task it meant.
+// yesTo makes what q offered, or asks again which task it meant.
 func (e *executor) yesTo(q *question) {
 	switch {
 	case q.act == grammar.ActAdd:
@@ -91,7 +87,6 @@ func (e *executor) yesTo(q *question) {
 	}
 }
 
-// doCorrect carries out "no, I meant …".
 func (e *executor) doCorrect(s grammar.Step) {
 	q, last, focus := e.mem.question, e.mem.lastAct, e.mem.focus
 	answer := grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: s.Text}
