@@ -182,9 +182,7 @@ func (e *executor) flush() {
 				e.batch = append(e.batch, next)
 				continue
 			}
-			if q.listed != nil {
-				out.Tasks = append(q.listed, out.Tasks...)
-			}
+			out.Tasks = append(q.listed, out.Tasks...)
 			e.record(q, out, round.Calls[i])
 			if quiet && q.line >= 0 {
 				e.lines[q.line] = "" // said by the turn that made it

@@ -99,7 +99,21 @@ func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 		}
 		return e.resolveFocus(s)
 	case slots.RefAll:
-		return e.resolveAll(s)
+		// "everything", "all my completed tasks": completing everything
+		// means every open task.
+		listed, ok := e.tasks()
+		if !ok {
+			return nil, false
+		}
+		status := r.Status
+		if s.Act == grammar.ActComplete && status == "all" {
+			status = "pending"
+		}
+		if all := withStatus(listed, status); len(all) > 0 {
+			return all, true
+		}
+		e.say("%s", results.NothingToDo(s.Act, status))
+		return nil, false
 	case slots.RefName:
 		return e.resolveName(s)
 	case slots.RefOther:
@@ -260,27 +274,8 @@ func withStatus(ts []results.Task, status string) []results.Task {
 	return results.TasksWhere(ts, func(t results.Task) bool { return status == "all" || t.Completed == (status == "completed") })
 }
 
-// resolveAll reads "everything", "all my completed tasks": completing
-// everything means every open task.
-func (e *executor) resolveAll(s grammar.Step) ([]results.Task, bool) {
-	listed, ok := e.tasks()
-	if !ok {
-		return nil, false
-	}
-	status := s.Ref.Status
-	if s.Act == grammar.ActComplete && status == "all" {
-		status = "pending"
-	}
-	out := withStatus(listed, status)
-	if len(out) == 0 {
-		e.say("%s", results.NothingToDo(s.Act, status))
-		return nil, false
-	}
-	return out, true
-}
-
 // resolveName finds the tasks whose titles hold the words said: several
-// are asked about, unless "all" was said.
+// are asked about, unless "all" was said; none, or one close is.
 func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -300,7 +295,13 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 	case len(matches) == 0 && len(s.Parts) > 1:
 		return e.resolveParts(s)
 	case len(matches) == 0:
-		e.notFound(s, listed)
+		phrase := strings.Join(r.Words, " ")
+		if close, _ := results.ClosestTasks(listed, r.Words); len(close) == 1 {
+			t := close[0]
+			e.offer(s, close, fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.Act]))
+		} else {
+			e.say("I couldn't find a task matching %q — want to see your list?", phrase)
+		}
 		return nil, false
 	case len(matches) > 1 && !r.Plural:
 		e.ask(about(s, matches...), fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
@@ -329,16 +330,4 @@ func (e *executor) resolveParts(s grammar.Step) ([]results.Task, bool) {
 		}
 	}
 	return out, len(out) > 0
-}
-
-// notFound says no task matches, or asks about one that comes close.
-func (e *executor) notFound(s grammar.Step, listed []results.Task) {
-	phrase := strings.Join(s.Ref.Words, " ")
-	close, _ := results.ClosestTasks(listed, s.Ref.Words)
-	if len(close) != 1 {
-		e.say("I couldn't find a task matching %q — want to see your list?", phrase)
-		return
-	}
-	t := close[0]
-	e.offer(s, close, fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.Act]))
 }

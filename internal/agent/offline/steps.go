@@ -174,18 +174,15 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	if !ok {
 		return nil, false
 	}
-	pastPage := func(id int64) bool { return !whole && (len(page) == 0 || id > page[len(page)-1].ID) }
 	var out []results.Task
 	for _, t := range targets {
-		found, ok := results.FindTask(page, t.ID)
-		switch {
-		case t.Title != "":
+		if found, ok := results.FindTask(page, t.ID); ok && t.Title == "" {
+			t = found
+		}
+		pastPage := !whole && (len(page) == 0 || t.ID > page[len(page)-1].ID)
+		if t.Title != "" || pastPage {
 			out = append(out, t)
-		case ok:
-			out = append(out, found)
-		case pastPage(t.ID):
-			out = append(out, t)
-		default:
+		} else {
 			e.say("%s", results.TaskNotFound(t.ID))
 		}
 	}
