@@ -55,11 +55,12 @@ func (e *executor) doAnswer(s grammar.Step) {
 }
 
 // answerAmong reads a reference said to question q: the tasks it names
-// among q's, else wherever it points. To an offer of a change, those
-// tasks named again are a yes; any other, or any said as more ("and task
-// 4"), is offered in turn, and "yes except the bike" offers the others.
+// among q's ("all", "the other one", words of their titles), else wherever
+// it points. To an offer of a change, those tasks named again are a yes;
+// any other, or any said as more ("and task 4"), is offered in turn, and
+// "yes except the bike" offers the others.
 func (e *executor) answerAmong(s grammar.Step, q *question, more bool) {
-	offered := q.candidates
+	offered, among := q.candidates, q.confirm || len(q.candidates) > 0
 	if q.confirm && s.Ref.Kind == slots.RefOther {
 		out := results.Excepted(offered, s.Ref.Except)
 		left := results.TasksWhere(offered, func(t results.Task) bool { return !out[t.ID] })
@@ -70,12 +71,21 @@ func (e *executor) answerAmong(s grammar.Step, q *question, more bool) {
 		}
 		return
 	}
-	var targets []results.Task
-	handled := false
-	if q.confirm || len(offered) > 0 {
-		targets, handled = e.amongCandidates(s, offered)
+	var named []results.Task
+	if among && s.Ref.Kind == slots.RefName {
+		named = results.MatchTasks(offered, s.Ref.Words, true)
 	}
-	if !handled {
+	var targets []results.Task
+	switch {
+	case among && s.Ref.Kind == slots.RefAll && s.Ref.Status == "all":
+		targets = offered
+	case among && s.Ref.Kind == slots.RefOther:
+		targets = e.otherThan(s, offered) // none when it asked
+	case len(named) > 1 && !s.Ref.Plural:
+		e.askWhich(about(s), named)
+	case len(named) > 0:
+		targets = named
+	default:
 		var ok bool
 		if targets, ok = e.resolve(s); !ok {
 			return
@@ -90,28 +100,6 @@ func (e *executor) answerAmong(s grammar.Step, q *question, more bool) {
 	if len(targets) > 0 {
 		e.act(s, targets)
 	}
-}
-
-// amongCandidates reads an answer naming some of candidates, or "all":
-// handled is false when it names none; targets is empty when it asked.
-func (e *executor) amongCandidates(s grammar.Step, candidates []results.Task) ([]results.Task, bool) {
-	switch {
-	case s.Ref.Kind == slots.RefAll && s.Ref.Status == "all":
-		return candidates, true
-	case s.Ref.Kind == slots.RefOther:
-		return e.otherThan(s, candidates), true
-	case s.Ref.Kind != slots.RefName:
-		return nil, false
-	}
-	matches := results.MatchTasks(candidates, s.Ref.Words, true)
-	switch {
-	case len(matches) == 0:
-		return nil, false
-	case len(matches) > 1 && !s.Ref.Plural:
-		e.askWhich(about(s), matches)
-		return nil, true
-	}
-	return matches, true
 }
 
 // retitleMeant gives task t, just added or renamed, the title meant ("no,
