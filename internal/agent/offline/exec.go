@@ -12,10 +12,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
 )
 
-// The model keeps no state, so it runs a message's steps from the start on
-// every model call of a turn, reading the tool rounds the turn already
-// made: when it reaches calls no round holds yet, it sends them and stops.
-
 // memory is what earlier turns left for this one.
 type memory struct {
 	focus    []results.Task // what "it", "them" and "the second one" mean
@@ -38,7 +34,9 @@ type question struct {
 	ifDone      bool           // ActComplete: it asked whether tasks are done, or still to do
 }
 
-// executor runs one message's steps against the turn's tool rounds.
+// executor runs one message's steps against the turn's tool rounds. The
+// model keeps no state, so it runs them from the start on every model call
+// of a turn, reading the rounds made: calls no round holds yet are sent.
 type executor struct {
 	mem    memory
 	rounds []results.Round  // the rounds this turn has made so far

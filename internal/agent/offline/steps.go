@@ -109,7 +109,6 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 		}
 		for _, t := range targets {
 			if t.Completed {
-				// Completing it again would change nothing.
 				e.say("Task %d was already complete: %s.", t.ID, t.Title)
 				e.setFocus(e.step, t)
 				continue

@@ -9,11 +9,9 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file is the dialogue's tables: what a yes does, by its mood and what
-// the last reply left open, and what a correction ("no, I meant …") does,
-// by what is open and what the last change was. Each case of their
-// switches is a line of the table, and the first that holds decides: a new
-// way of answering or correcting is a line here.
+// The dialogue's tables: what a yes does, by its mood and what is open,
+// and what a correction ("no, I meant …") does. Each case of a switch is a
+// line of a table, the first that holds deciding.
 
 func (e *executor) yes(mood grammar.Mood) {
 	q, offers := e.mem.question, e.mem.offers
