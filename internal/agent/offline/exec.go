@@ -88,11 +88,6 @@ func nextPage(q queued, out results.Outcome) (queued, bool) {
 	return q, true
 }
 
-func newExecutor(mem memory, rounds []results.Round, ids *results.CallIDs) *executor {
-	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1, offerLine: -1, shown: mem.shown,
-		unkeptSaid: map[string]bool{}, made: map[string]bool{}}
-}
-
 // run carries out steps until they are done or a round must be sent.
 func (e *executor) run(steps []grammar.Step) {
 	for i, s := range steps {
@@ -173,7 +168,6 @@ func (e *executor) flush() {
 		}
 		batch, rest := e.batch[:held], e.batch[held:]
 		e.batch = append([]queued(nil), rest...)
-		quiet := e.next <= e.quietRounds
 		for i, q := range batch {
 			out := round.Outcome(round.Calls[i])
 			if next, more := nextPage(q, out); more {
@@ -182,7 +176,7 @@ func (e *executor) flush() {
 			}
 			out.Tasks = append(q.listed, out.Tasks...)
 			e.record(q, out, round.Calls[i])
-			if quiet && q.line >= 0 {
+			if e.next <= e.quietRounds && q.line >= 0 {
 				e.lines[q.line] = "" // said by the turn that made it
 			}
 		}

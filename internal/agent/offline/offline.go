@@ -91,8 +91,8 @@ func (r *reading) play(i int, mem memory, ids *results.CallIDs) (*executor, int)
 		steps, quiet = r.steps(cut.turn), len(cut.rounds)
 		rounds = append(slices.Clone(cut.rounds), rounds...)
 	}
-	e := newExecutor(mem, rounds, ids)
-	e.quietRounds = quiet
+	e := &executor{mem: mem, rounds: rounds, ids: ids, quietRounds: quiet, focusStep: -1, offerLine: -1,
+		shown: mem.shown, unkeptSaid: map[string]bool{}, made: map[string]bool{}}
 	e.run(steps)
 	return e, asked
 }
@@ -143,17 +143,12 @@ func (r *reading) steps(i int) []grammar.Step {
 // that made calls, asked, pointed at tasks or was told no decides. Only
 // the last reply's question is still open. depth bounds how far back each
 // of those turns may look in turn.
-func (r *reading) recall(end, depth int) memory {
+func (r *reading) recall(end, depth int) (found memory) {
 	key := [2]int{end, depth}
-	mem, ok := r.recalled[key]
-	if !ok {
-		mem = r.lookBack(end, depth)
-		r.recalled[key] = mem
+	if mem, ok := r.recalled[key]; ok {
+		return mem
 	}
-	return mem
-}
-
-func (r *reading) lookBack(end, depth int) memory {
+	defer func() { r.recalled[key] = found }()
 	for i := end - 1; i >= 0 && i >= end-memoryTurns; i-- {
 		var before memory
 		if depth > 0 {
