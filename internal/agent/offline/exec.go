@@ -227,16 +227,13 @@ func (e *executor) setFocus(step int, tasks ...results.Task) {
 
 // tasks returns the task list after every change said so far; ok is
 // false when the run must stop here or the list could not be read.
-func (e *executor) tasks() ([]results.Task, bool) {
-	tasks, _, ok := e.list(false)
-	return tasks, ok
-}
+func (e *executor) tasks() ([]results.Task, bool) { return e.list(false) }
 
 // list is tasks, or with firstPage its first page only, enough to look up
-// a few tasks by number, and whether that is the whole list.
-func (e *executor) list(firstPage bool) (tasks []results.Task, whole, ok bool) {
+// a few tasks by number; e.partial says there are more.
+func (e *executor) list(firstPage bool) ([]results.Task, bool) {
 	if e.fresh {
-		return e.listing, true, true
+		return e.listing, true
 	}
 	if n := len(e.batch); !firstPage && n > 0 && e.batch[n-1].act == grammar.ActList && reflect.DeepEqual(e.batch[n-1].call, results.ListCall("all")) {
 		// Listing every task is already the batch's last call: it is read
@@ -247,20 +244,17 @@ func (e *executor) list(firstPage bool) (tasks []results.Task, whole, ok bool) {
 	}
 	e.flush()
 	if e.stopped() || !e.fresh && !e.partial {
-		return nil, false, false
+		return nil, false
 	}
-	return e.listing, !e.partial, true
+	return e.listing, true
 }
 
 // currentFocus is heldFocus once the calls queued are made.
 func (e *executor) currentFocus() ([]results.Task, bool) {
 	if e.focusPending() {
 		e.flush()
-		if e.stopped() {
-			return nil, false
-		}
 	}
-	return e.heldFocus(), true
+	return e.heldFocus(), !e.stopped()
 }
 
 // heldFocus is what this message did so far, else what earlier turns left.

@@ -169,7 +169,7 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	if !slices.ContainsFunc(targets, untitled) || e.ids == nil && e.next >= len(e.rounds) {
 		return targets, true
 	}
-	page, whole, ok := e.list(true)
+	page, ok := e.list(true)
 	if !ok {
 		return nil, false
 	}
@@ -178,7 +178,7 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 		if found, ok := results.FindTask(page, t.ID); ok && t.Title == "" {
 			t = found
 		}
-		pastPage := !whole && (len(page) == 0 || t.ID > page[len(page)-1].ID)
+		pastPage := e.partial && (len(page) == 0 || t.ID > page[len(page)-1].ID)
 		if t.Title != "" || pastPage {
 			out = append(out, t)
 		} else {
