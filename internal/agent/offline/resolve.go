@@ -45,7 +45,14 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 				return nil, false
 			}
 		default:
-			if named, ok = e.exceptAmongFocus(s, x); !ok {
+			// A place or a pronoun ("all except the last one") is read among
+			// what the conversation is about; "them" can't leave out part of itself.
+			among := x.Kind == slots.RefOrdinal || x.Kind == slots.RefFocus && s.Ref.Kind != slots.RefFocus
+			focus := e.heldFocus()
+			if x.Kind == slots.RefOrdinal {
+				focus = e.orShown(focus)
+			}
+			if named, ok = results.PickFromFocus(focus, x); !ok || !among {
 				e.say(`Which tasks should I leave out? Tell me their numbers or names, like "everything except tasks 2 and 4".`)
 				return nil, false
 			}
@@ -60,19 +67,6 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 		return nil, false
 	}
 	return kept, true
-}
-
-// exceptAmongFocus reads an exception said by place or pronoun ("all
-// except the last one"); a pronoun can't leave out part of "them".
-func (e *executor) exceptAmongFocus(s grammar.Step, x slots.Ref) ([]results.Task, bool) {
-	if x.Kind != slots.RefOrdinal && x.Kind != slots.RefFocus || x.Kind == slots.RefFocus && s.Ref.Kind == slots.RefFocus {
-		return nil, false
-	}
-	focus := e.heldFocus()
-	if x.Kind == slots.RefOrdinal {
-		focus = e.orShown(focus)
-	}
-	return results.PickFromFocus(focus, x)
 }
 
 // orShown is the list last shown, for a focus too short to hold a place.
@@ -189,19 +183,15 @@ func (e *executor) resolveFocus(s grammar.Step) ([]results.Task, bool) {
 	if !ok {
 		return nil, false
 	}
-	run := e.focusStep < 0 && len(e.mem.run) > 1 // tasks changed one message at a time
+	place := s.Ref.Kind == slots.RefOrdinal
 	switch {
-	case s.Ref.Kind == slots.RefOrdinal && len(focus) <= 1 && !run && len(e.shown) <= 1:
-		// A place needs a list of two or more.
-		e.askWhich(about(s), results.WithoutDeleted(focus))
-		return nil, false
-	case s.Ref.Kind == slots.RefOrdinal && len(focus) <= 1 && !run:
-		focus = e.shown
-	case len(focus) <= 1 && run && (s.Ref.Kind == slots.RefOrdinal || s.Ref.Plural):
-		focus = e.mem.run // "both", "them", "the first one"
+	case len(focus) <= 1 && e.focusStep < 0 && len(e.mem.run) > 1 && (place || s.Ref.Plural):
+		focus = e.mem.run // "both", "them", "the first one" of tasks changed one message at a time
+	case place && len(focus) <= 1:
+		focus = e.orShown(focus)
 	}
 	targets, ok := results.PickFromFocus(focus, s.Ref)
-	if !ok {
+	if !ok || place && len(focus) <= 1 { // a place needs a list of two or more
 		e.askWhich(about(s), results.WithoutDeleted(focus))
 		return nil, false
 	}
