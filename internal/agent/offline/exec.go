@@ -269,20 +269,16 @@ func (e *executor) focusPending() bool {
 	return slices.ContainsFunc(e.batch, func(q queued) bool { return q.line >= 0 })
 }
 
-// fill names tasks the conversation knows in text's examples, when it
-// has any: those this turn listed, or else those it showed or is about.
+// fill names tasks the conversation knows in text's examples: those this
+// turn listed, or else those it showed or is about, still there.
 func (e *executor) fill(text string) string {
 	if !strings.Contains(text, grammar.AnyTask) {
 		return text
 	}
-	return results.FillExamples(text, e.known())
-}
-
-func (e *executor) known() []results.Task {
 	for _, tasks := range [][]results.Task{e.listing, e.shown, e.focus, e.mem.focus} {
 		if known := results.WithoutDeleted(tasks); len(known) > 0 {
-			return known
+			return results.FillExamples(text, known)
 		}
 	}
-	return nil
+	return results.FillExamples(text, nil)
 }

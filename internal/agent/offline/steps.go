@@ -24,7 +24,7 @@ func (e *executor) do(s grammar.Step) {
 		case q != nil && q.confirm:
 			e.offerAgain() // what goes on is the answer to the offer
 		case q != nil && len(q.candidates) > 0:
-			e.askWhichAgain()
+			e.askWhich(*q, q.candidates)
 		default:
 			e.say("There's nothing I stopped in the middle of. What should I do next?")
 		}
@@ -278,16 +278,12 @@ func (e *executor) answerQuery(targets []results.Task) {
 	}
 	for _, t := range targets {
 		current, found := results.FindTask(listed, t.ID)
-		switch {
-		case !found:
+		if !found {
 			e.say("%s", results.TaskNotFound(t.ID))
-		case current.Completed:
-			e.say("Yes — task %d, %s, is done.", current.ID, current.Title)
-		default:
-			e.say("Not yet — task %d, %s, is still open.", current.ID, current.Title)
+			continue
 		}
-		if found {
-			e.setFocus(e.step, current)
-		}
+		said := map[bool]string{true: "Yes — task %d, %s, is done.", false: "Not yet — task %d, %s, is still open."}
+		e.say(said[current.Completed], current.ID, current.Title)
+		e.setFocus(e.step, current)
 	}
 }

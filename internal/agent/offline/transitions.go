@@ -18,7 +18,13 @@ func (e *executor) yes(mood grammar.Mood) {
 	switch {
 	case q != nil && q.ifDone && (mood == grammar.StillToDo || mood == grammar.StillToDoAlone):
 		// "I have to", asked whether tasks are done: they are still to do.
-		e.leaveOpen()
+		for _, t := range q.candidates {
+			if t.Title == "" { // known by its number only
+				e.say("Okay, I'll leave task %d open.", t.ID)
+			} else {
+				e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
+			}
+		}
 	case !nothingOpen(e.mem) && q.confirm && (mood == grammar.StillToDoAlone || mood == grammar.Doubtfully):
 		// "I have to" alone, or a doubtful yes ("yes? what would that do"),
 		// to an offer: nothing is done, and the offer is made again.
@@ -30,7 +36,7 @@ func (e *executor) yes(mood grammar.Mood) {
 			e.yesTo(o)
 		}
 		if q != offers[len(offers)-1] {
-			e.askWhichAgain()
+			e.askWhich(*q, q.candidates)
 		}
 	case nothingOpen(e.mem):
 		// A yes to no question, or to one it does not answer ("what should
@@ -49,16 +55,6 @@ func nothingOpen(m memory) bool {
 	return m.question == nil || m.question.asksText
 }
 
-func (e *executor) leaveOpen() {
-	for _, t := range e.mem.question.candidates {
-		if t.Title == "" { // known by its number only
-			e.say("Okay, I'll leave task %d open.", t.ID)
-			continue
-		}
-		e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
-	}
-}
-
 func (e *executor) offerAgain() {
 	q := e.mem.question
 	switch {
@@ -70,8 +66,6 @@ func (e *executor) offerAgain() {
 		e.ask(*q, results.OfferText(q.act, q.candidates))
 	}
 }
-
-func (e *executor) askWhichAgain() { e.askWhich(*e.mem.question, e.mem.question.candidates) }
 
 // yesTo makes what q offered, or asks again which task it meant.
 func (e *executor) yesTo(q *question) {
