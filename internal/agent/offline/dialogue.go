@@ -55,10 +55,9 @@ func (e *executor) doAnswer(s grammar.Step) {
 }
 
 // answerAmong reads a reference said to question q: the tasks it names
-// among q's ("all", "the other one", words of their titles), else wherever
-// it points. To an offer of a change, those tasks named again are a yes;
-// any other, or any said as more ("and task 4"), is offered in turn, and
-// "yes except the bike" offers the others.
+// among q's, else wherever it points. To an offer, those tasks named again
+// are a yes; any other, or any said as more ("and task 4"), is offered in
+// turn, and "yes except the bike" offers the others.
 func (e *executor) answerAmong(s grammar.Step, q *question, more bool) {
 	offered, among := q.candidates, q.confirm || len(q.candidates) > 0
 	if q.confirm && s.Ref.Kind == slots.RefOther {
@@ -104,8 +103,7 @@ func (e *executor) answerAmong(s grammar.Step, q *question, more bool) {
 
 // retitleMeant gives task t, just added or renamed, the title meant ("no,
 // I meant call grandma"), unless the words point at something else (a
-// reference, a place or a time, a request to add, another task) or are a
-// piece of the title ("oat" for "Buy milk", "2 liters").
+// place, a time, another task) or are a piece of the title ("2 liters").
 func (e *executor) retitleMeant(s grammar.Step, t results.Task) {
 	ws := words.TrimPunctuation(words.Split(s.Text))
 	titled := len(ws) > 0 && !grammar.TopicStarts[ws[0].Low] && !prepositions[ws[0].Low] && !slots.WhenWords[ws[0].Low] && ws[0].Low != "add" &&
@@ -180,9 +178,8 @@ func (e *executor) redo(s grammar.Step) {
 	}
 }
 
-// doSuggest reads words that may be a task ("buy milk" alone): a title
-// asked for, one more task after an add ("and also feed the cat"), else
-// an offer to add.
+// doSuggest reads words that may be a task ("buy milk"): a title asked for,
+// one more after an add ("and also feed the cat"), else an offer to add.
 func (e *executor) doSuggest(s grammar.Step) {
 	q, text := e.mem.question, s.Text
 	switch {

@@ -32,9 +32,8 @@ func NewPaced(pace time.Duration) *Model { return &Model{pace: pace} }
 // Name identifies the offline model in logs and stored replies.
 func (*Model) Name() string { return "offline" }
 
-// Stream answers req deterministically. Its text goes to onText a few words
-// at a time, and its usage is estimated, so token limits can be exercised
-// offline.
+// Stream answers req deterministically, its text a few words at a time and
+// its usage estimated, so token limits can be exercised offline.
 func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return agent.Response{}, err
@@ -49,8 +48,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 	return resp, nil
 }
 
-// respond carries out the last user message: the next round of calls it
-// needs, or the reply.
+// respond carries out the last user message: its next calls, or the reply.
 func respond(msgs []agent.Message) agent.Response {
 	turns := splitTurns(msgs)
 	if len(turns) == 0 {
@@ -120,9 +118,8 @@ func splitTurns(msgs []agent.Message) []turn {
 	return turns
 }
 
-// reading is one model call's reading of the conversation. Every message
-// is read once and kept, as is what each look back found, so the call
-// costs about what its messages are long.
+// reading is one model call's reading of the conversation: each message,
+// and each look back, is read once, so a call costs what its text is long.
 type reading struct {
 	turns    []turn
 	read     map[int][]grammar.Step
@@ -138,11 +135,10 @@ func (r *reading) steps(i int) []grammar.Step {
 	return s
 }
 
-// recall reads the turns before end, newest first, for the tasks the
-// conversation is about and the question it left open: the first turn
-// that made calls, asked, pointed at tasks or was told no decides. Only
-// the last reply's question is still open. depth bounds how far back each
-// of those turns may look in turn.
+// recall reads the turns before end, newest first, for what the first
+// that made calls, asked, pointed at tasks or was told no left open; only
+// the last reply's question still is. depth bounds how far back each of
+// those turns may look in turn.
 func (r *reading) recall(end, depth int) (found memory) {
 	key := [2]int{end, depth}
 	if mem, ok := r.recalled[key]; ok {
@@ -179,9 +175,9 @@ func (r *reading) recall(end, depth int) (found memory) {
 	return memory{}
 }
 
-// changeRun is what the turns before end changed, oldest first, while
-// each did nothing but the change act: "add walk the dog", "add feed the
-// cat" are a run of two adds, in which "the first one" is the dog.
+// changeRun is what the turns before end changed, oldest first, each by act
+// alone: after "add walk the dog", "add feed the cat", "the first one" is
+// the dog.
 func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 	var run []results.Task
 	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {

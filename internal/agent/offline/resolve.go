@@ -2,6 +2,7 @@ package offline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
@@ -222,12 +223,11 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 	}
 	// The tasks at those places have other numbers: it asks which, listing
 	// those and the tasks numbered as the places.
-	candidates := append([]results.Task(nil), targets...)
+	candidates := slices.Clone(targets)
 	for k := range targets {
-		if t, found := results.FindTask(listed, int64(s.Ref.Index+k+1)); found {
-			if _, dup := results.FindTask(candidates, t.ID); !dup {
-				candidates = append(candidates, t)
-			}
+		t, found := results.FindTask(listed, int64(s.Ref.Index+k+1))
+		if _, dup := results.FindTask(candidates, t.ID); found && !dup {
+			candidates = append(candidates, t)
 		}
 	}
 	e.ask(about(s, candidates...), fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
@@ -304,7 +304,6 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 // resolveParts resolves "the report and the dentist" part by part.
 func (e *executor) resolveParts(s grammar.Step) ([]results.Task, bool) {
 	var out []results.Task
-	seen := map[int64]bool{}
 	for _, p := range s.Parts {
 		part := s
 		part.Ref, part.Parts = p, nil
@@ -313,8 +312,7 @@ func (e *executor) resolveParts(s grammar.Step) ([]results.Task, bool) {
 			return nil, false
 		}
 		for _, t := range targets {
-			if ok && !seen[t.ID] {
-				seen[t.ID] = true
+			if _, seen := results.FindTask(out, t.ID); ok && !seen {
 				out = append(out, t)
 			}
 		}
