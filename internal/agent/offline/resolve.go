@@ -165,12 +165,10 @@ func (e *executor) otherThan(s grammar.Step, candidates []results.Task) []result
 	switch {
 	case len(left) == 0 || len(out) == 0:
 		e.askWhich(about(s), candidates)
-	case len(left) == 1 && s.Ref.Pointed:
+	case s.Ref.Pointed && (len(left) == 1 || s.Ref.Plural):
 		return left
 	case len(left) == 1:
 		e.didYouMean(s, left[0])
-	case s.Ref.Plural && s.Ref.Pointed:
-		return left
 	default:
 		e.askWhich(about(s), left)
 	}
@@ -276,10 +274,8 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 	if len(matches) == 0 && r.Deed && len(r.Words) > 1 {
 		matches = results.MatchTasks(listed, r.Words[1:], true)
 	}
-	if len(matches) > 1 && s.Act == grammar.ActComplete {
-		if open := results.OpenTasks(matches); len(open) == 1 {
-			matches = open
-		}
+	if open := results.OpenTasks(matches); len(matches) > 1 && s.Act == grammar.ActComplete && len(open) == 1 {
+		matches = open
 	}
 	switch {
 	case len(matches) == 0 && len(s.Parts) > 1:
