@@ -19,7 +19,7 @@ func (e *executor) do(s grammar.Step) {
 		return
 	}
 	switch s.Act {
-	case grammar.ActContinue: // with nothing stopped to carry on (see respond)
+	case grammar.ActContinue: // with nothing stopped to carry on (see play)
 		switch q := e.mem.question; {
 		case q != nil && q.confirm:
 			e.offerAgain() // what goes on is the answer to the offer
