@@ -135,10 +135,10 @@ func (r *reading) steps(i int) []grammar.Step {
 	return s
 }
 
-// recall reads the turns before end, newest first, for what the first
-// that made calls, asked, pointed at tasks or was told no left open; only
-// the last reply's question still is. depth bounds how far back each of
-// those turns may look in turn.
+// recall is what the turns before end left open: that of the newest that
+// made calls, asked, pointed at tasks or was told no. Only the last reply's
+// question is still open. depth bounds how far back each of those turns
+// may look in turn.
 func (r *reading) recall(end, depth int) (found memory) {
 	key := [2]int{end, depth}
 	if mem, ok := r.recalled[key]; ok {
