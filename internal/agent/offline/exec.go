@@ -81,9 +81,8 @@ func nextPage(q queued, out results.Outcome) (queued, bool) {
 	if !q.lookup || q.firstPage || out.Error != "" || out.NextCursor == "" {
 		return queued{}, false
 	}
-	args := maps.Clone(q.call.Args)
-	args["cursor"] = out.NextCursor
-	q.call = results.Planned{Tool: q.call.Tool, Args: args}
+	q.call.Args = maps.Clone(q.call.Args)
+	q.call.Args["cursor"] = out.NextCursor
 	q.listed = append(q.listed[:len(q.listed):len(q.listed)], out.Tasks...)
 	return q, true
 }
@@ -105,14 +104,6 @@ func (e *executor) run(steps []grammar.Step) {
 }
 
 func (e *executor) stopped() bool { return e.sent != nil || e.broken }
-
-func (e *executor) reply() string {
-	lines := slices.DeleteFunc(slices.Clone(e.lines), func(l string) bool { return l == "" })
-	if len(lines) == 0 {
-		return e.fill(grammar.HelpText)
-	}
-	return strings.Join(lines, "\n")
-}
 
 func (e *executor) say(format string, args ...any) {
 	e.lines = append(e.lines, e.fill(fmt.Sprintf(format, args...)))

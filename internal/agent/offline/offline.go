@@ -67,7 +67,10 @@ func respond(msgs []agent.Message) agent.Response {
 	case e.broken:
 		return agent.Response{Text: results.ConfirmRound(turns[last].rounds[len(turns[last].rounds)-1])}
 	}
-	return agent.Response{Text: e.reply()}
+	if lines := slices.DeleteFunc(e.lines, func(l string) bool { return l == "" }); len(lines) > 0 {
+		return agent.Response{Text: strings.Join(lines, "\n")}
+	}
+	return agent.Response{Text: e.fill(grammar.HelpText)}
 }
 
 // stopped is a request a turn stopped at a limit: the turn that asked for

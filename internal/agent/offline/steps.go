@@ -31,12 +31,11 @@ func (e *executor) do(s grammar.Step) {
 	case grammar.ActAdd:
 		e.doAdd(s.Items)
 	case grammar.ActList:
-		if s.Ref.Kind != slots.RefNone {
-			e.doFind(s)
-			return
+		if call := results.ListCall(s.Status); s.Ref.Kind == slots.RefNone {
+			e.queue(grammar.ActList, call.Tool, call.Args)
+		} else {
+			e.doFind(s) // "show me task 5"
 		}
-		call := results.ListCall(s.Status)
-		e.queue(grammar.ActList, call.Tool, call.Args)
 	case grammar.ActComplete, grammar.ActDelete, grammar.ActUpdate, grammar.ActNote, grammar.ActQuery:
 		if s.Ref.Kind == slots.RefNone {
 			e.askWhich(about(s), nil)
