@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent"
@@ -11,79 +12,56 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
 )
 
-// This file carries out a message's steps. The model keeps no state, so it
-// runs the steps from the start on every model call of a turn, reading the
-// tool rounds the turn already made instead of making them again: when it
-// reaches calls no round holds yet, it sends them and stops. Calls that
-// need no lookup are sent together; a step that needs the task list (a
-// task named by its title, "everything I've completed") adds a listing
-// after them, so the list it reads reflects every change said before it.
-
-// memory is what earlier turns left for this one: the tasks they were
-// about (what "it", "them" and "the second one" mean), and the question
-// they asked, if any.
+// memory is what earlier turns left for this one.
 type memory struct {
-	focus    []results.Task
+	focus    []results.Task // what "it", "them" and "the second one" mean
 	question *question
 	lastAct  grammar.Action // what the last change was: an add, a delete...
-	// shown is the last list the person was shown, in its order: what
-	// "the second one" means when what the conversation is about now (an
-	// add since, say) has no second.
-	shown []results.Task
-	// run is what the newest turns changed when each made the same kind of
-	// change, oldest first: after "add walk the dog" and "add feed the
-	// cat", "the first one" is the dog, though the last turn was about the
-	// cat alone.
-	run []results.Task
-	// offers are the last reply's offers of a change, question the last
-	// of them: "yes" takes them all, "only the first" narrows them.
-	offers []*question
-	// cutShort is the request the last turn stopped at a limit before it
-	// was done: "continue" carries it on.
-	cutShort *stopped
+	shown    []results.Task // the last list shown, in its order
+	run      []results.Task // see reading.changeRun
+	offers   []*question    // the last reply's offers of a change: "yes" takes them all
+	cutShort *stopped       // the request the last turn stopped at a limit
 }
 
 // question is what the assistant asked and waits an answer to.
 type question struct {
-	act        grammar.Action // what the answer lets it do
-	title      string         // ActUpdate: the new title
-	desc       string         // ActUpdate: the new description; ActNote: the note
-	candidates []results.Task // the tasks to choose among, or, when confirm, to act on
-	items      []grammar.Item // ActAdd: the tasks it offered to add
-	confirm    bool           // a yes-or-no question
-	askTitle   bool           // ActAdd: it asked what the task should say
-	askValue   bool           // ActUpdate: it asked what the task should say instead
-	ifDone     bool           // ActComplete: it asked whether tasks are done, or still to do
+	act         grammar.Action // what the answer lets it do
+	title, desc string         // ActUpdate: the new title and description; ActNote: the note
+	candidates  []results.Task // the tasks to choose among, or, when confirm, to act on
+	items       []grammar.Item // ActAdd: the tasks it offered to add
+	confirm     bool           // a yes-or-no question
+	asksText    bool           // it asked what the task should say (ActAdd), or say instead (ActUpdate)
+	ifDone      bool           // ActComplete: it asked whether tasks are done, or still to do
 }
 
-// executor runs one message's steps against the turn's tool rounds.
+// executor runs one message's steps against the turn's tool rounds. The
+// model keeps no state, so it runs them from the start on every model call
+// of a turn, reading the rounds made: calls no round holds yet are sent.
 type executor struct {
 	mem    memory
 	rounds []results.Round  // the rounds this turn has made so far
 	next   int              // the first round not yet read
 	ids    *results.CallIDs // nil when replaying an earlier turn
 
-	batch      []queued // calls for the round being built
-	listing    []results.Task
-	fresh      bool // listing reflects every change queued so far
-	lines      []string
-	focus      []results.Task
-	focusStep  int            // the step that set focus
-	shown      []results.Task // see memory.shown
-	question   *question
-	offers     []*question     // the questions that offered a change, in order: a yes takes them all
-	offerLine  int             // the line of the offer to add that question is, or -1
-	partial    bool            // listing is the first page of more (see firstPage)
-	unkeptSaid map[string]bool // the kinds of unkept words a reply has said of (see results.UnkeptNote)
-	step       int
-	sent       *agent.Response // the round to send: the run stops there
-	broken     bool            // a round did not hold the calls expected
-	sawRefusal bool            // the person said no
-	lastAct    grammar.Action  // the last change made
-	made       map[string]bool // the deletes and completions queued, by tool and task
-	// quietRounds are the first rounds, made by a turn stopped at a limit
-	// that this one carries on: what they did is not said again.
-	quietRounds int
+	batch       []queued // calls for the round being built
+	listing     []results.Task
+	fresh       bool // listing reflects every change queued so far
+	partial     bool // listing is the first page of more
+	lines       []string
+	focus       []results.Task
+	focusStep   int            // the step that set focus
+	shown       []results.Task // see memory.shown
+	question    *question
+	offers      []*question     // see memory.offers
+	offerLine   int             // the line of the offer to add that question is, or -1
+	unkeptSaid  map[string]bool // see results.UnkeptNote
+	step        int
+	sent        *agent.Response // the round to send: the run stops there
+	broken      bool            // a round did not hold the calls expected
+	sawRefusal  bool            // the person said no
+	lastAct     grammar.Action  // the last change made
+	made        map[string]bool // the deletes and completions queued, by tool and task
+	quietRounds int             // the first rounds, said by the stopped turn this one carries on
 }
 
 // queued is a call waiting in the batch, and where its outcome goes.
@@ -92,33 +70,21 @@ type queued struct {
 	line int // the reply line it fills; -1 for a lookup listing only
 	step int
 	act  grammar.Action
-	// lookup marks a listing the steps read the task list from: it is
-	// read whole, a page a round, while a listing only shown stops at its
-	// first page.
-	lookup bool
-	// listed holds the earlier pages of a lookup: the call reads the page
-	// after them.
-	listed []results.Task
-	// firstPage marks a lookup that reads the first page only (see
-	// executor.firstPage).
-	firstPage bool
+	// lookup marks a listing the steps read the task list from, a page a
+	// round, to its end unless firstPage; listed holds the pages read.
+	lookup, firstPage bool
+	listed            []results.Task
 }
 
-// nextPage is the call that reads the page after out, the outcome of q;
-// ok is false when out was the last page, or q a listing only shown.
+// nextPage is the call that reads the page after out, if q reads on.
 func nextPage(q queued, out results.Outcome) (queued, bool) {
 	if !q.lookup || q.firstPage || out.Error != "" || out.NextCursor == "" {
 		return queued{}, false
 	}
-	args := maps.Clone(q.call.Args)
-	args["cursor"] = out.NextCursor
-	q.call = results.Planned{Tool: q.call.Tool, Args: args}
+	q.call.Args = maps.Clone(q.call.Args)
+	q.call.Args["cursor"] = out.NextCursor
 	q.listed = append(q.listed[:len(q.listed):len(q.listed)], out.Tasks...)
 	return q, true
-}
-
-func newExecutor(mem memory, rounds []results.Round, ids *results.CallIDs) *executor {
-	return &executor{mem: mem, rounds: rounds, ids: ids, focusStep: -1, offerLine: -1, shown: mem.shown}
 }
 
 // run carries out steps until they are done or a round must be sent.
@@ -131,8 +97,7 @@ func (e *executor) run(steps []grammar.Step) {
 		}
 	}
 	e.flush()
-	// Rounds the steps did not ask for were made for another reading of
-	// the message; the reply then says what they did.
+	// Rounds the steps did not ask for were made for another reading.
 	if !e.stopped() && e.next < len(e.rounds) {
 		e.broken = true
 	}
@@ -140,21 +105,6 @@ func (e *executor) run(steps []grammar.Step) {
 
 func (e *executor) stopped() bool { return e.sent != nil || e.broken }
 
-// reply is the text once every step is done.
-func (e *executor) reply() string {
-	var lines []string
-	for _, l := range e.lines {
-		if l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return e.fill(grammar.HelpText)
-	}
-	return strings.Join(lines, "\n")
-}
-
-// say adds a line to the reply.
 func (e *executor) say(format string, args ...any) {
 	e.lines = append(e.lines, e.fill(fmt.Sprintf(format, args...)))
 }
@@ -169,16 +119,12 @@ func (e *executor) ask(q question, text string) {
 }
 
 // queue adds a call to the batch; its outcome will fill a reply line. A
-// call the message already made ("delete task 3 and remove it") is not
-// made again.
+// deletion or completion is queued once ("delete task 3 and remove it").
 func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 	if id, ok := args["task_id"].(int64); ok && (tool == results.ToolDeleteTask || tool == results.ToolCompleteTask) {
 		key := fmt.Sprintf("%s %d", tool, id)
 		if e.made[key] {
 			return
-		}
-		if e.made == nil {
-			e.made = map[string]bool{}
 		}
 		e.made[key] = true
 	}
@@ -190,55 +136,44 @@ func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 }
 
 // flush ends the batch: it reads the round that holds it, or sends it.
-// A listing with more pages goes on in the next round, until the last.
 func (e *executor) flush() {
 	for len(e.batch) > 0 {
 		if e.next >= len(e.rounds) {
-			e.send()
+			e.sent = &agent.Response{}
+			for _, q := range e.batch {
+				if e.ids != nil { // nil when replaying an earlier turn
+					e.sent.ToolCalls = append(e.sent.ToolCalls, e.ids.Call(q.call))
+				}
+			}
 			return
 		}
 		round := e.rounds[e.next]
 		e.next++
-		held := heldPrefix(round, e.batch)
-		if held < len(round.Calls) || held == 0 {
+		// A round that holds the first calls of the batch only was cut
+		// short at a limit: the rest of the batch goes on to the next.
+		held := len(round.Calls)
+		made := func(q queued, c agent.ToolCall) bool { return q.call.Holds(c) }
+		if held == 0 || held > len(e.batch) || !slices.EqualFunc(e.batch[:held], round.Calls, made) {
 			e.broken = true
 			return
 		}
-		// A round that holds the first calls of the batch only was cut
-		// short at a limit: the rest of the batch goes on to the next.
 		batch, rest := e.batch[:held], e.batch[held:]
 		e.batch = append([]queued(nil), rest...)
-		quiet := e.next <= e.quietRounds
 		for i, q := range batch {
 			out := round.Outcome(round.Calls[i])
 			if next, more := nextPage(q, out); more {
 				e.batch = append(e.batch, next)
 				continue
 			}
-			if q.listed != nil {
-				out.Tasks = append(q.listed, out.Tasks...)
-			}
+			out.Tasks = append(q.listed, out.Tasks...)
 			e.record(q, out, round.Calls[i])
-			if quiet && q.line >= 0 {
+			if e.next <= e.quietRounds && q.line >= 0 {
 				e.lines[q.line] = "" // said by the turn that made it
 			}
 		}
 	}
 }
 
-func (e *executor) send() {
-	if e.ids == nil { // replaying an earlier turn that was cut short
-		e.sent = &agent.Response{}
-		return
-	}
-	resp := agent.Response{}
-	for _, q := range e.batch {
-		resp.ToolCalls = append(resp.ToolCalls, e.ids.Call(q.call))
-	}
-	e.sent = &resp
-}
-
-// record reads one call's outcome into the reply and the focus.
 func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 	if q.lookup {
 		// A first page of more is no whole list: what needs one reads on.
@@ -256,9 +191,6 @@ func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 		return
 	}
 	if _, titled := q.call.Args["title"]; titled && (q.act == grammar.ActAdd || q.act == grammar.ActUpdate) {
-		if e.unkeptSaid == nil {
-			e.unkeptSaid = map[string]bool{}
-		}
 		if note := results.UnkeptNote(out.Title, e.unkeptSaid); note != "" {
 			e.lines[q.line] += " " + note
 		}
@@ -276,8 +208,7 @@ func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 	}
 }
 
-// setFocus makes tasks what the conversation is about; a step's tasks add
-// up, a later step's replace them.
+// setFocus makes tasks what the conversation is about: a step's add up.
 func (e *executor) setFocus(step int, tasks ...results.Task) {
 	if step != e.focusStep {
 		e.focus, e.focusStep = nil, step
@@ -285,75 +216,39 @@ func (e *executor) setFocus(step int, tasks ...results.Task) {
 	e.focus = append(e.focus, tasks...)
 }
 
-// holds reports whether round r made exactly the calls in batch. A
-// listing's limit is not compared: one recorded without a limit was made
-// before list_tasks answered a page and holds every task, and one recorded
-// with another is a page of another size, whose cursor goes on from it.
-// heldPrefix returns how many of the batch's first calls the round holds,
-// in order; all of them when the round is the batch.
-func heldPrefix(r results.Round, batch []queued) int {
-	if len(r.Calls) > len(batch) {
-		return 0
-	}
-	for i, q := range batch[:len(r.Calls)] {
-		if !q.call.Holds(r.Calls[i]) {
-			return i
-		}
-	}
-	return len(r.Calls)
-}
+// tasks returns the task list after every change said so far; ok is
+// false when the run must stop here or the list could not be read.
+func (e *executor) tasks() ([]results.Task, bool) { return e.list(false) }
 
-// tasks returns the task list as it is after every change said so far,
-// listing it first when needed. ok is false when the run must stop here
-// or the list could not be read.
-func (e *executor) tasks() ([]results.Task, bool) {
-	if !e.fresh {
-		if n := len(e.batch); n > 0 && e.batch[n-1].act == grammar.ActList && reflect.DeepEqual(e.batch[n-1].call, results.ListCall("all")) {
-			// Listing every task is already the batch's last call: it is
-			// read whole and serves both, instead of a second listing.
-			e.batch[n-1].lookup = true
-		} else {
-			e.batch = append(e.batch, queued{call: results.ListCall("all"), line: -1, step: e.step, lookup: true})
-		}
-		e.flush()
-		if e.stopped() || !e.fresh {
-			return nil, false
-		}
+// list is tasks, or with firstPage its first page only, enough to look up
+// a few tasks by number; e.partial says there are more.
+func (e *executor) list(firstPage bool) ([]results.Task, bool) {
+	if e.fresh {
+		return e.listing, true
+	}
+	if n := len(e.batch); !firstPage && n > 0 && e.batch[n-1].act == grammar.ActList && reflect.DeepEqual(e.batch[n-1].call, results.ListCall("all")) {
+		// Listing every task is already the batch's last call: it is read
+		// whole and serves both.
+		e.batch[n-1].lookup = true
+	} else {
+		e.batch = append(e.batch, queued{call: results.ListCall("all"), line: -1, step: e.step, lookup: true, firstPage: firstPage})
+	}
+	e.flush()
+	if e.stopped() || !e.fresh && !e.partial {
+		return nil, false
 	}
 	return e.listing, true
 }
 
-// firstPage returns the tasks of the first page of the list, listing it
-// when the list is not known, and whether they are the whole list: enough
-// to look up a few tasks by number without reading a long list whole,
-// which every later model call would read again. ok is false when the run
-// must stop here or the list could not be read.
-func (e *executor) firstPage() (tasks []results.Task, whole, ok bool) {
-	if e.fresh {
-		return e.listing, true, true
-	}
-	e.batch = append(e.batch, queued{call: results.ListCall("all"), line: -1, step: e.step, lookup: true, firstPage: true})
-	e.flush()
-	if e.stopped() || !e.fresh && !e.partial {
-		return nil, false, false
-	}
-	return e.listing, !e.partial, true
-}
-
-// currentFocus returns what "it" and "them" mean now: what this message
-// did before this step, else what earlier turns left.
+// currentFocus is heldFocus once the calls queued are made.
 func (e *executor) currentFocus() ([]results.Task, bool) {
-	if e.focusStepPending() {
+	if e.focusPending() {
 		e.flush()
-		if e.stopped() {
-			return nil, false
-		}
 	}
-	return e.heldFocus(), true
+	return e.heldFocus(), !e.stopped()
 }
 
-// heldFocus is what "it" means without waiting for queued calls: what this
-// message did so far, else what earlier turns left.
+// heldFocus is what this message did so far, else what earlier turns left.
 func (e *executor) heldFocus() []results.Task {
 	if e.focusStep >= 0 {
 		return e.focus
@@ -361,12 +256,20 @@ func (e *executor) heldFocus() []results.Task {
 	return e.mem.focus
 }
 
-// focusStepPending reports whether a queued call will set the focus.
-func (e *executor) focusStepPending() bool {
-	for _, q := range e.batch {
-		if q.line >= 0 {
-			return true
+func (e *executor) focusPending() bool {
+	return slices.ContainsFunc(e.batch, func(q queued) bool { return q.line >= 0 })
+}
+
+// fill names tasks the conversation knows in text's examples: those this
+// turn listed, or else those it showed or is about, still there.
+func (e *executor) fill(text string) string {
+	if !strings.Contains(text, grammar.AnyTask) {
+		return text
+	}
+	for _, tasks := range [][]results.Task{e.listing, e.shown, e.focus, e.mem.focus} {
+		if known := results.WithoutDeleted(tasks); len(known) > 0 {
+			return results.FillExamples(text, known)
 		}
 	}
-	return false
+	return results.FillExamples(text, nil)
 }

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,24 +11,15 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
 )
 
-// wordsPerChunk is how many words each streamed piece of text holds.
-const wordsPerChunk = 3
+const (
+	wordsPerChunk = 3 // how many words each streamed piece of text holds
+	memoryTurns   = 4 // how many earlier turns are searched for what "it" means
+)
 
-// memoryTurns is how many earlier turns are searched for what "it" means.
-const memoryTurns = 4
-
-// Model is the offline agent.Model.
-//
-// Like a real model it keeps no state between calls: each answer is derived
-// from the request's messages alone. It reads the last user message into
-// steps and carries them out over the tool rounds that followed it; the
-// earlier turns, read the same way, tell it what "it", "both" or "the
-// second one" mean and which question the person may be answering.
+// Model is the offline agent.Model. Like a real model it keeps no state
+// between calls: each answer is derived from the request's messages alone.
 type Model struct {
-	// pace is how long each streamed piece of text waits before it is
-	// written: 0, at once, but for a person who wants to watch a reply
-	// being written (and resume it, or stop it) with no real model.
-	pace time.Duration
+	pace time.Duration // how long each streamed piece of text waits
 }
 
 // New returns the offline model.
@@ -40,9 +32,8 @@ func NewPaced(pace time.Duration) *Model { return &Model{pace: pace} }
 // Name identifies the offline model in logs and stored replies.
 func (*Model) Name() string { return "offline" }
 
-// Stream answers req deterministically. Its text goes to onText a few words
-// at a time, as a real model's would, and its usage is an estimate of about
-// four characters a token, so token limits can be exercised offline.
+// Stream answers req deterministically, its text a few words at a time and
+// its usage estimated, so token limits can be exercised offline.
 func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return agent.Response{}, err
@@ -57,14 +48,13 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 	return resp, nil
 }
 
-// respond carries out the last user message: the next round of calls it
-// needs, or, once every call is made, the reply.
+// respond carries out the last user message: its next calls, or the reply.
 func respond(msgs []agent.Message) agent.Response {
 	turns := splitTurns(msgs)
 	if len(turns) == 0 {
 		return agent.Response{Text: results.FillExamples(grammar.HelpText, nil)}
 	}
-	r := newReading(turns)
+	r := &reading{turns: turns, read: map[int][]grammar.Step{}, recalled: map[[2]int]memory{}}
 	last := len(turns) - 1
 	mem := r.recall(last, 1)
 	if mem.question == nil && len(mem.focus) == 1 {
@@ -77,53 +67,44 @@ func respond(msgs []agent.Message) agent.Response {
 	case e.broken:
 		return agent.Response{Text: results.ConfirmRound(turns[last].rounds[len(turns[last].rounds)-1])}
 	}
-	return agent.Response{Text: e.reply()}
-}
-
-// carriesOn reports a message that asks to carry on the last turn's
-// request: "continue", "the rest", or a plain yes with no question open.
-func carriesOn(steps []grammar.Step, mem memory) bool {
-	if len(steps) != 1 {
-		return false
+	if lines := slices.DeleteFunc(e.lines, func(l string) bool { return l == "" }); len(lines) > 0 {
+		return agent.Response{Text: strings.Join(lines, "\n")}
 	}
-	s := steps[0]
-	return s.Act == grammar.ActContinue || (s.Act == grammar.ActYes && s.Mood == grammar.Plainly && mem.question == nil)
+	return agent.Response{Text: e.fill(grammar.HelpText)}
 }
 
-// stopped is a request a turn stopped at a limit before it was done: the
-// turn that asked for it, and the rounds made for it so far (its own, and
-// those of each "continue" since).
+// stopped is a request a turn stopped at a limit: the turn that asked for
+// it, and the rounds made for it so far.
 type stopped struct {
 	turn   int
 	rounds []results.Round
 }
 
-// play carries out turn i's message over its rounds, remembering mem, as
-// it was carried out when it ran: a "continue" after a request stopped at a
-// limit carries that request on, over the rounds made for it and then
-// this turn's, saying only what this turn does. It returns the executor
-// and the turn whose request it carried out.
+// play carries out turn i's message over its rounds, remembering mem,
+// and returns the turn whose request it carried out: a "continue" after a
+// request stopped at a limit carries it on, saying only what it adds.
 func (r *reading) play(i int, mem memory, ids *results.CallIDs) (*executor, int) {
 	steps, rounds, quiet, asked := r.steps(i), r.turns[i].rounds, 0, i
-	if cut := mem.cutShort; cut != nil && carriesOn(steps, mem) {
+	carryOn := len(steps) == 1 && (steps[0].Act == grammar.ActContinue ||
+		steps[0].Act == grammar.ActYes && steps[0].Mood == grammar.Plainly && mem.question == nil)
+	if cut := mem.cutShort; cut != nil && carryOn {
 		asked, mem = cut.turn, r.recall(cut.turn, 1)
 		steps, quiet = r.steps(cut.turn), len(cut.rounds)
-		rounds = append(append([]results.Round(nil), cut.rounds...), rounds...)
+		rounds = append(slices.Clone(cut.rounds), rounds...)
 	}
-	e := newExecutor(mem, rounds, ids)
-	e.quietRounds = quiet
+	e := &executor{mem: mem, rounds: rounds, ids: ids, quietRounds: quiet, focusStep: -1, offerLine: -1,
+		shown: mem.shown, unkeptSaid: map[string]bool{}, made: map[string]bool{}}
 	e.run(steps)
 	return e, asked
 }
 
-// turn is one user message and the tool rounds that followed it.
+// turn is one user message, the tool rounds that followed it, and the
+// reply that ended it, if any.
 type turn struct {
-	user   string
-	rounds []results.Round
-	reply  string // the reply that ended it, if any
+	user, reply string
+	rounds      []results.Round
 }
 
-// splitTurns cuts the conversation at its user messages.
 func splitTurns(msgs []agent.Message) []turn {
 	var turns []turn
 	for i, m := range msgs {
@@ -140,22 +121,14 @@ func splitTurns(msgs []agent.Message) []turn {
 	return turns
 }
 
-// reading is one model call's reading of the conversation. Each turn
-// looks back at a few before it, and those at a few more, so every
-// message is read once and kept, as is what each look back found: the
-// call costs about what its messages are long, however far back the
-// turns that follow look.
+// reading is one model call's reading of the conversation: each message,
+// and each look back, is read once, so a call costs what its text is long.
 type reading struct {
 	turns    []turn
 	read     map[int][]grammar.Step
 	recalled map[[2]int]memory // by the turns looked back from, and depth
 }
 
-func newReading(turns []turn) *reading {
-	return &reading{turns: turns, read: map[int][]grammar.Step{}, recalled: map[[2]int]memory{}}
-}
-
-// steps is what the user message of turn i asks for.
 func (r *reading) steps(i int) []grammar.Step {
 	s, ok := r.read[i]
 	if !ok {
@@ -165,23 +138,16 @@ func (r *reading) steps(i int) []grammar.Step {
 	return s
 }
 
-// recall reads the turns before end, newest first, for the tasks the
-// conversation is about and the question it left open: the first turn
-// that made calls, asked, pointed at tasks or was told no decides. Only
-// the last reply's question is still open: a "yes" never answers one
-// asked before a reply that said something else. depth bounds how far
-// back each of those turns may look in turn.
-func (r *reading) recall(end, depth int) memory {
+// recall is what the turns before end left open: that of the newest that
+// made calls, asked, pointed at tasks or was told no. Only the last reply's
+// question is still open. depth bounds how far back each of those turns
+// may look in turn.
+func (r *reading) recall(end, depth int) (found memory) {
 	key := [2]int{end, depth}
 	if mem, ok := r.recalled[key]; ok {
 		return mem
 	}
-	mem := r.lookBack(end, depth)
-	r.recalled[key] = mem
-	return mem
-}
-
-func (r *reading) lookBack(end, depth int) memory {
+	defer func() { r.recalled[key] = found }()
 	for i := end - 1; i >= 0 && i >= end-memoryTurns; i-- {
 		var before memory
 		if depth > 0 {
@@ -191,57 +157,44 @@ func (r *reading) lookBack(end, depth int) memory {
 		if e.broken {
 			return memory{focus: results.LastTouched(r.turns[i].rounds)}
 		}
-		if e.question != nil {
-			mem := memory{focus: e.question.candidates, lastAct: e.lastAct, shown: e.shown}
-			if len(mem.focus) == 0 { // "delete" after a listing: which of those?
-				mem.focus = e.heldFocus()
+		if e.question == nil && len(r.turns[i].rounds) == 0 && !e.sawRefusal && e.focusStep < 0 {
+			continue
+		}
+		mem := memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
+		switch {
+		case e.question != nil:
+			if mem.focus = e.question.candidates; len(mem.focus) == 0 {
+				mem.focus = e.heldFocus() // "delete" after a listing: which of those?
 			}
 			if i == end-1 {
 				mem.question, mem.offers = e.question, e.offers
 			}
-			return mem
+		case e.sent != nil && i == end-1 && strings.Contains(r.turns[i].reply, agent.StoppedNote):
+			// Stopped at a limit; a turn the person stopped is not.
+			mem.cutShort = &stopped{turn: asked, rounds: e.rounds}
 		}
-		if len(r.turns[i].rounds) > 0 || e.sawRefusal || e.focusStep >= 0 {
-			mem := memory{focus: e.focus, lastAct: e.lastAct, shown: e.shown}
-			if e.sent != nil && i == end-1 && strings.Contains(r.turns[i].reply, agent.StoppedNote) {
-				// Stopped at a limit, wanting calls it never made; a
-				// turn the person stopped, or another model's, is not.
-				mem.cutShort = &stopped{turn: asked, rounds: e.rounds}
-			}
-			return mem
-		}
+		return mem
 	}
 	return memory{}
 }
 
-// changeRun is what the turns before end changed, oldest first, while
-// each did nothing but the change act: "add walk the dog", "add feed the
-// cat" are a run of two adds, in which "the first one" is the dog.
+// changeRun is what the turns before end changed, oldest first, each by act
+// alone: after "add walk the dog", "add feed the cat", "the first one" is
+// the dog.
 func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 	var run []results.Task
 	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {
-		steps := r.steps(i)
-		if len(r.turns[i].rounds) == 0 || !allDo(steps, act) {
+		other := func(s grammar.Step) bool { return s.Act != act }
+		if len(r.turns[i].rounds) == 0 || slices.ContainsFunc(r.steps(i), other) {
 			break
 		}
-		e := newExecutor(r.recall(i, 0), r.turns[i].rounds, nil)
-		e.run(steps)
+		e, _ := r.play(i, r.recall(i, 0), nil)
 		if e.broken || e.question != nil || e.lastAct != act || e.focusStep < 0 {
 			break
 		}
-		run = append(append([]results.Task(nil), e.focus...), run...)
+		run = append(slices.Clone(e.focus), run...)
 	}
 	return run
-}
-
-// allDo reports whether every step asks for act.
-func allDo(steps []grammar.Step, act grammar.Action) bool {
-	for _, s := range steps {
-		if s.Act != act {
-			return false
-		}
-	}
-	return len(steps) > 0
 }
 
 // streamText hands text to onText a few words at a time, pace apart; the
@@ -252,9 +205,10 @@ func streamText(ctx context.Context, text string, pace time.Duration, onText fun
 	}
 	pieces := strings.SplitAfter(text, " ")
 	for i := 0; i < len(pieces); i += wordsPerChunk {
-		if i > 0 {
-			if err := wait(ctx, pace); err != nil {
-				return err
+		if i > 0 && pace > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(pace):
 			}
 		}
 		if err := ctx.Err(); err != nil {
@@ -263,19 +217,4 @@ func streamText(ctx context.Context, text string, pace time.Duration, onText fun
 		onText(strings.Join(pieces[i:min(i+wordsPerChunk, len(pieces))], ""))
 	}
 	return nil
-}
-
-// wait waits for d, or until ctx is done.
-func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 || ctx.Err() != nil {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

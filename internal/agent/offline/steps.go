@@ -1,8 +1,9 @@
 package offline
 
 import (
+	"cmp"
 	"fmt"
-	"math"
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
@@ -10,37 +11,34 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file is what each kind of step does: the calls it makes on the
-// tasks its reference resolves to (resolve.go). Answers, corrections and
-// the questions they ask are in dialogue.go.
-
+// do carries out one step: the calls it makes on the tasks its reference
+// resolves to (resolve.go), or what it says and asks.
 func (e *executor) do(s grammar.Step) {
 	if s.Bearing == grammar.Correcting {
 		e.doMeant(s)
 		return
 	}
 	switch s.Act {
-	case grammar.ActContinue: // with nothing stopped to carry on (see respond)
+	case grammar.ActContinue: // with nothing stopped to carry on (see play)
 		switch q := e.mem.question; {
 		case q != nil && q.confirm:
 			e.offerAgain() // what goes on is the answer to the offer
 		case q != nil && len(q.candidates) > 0:
-			e.askWhichAgain()
+			e.askWhich(*q, q.candidates)
 		default:
 			e.say("There's nothing I stopped in the middle of. What should I do next?")
 		}
 	case grammar.ActAdd:
 		e.doAdd(s.Items)
 	case grammar.ActList:
-		if s.Ref.Kind != slots.RefNone {
-			e.doFind(s)
-			return
+		if call := results.ListCall(s.Status); s.Ref.Kind == slots.RefNone {
+			e.queue(grammar.ActList, call.Tool, call.Args)
+		} else {
+			e.doFind(s) // "show me task 5"
 		}
-		call := results.ListCall(s.Status)
-		e.queue(grammar.ActList, call.Tool, call.Args)
 	case grammar.ActComplete, grammar.ActDelete, grammar.ActUpdate, grammar.ActNote, grammar.ActQuery:
 		if s.Ref.Kind == slots.RefNone {
-			e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, nil)
+			e.askWhich(about(s), nil)
 			return
 		}
 		if targets, ok := e.resolve(s); ok {
@@ -51,15 +49,16 @@ func (e *executor) do(s grammar.Step) {
 	case grammar.ActYes:
 		e.yes(s.Mood)
 	case grammar.ActNo:
-		if e.sawRefusal { // "no. keep it": said once
-			return
+		if !e.sawRefusal { // "no. keep it": said once
+			e.sawRefusal = true
+			// The list stays as it was, unless this message changed it.
+			said := "Okay, I left your list as it was."
+			changing := func(q queued) bool { return q.act != grammar.ActList && q.line >= 0 }
+			if e.lastAct != 0 || slices.ContainsFunc(e.batch, changing) {
+				said = "Okay, I'll stop there."
+			}
+			e.say("%s", cmp.Or(s.Text, said))
 		}
-		e.sawRefusal = true
-		if s.Text != "" {
-			e.say("%s", s.Text)
-			return
-		}
-		e.say("%s", e.refusedText())
 	case grammar.ActSuggest:
 		e.doSuggest(s)
 	case grammar.ActCorrect:
@@ -71,7 +70,7 @@ func (e *executor) do(s grammar.Step) {
 
 func (e *executor) doAdd(items []grammar.Item) {
 	if len(items) == 0 {
-		e.ask(question{act: grammar.ActAdd, askTitle: true}, `What should the task say? For example: "Add a task to buy groceries".`)
+		e.ask(question{act: grammar.ActAdd, asksText: true}, `What should the task say? For example: "Add a task to buy groceries".`)
 		return
 	}
 	for _, it := range items {
@@ -88,24 +87,27 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 	switch s.Act {
 	case grammar.ActComplete:
 		if s.Mood == grammar.Vaguely && s.Ref.Kind == slots.RefAll && len(s.Ref.Except) == 0 && len(targets) > 1 && !e.confirmedBefore(s, targets) {
-			// "all done" says no more than a mood may: completing the
-			// whole list on it is asked first.
-			e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true},
-				fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), results.TaskLines(targets)))
+			// "all done" is a mood: completing the whole list on it is asked first.
+			e.offer(s, targets, fmt.Sprintf("Should I mark all %d open tasks as complete?\n%s\nSay \"yes\" to mark them.", len(targets), results.TaskLines(targets)))
 			return
 		}
 		if s.Mood == grammar.Tentatively {
 			e.askIfDone(targets)
 			return
 		}
-		if s.Ref.Span {
-			if targets = e.withStates(targets); e.stopped() {
+		if s.Ref.Span { // "complete tasks 1 thru 4" says which were done already
+			listed, ok := e.tasks()
+			if !ok {
 				return
+			}
+			for i, t := range targets {
+				if current, found := results.FindTask(listed, t.ID); found {
+					targets[i] = current
+				}
 			}
 		}
 		for _, t := range targets {
 			if t.Completed {
-				// Completing it again would change nothing.
 				e.say("Task %d was already complete: %s.", t.ID, t.Title)
 				e.setFocus(e.step, t)
 				continue
@@ -114,7 +116,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 		}
 	case grammar.ActDelete:
 		if s.Mood == grammar.Tentatively {
-			e.ask(question{act: grammar.ActDelete, candidates: targets, confirm: true}, results.OfferText(grammar.ActDelete, targets))
+			e.offer(s, targets, results.OfferText(grammar.ActDelete, targets))
 			return
 		}
 		if s.Ref.Kind == slots.RefAll && s.Ref.Status == "all" && len(targets) > 1 && !e.confirmedBefore(s, targets) {
@@ -122,8 +124,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 			if len(s.Ref.Except) > 0 {
 				what = fmt.Sprintf("these %d tasks", len(targets))
 			}
-			e.ask(question{act: grammar.ActDelete, candidates: targets, confirm: true},
-				fmt.Sprintf("That would delete %s:\n%s\nShould I? Say \"yes\" to delete them.", what, results.TaskLines(targets)))
+			e.offer(s, targets, fmt.Sprintf("That would delete %s:\n%s\nShould I? Say \"yes\" to delete them.", what, results.TaskLines(targets)))
 			return
 		}
 		for _, t := range targets {
@@ -136,125 +137,73 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 	}
 }
 
-// askIfDone asks whether to mark tasks complete that the person said
-// they still have to finish: "yes" marks them, anything else leaves them.
 func (e *executor) askIfDone(targets []results.Task) {
 	targets, ok := e.existing(targets)
 	if !ok || len(targets) == 0 {
 		return
 	}
-	what := "them"
+	are, what := "they're", "them"
 	if len(targets) == 1 {
-		what = "it"
+		are, what = "it's", "it"
 	}
 	e.ask(question{act: grammar.ActComplete, candidates: targets, confirm: true, ifDone: true},
-		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.",
-			results.DescribeTargets(targets), map[bool]string{true: "it's", false: "they're"}[len(targets) == 1], what))
+		fmt.Sprintf("Should I mark %s as complete? Say \"yes\" if %s done; otherwise I'll leave %s open.", results.DescribeTargets(targets), are, what))
 }
 
-// existing looks up the tasks known by number only before a question is
-// asked about them: a question never offers a task that is not there. It
-// says which are not, and returns the others with their titles. In a list
-// longer than a page it reads the first page only: a task numbered past it
-// is asked about by its number, as reading on would cost more than asking.
-// ok is false when the run must stop to list the tasks.
+// existing looks up the tasks known by number before a question offers
+// them, and says which are not there.
 func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	listed := results.WithoutDeleted(e.shown) // what the conversation last listed
 	if e.fresh {
 		listed = e.listing
 	}
-	unknown := false
+	untitled := func(t results.Task) bool { return t.Title == "" }
 	for i, t := range targets {
-		if t.Title != "" {
-			continue
-		}
-		if found, ok := results.FindTask(listed, t.ID); ok {
+		if found, ok := results.FindTask(listed, t.ID); ok && untitled(t) {
 			targets[i] = found
-		} else {
-			unknown = true
 		}
 	}
-	if !unknown {
+	// A turn recorded before questions looked tasks up is read as it was
+	// answered: by number.
+	if !slices.ContainsFunc(targets, untitled) || e.ids == nil && e.next >= len(e.rounds) {
 		return targets, true
 	}
-	if e.ids == nil && e.next >= len(e.rounds) {
-		// A turn recorded before questions looked tasks up, read again: as
-		// it was answered, by number.
-		return targets, true
-	}
-	page, whole, ok := e.firstPage()
+	page, ok := e.list(true)
 	if !ok {
 		return nil, false
 	}
-	past := int64(math.MaxInt64) // numbered past what was read
-	if !whole {
-		past = 0
-		if len(page) > 0 {
-			past = page[len(page)-1].ID
-		}
-	}
 	var out []results.Task
 	for _, t := range targets {
-		found, ok := results.FindTask(page, t.ID)
-		switch {
-		case t.Title != "":
+		if found, ok := results.FindTask(page, t.ID); ok && t.Title == "" {
+			t = found
+		}
+		pastPage := e.partial && (len(page) == 0 || t.ID > page[len(page)-1].ID)
+		if t.Title != "" || pastPage {
 			out = append(out, t)
-		case ok:
-			out = append(out, found)
-		case t.ID > past:
-			out = append(out, t)
-		default:
+		} else {
 			e.say("%s", results.TaskNotFound(t.ID))
 		}
 	}
 	return out, true
 }
 
-// confirmedBefore reports a request led by a yes that answers the
-// question asking whether to do just that: "yes, delete everything" after
-// "That would delete all 7 of your tasks. Should I?".
+// confirmedBefore reports a request led by a yes that answers the question
+// asking whether to do just that ("yes, delete everything").
 func (e *executor) confirmedBefore(s grammar.Step, targets []results.Task) bool {
 	q := e.mem.question
-	if s.Bearing != grammar.Confirming || q == nil || !q.confirm || q.act != s.Act || len(q.candidates) != len(targets) {
-		return false
-	}
-	for i, t := range targets {
-		if q.candidates[i].ID != t.ID {
-			return false
-		}
-	}
-	return true
+	sameID := func(a, b results.Task) bool { return a.ID == b.ID }
+	return s.Bearing == grammar.Confirming && q != nil && q.confirm && q.act == s.Act && slices.EqualFunc(q.candidates, targets, sameID)
 }
 
-// withStates returns targets known by number with their titles and
-// states, from the list: "complete tasks 1 thru 4" says which of those
-// were done already. A number no task has stays as it was, for the tool
-// to say so.
-func (e *executor) withStates(targets []results.Task) []results.Task {
-	listed, ok := e.tasks()
-	if !ok {
-		return nil
-	}
-	out := make([]results.Task, len(targets))
-	for i, t := range targets {
-		if current, found := results.FindTask(listed, t.ID); found {
-			t = current
-		}
-		out[i] = t
-	}
-	return out
-}
-
-// actOnOne changes one task: its title, its description, or a note added
-// to its description.
+// actOnOne changes one task's title or description, or adds a note.
 func (e *executor) actOnOne(s grammar.Step, targets []results.Task) {
 	if len(targets) > 1 {
-		e.askWhich(question{act: s.Act, title: s.Title, desc: s.Desc}, targets)
+		e.askWhich(about(s), targets)
 		return
 	}
 	t := targets[0]
 	if s.Act == grammar.ActUpdate && s.Title == "" && s.Desc == "" {
-		e.ask(question{act: grammar.ActUpdate, candidates: targets, askValue: true},
+		e.ask(question{act: grammar.ActUpdate, candidates: targets, asksText: true},
 			fmt.Sprintf(`What should task %d say instead? For example: "Change task %d to 'Call mom tonight'".`, t.ID, t.ID))
 		return
 	}
@@ -283,10 +232,7 @@ func (e *executor) actOnOne(s grammar.Step, targets []results.Task) {
 	e.queue(s.Act, results.ToolUpdateTask, args)
 }
 
-// doFind answers a question about some tasks ("show me task 5", "do I
-// have anything about the dentist?") with those tasks alone, read from
-// the list, and makes them what the conversation is about: "delete it"
-// next deletes the one found.
+// doFind shows the tasks asked about ("anything about the dentist?").
 func (e *executor) doFind(s grammar.Step) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -303,17 +249,10 @@ func (e *executor) doFind(s grammar.Step) {
 			}
 		}
 		if len(found) > 0 {
-			verb := "are"
-			if len(found) == 1 {
-				verb = "is"
-			}
-			e.say("Here %s %s:", verb, results.TaskNumbers(found))
+			e.say("Here %s %s:", map[bool]string{true: "is", false: "are"}[len(found) == 1], results.TaskNumbers(found))
 		}
 	} else {
-		found = results.MatchTasks(listed, s.Ref.Words, false)
-		if s.Status != "all" {
-			found = results.TasksWhere(found, func(t results.Task) bool { return t.Completed == (s.Status == "completed") })
-		}
+		found = withStatus(results.MatchTasks(listed, s.Ref.Words, false), s.Status)
 		if len(found) == 0 {
 			e.say("You have no %s matching %q.", map[string]string{"all": "task", "pending": "pending task", "completed": "completed task"}[s.Status],
 				strings.Join(s.Ref.Words, " "))
@@ -331,7 +270,6 @@ func (e *executor) doFind(s grammar.Step) {
 	}
 }
 
-// answerQuery says whether each task is done, from the task list.
 func (e *executor) answerQuery(targets []results.Task) {
 	listed, ok := e.tasks()
 	if !ok {
@@ -339,16 +277,12 @@ func (e *executor) answerQuery(targets []results.Task) {
 	}
 	for _, t := range targets {
 		current, found := results.FindTask(listed, t.ID)
-		switch {
-		case !found:
+		if !found {
 			e.say("%s", results.TaskNotFound(t.ID))
-		case current.Completed:
-			e.say("Yes — task %d, %s, is done.", current.ID, current.Title)
-		default:
-			e.say("Not yet — task %d, %s, is still open.", current.ID, current.Title)
+			continue
 		}
-		if found {
-			e.setFocus(e.step, current)
-		}
+		said := map[bool]string{true: "Yes — task %d, %s, is done.", false: "Not yet — task %d, %s, is still open."}
+		e.say(said[current.Completed], current.ID, current.Title)
+		e.setFocus(e.step, current)
 	}
 }

@@ -1,98 +1,60 @@
 package offline
 
 import (
+	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/grammar"
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 )
 
-// This file is the dialogue's tables: what a yes does, by how it was said
-// (its mood) and what the last reply left open (memory.question and
-// memory.offers); and what a correction ("no, I meant …") does, by what is
-// open and what the last change was (memory.lastAct). The first line that
-// holds decides. A new way of answering a question or correcting a change
-// is a line here; what each line does is a method below it. (A no is the
-// executor's own line: nothing is done. Taking back a request said in the
-// same message is the grammar's: see grammar.takenBack.)
+// The dialogue's tables: what a yes does, by its mood and what is open,
+// and what a correction ("no, I meant …") does. Each case of a switch is a
+// line of a table, the first that holds deciding.
 
-// yesTransitions are the lines of the table.
-var yesTransitions = []struct {
-	moods []grammar.Mood // the yes said so; none: said any way
-	open  func(m memory) bool
-	do    func(e *executor)
-}{
-	// "I have to", "yes, gotta do it", asked whether tasks are done: they
-	// are still to do, and stay open.
-	{[]grammar.Mood{grammar.StillToDo, grammar.StillToDoAlone}, askedIfDone, (*executor).leaveOpen},
-	// "I have to" alone, or a doubtful yes ("yes? what would that do"), to
-	// an offer: nothing is done, and the offer is made again.
-	{[]grammar.Mood{grammar.StillToDoAlone, grammar.Doubtfully}, offered, (*executor).offerAgain},
-	// A yes to a reply that offered several things takes them all, and
-	// one that asked "which one?" after an offer takes the offers and asks
-	// again.
-	{nil, offeredSeveral, (*executor).yesToAll},
-	// A yes to no question, or to one it does not answer ("what should
-	// the task say?"), asks what to do.
-	{nil, nothingOpen, func(e *executor) {
-		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
-	}},
-	// A yes to an offer, or to a question about one task, makes it.
-	{nil, offeredAdd, func(e *executor) { e.doAdd(e.mem.question.items) }},
-	{nil, offeredChange, func(e *executor) { e.yesTo(e.mem.question) }},
-	// A yes to "which one?" asks which again.
-	{nil, func(m memory) bool { return m.question != nil }, (*executor).askWhichAgain},
-}
-
-// yes carries out a yes said in mood: the first line of the table that
-// holds.
 func (e *executor) yes(mood grammar.Mood) {
-	for _, t := range yesTransitions {
-		if (len(t.moods) == 0 || slices.Contains(t.moods, mood)) && t.open(e.mem) {
-			t.do(e)
-			return
+	q, offers := e.mem.question, e.mem.offers
+	switch {
+	case q != nil && q.ifDone && (mood == grammar.StillToDo || mood == grammar.StillToDoAlone):
+		// "I have to", asked whether tasks are done: they are still to do.
+		for _, t := range q.candidates {
+			if t.Title == "" { // known by its number only
+				e.say("Okay, I'll leave task %d open.", t.ID)
+			} else {
+				e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
+			}
 		}
+	case !nothingOpen(e.mem) && q.confirm && (mood == grammar.StillToDoAlone || mood == grammar.Doubtfully):
+		// "I have to" alone, or a doubtful yes ("yes? what would that do"),
+		// to an offer: nothing is done, and the offer is made again.
+		e.offerAgain()
+	case !nothingOpen(e.mem) && (len(offers) > 1 || len(offers) == 1 && q != offers[0]):
+		// A yes to a reply that offered several things takes them all, and
+		// asks again a "which one?" that followed them.
+		for _, o := range offers {
+			e.yesTo(o)
+		}
+		if q != offers[len(offers)-1] {
+			e.askWhich(*q, q.candidates)
+		}
+	case nothingOpen(e.mem):
+		// A yes to no question, or to one it does not answer ("what should
+		// the task say?"), asks what to do.
+		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
+	default:
+		// A yes to an offer, or to a question about one task, makes it; to
+		// "which one?", it asks which again.
+		e.yesTo(q)
 	}
 }
 
-// What the last reply left open.
+// nothingOpen reports that the last reply asked nothing a yes or a task
+// answers.
 func nothingOpen(m memory) bool {
-	return m.question == nil || m.question.askTitle || m.question.askValue
+	return m.question == nil || m.question.asksText
 }
 
-func askedIfDone(m memory) bool { return m.question != nil && m.question.ifDone }
-
-func offered(m memory) bool { return !nothingOpen(m) && m.question.confirm }
-
-func offeredSeveral(m memory) bool {
-	if len(m.offers) == 0 || nothingOpen(m) {
-		return false
-	}
-	last := m.offers[len(m.offers)-1]
-	return len(m.offers) > 1 || m.question != last
-}
-
-func offeredAdd(m memory) bool { return m.question != nil && m.question.act == grammar.ActAdd }
-
-func offeredChange(m memory) bool {
-	return m.question != nil && (m.question.confirm || len(m.question.candidates) == 1)
-}
-
-// leaveOpen says the tasks asked about stay open: they are still to do.
-// It never adds a task called "To".
-func (e *executor) leaveOpen() {
-	for _, t := range e.mem.question.candidates {
-		if t.Title == "" { // known by its number only
-			e.say("Okay, I'll leave task %d open.", t.ID)
-			continue
-		}
-		e.say("Okay, I'll leave task %d, %s, open.", t.ID, t.Title)
-	}
-}
-
-// offerAgain asks the open offer again, saying what a "yes" would do.
 func (e *executor) offerAgain() {
 	q := e.mem.question
 	switch {
@@ -105,24 +67,9 @@ func (e *executor) offerAgain() {
 	}
 }
 
-// yesToAll takes every offer of the last reply, and asks again what it
-// asked after them.
-func (e *executor) yesToAll() {
-	for _, q := range e.mem.offers {
-		e.yesTo(q)
-	}
-	if q := e.mem.question; q != e.mem.offers[len(e.mem.offers)-1] {
-		e.askWhichAgain()
-	}
-}
-
-// askWhichAgain asks again which of the tasks the open question meant.
-func (e *executor) askWhichAgain() { e.askWhich(*e.mem.question, e.mem.question.candidates) }
-
-// yesTo makes what question q offered.
+// yesTo makes what q offered, or asks again which task it meant.
 func (e *executor) yesTo(q *question) {
 	switch {
-	case q.askTitle || q.askValue:
 	case q.act == grammar.ActAdd:
 		e.doAdd(q.items)
 	case len(q.candidates) == 1 || q.confirm:
@@ -132,93 +79,27 @@ func (e *executor) yesTo(q *question) {
 	}
 }
 
-// correction is a line of the table of corrections: when it holds, and
-// what it does.
-type correction struct {
-	when func(e *executor, s grammar.Step) bool
-	do   func(e *executor, s grammar.Step)
-}
-
-// correctTransitions are the lines of the table of corrections. They are
-// set in init, not where they are declared: what they do leads back to
-// doCorrect, which reads them, and Go refuses such a cycle in a
-// declaration.
-var correctTransitions []correction
-
-func init() {
-	correctTransitions = []correction{
+func (e *executor) doCorrect(s grammar.Step) {
+	q, last, focus := e.mem.question, e.mem.lastAct, e.mem.focus
+	answer := grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: s.Text}
+	switch {
+	case q != nil && q.asksText:
 		// "What should the task say?" — "I meant call grandma": the title.
-		{(*executor).askedWhatItSays, (*executor).meantTitle},
+		e.doSuggest(grammar.Step{Act: grammar.ActSuggest, Text: s.Title})
+	case q != nil:
 		// Any other question: what was meant answers it.
-		{(*executor).askedAnything, (*executor).meantAnswer},
+		e.doAnswer(answer)
+	case (last == grammar.ActAdd || last == grammar.ActUpdate) && len(focus) == 1 && !focus[0].Deleted &&
+		s.Ref.Kind != slots.RefIDs && s.Title != "":
 		// A task just added or renamed gets the title meant.
-		{(*executor).justTitled, (*executor).retitleMeant},
+		e.retitleMeant(s, focus[0])
+	case (last == grammar.ActComplete || last == grammar.ActDelete) && s.Ref.Kind != slots.RefNone:
 		// A completion or a deletion is made on the task meant; the one
 		// made before stays made, for the tools cannot undo it.
-		{(*executor).justCompletedOrDeleted, (*executor).redoMeant},
+		e.redo(grammar.Step{Act: last, Ref: s.Ref, Parts: s.Parts})
+	default:
 		// No change to correct: what was meant, said alone.
-		{func(*executor, grammar.Step) bool { return true }, (*executor).meantAlone},
+		answer.Text = cmp.Or(s.Title, s.Text)
+		e.doAnswer(answer)
 	}
-}
-
-func (e *executor) askedWhatItSays(grammar.Step) bool {
-	q := e.mem.question
-	return q != nil && (q.askTitle || q.askValue)
-}
-
-func (e *executor) askedAnything(grammar.Step) bool { return e.mem.question != nil }
-
-func (e *executor) justTitled(s grammar.Step) bool {
-	last, before := e.mem.lastAct, results.WithoutDeleted(e.mem.focus)
-	return (last == grammar.ActAdd || last == grammar.ActUpdate) && len(e.mem.focus) == 1 && len(before) == 1 &&
-		s.Ref.Kind != slots.RefIDs && s.Title != ""
-}
-
-func (e *executor) justCompletedOrDeleted(s grammar.Step) bool {
-	return (e.mem.lastAct == grammar.ActComplete || e.mem.lastAct == grammar.ActDelete) && s.Ref.Kind != slots.RefNone
-}
-
-func (e *executor) meantTitle(s grammar.Step) {
-	e.doSuggest(grammar.Step{Act: grammar.ActSuggest, Text: s.Title})
-}
-
-func (e *executor) meantAnswer(s grammar.Step) {
-	e.doAnswer(grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: s.Text})
-}
-
-func (e *executor) redoMeant(s grammar.Step) {
-	e.redo(grammar.Step{Act: e.mem.lastAct, Ref: s.Ref, Parts: s.Parts})
-}
-
-func (e *executor) meantAlone(s grammar.Step) {
-	text := s.Title
-	if text == "" {
-		text = s.Text
-	}
-	e.doAnswer(grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: text})
-}
-
-// doCorrect carries out "no, I meant …": the first line of the table of
-// corrections that holds.
-func (e *executor) doCorrect(s grammar.Step) {
-	for _, t := range correctTransitions {
-		if t.when(e, s) {
-			t.do(e, s)
-			return
-		}
-	}
-}
-
-// retitleMeant gives the task just added or renamed the title meant,
-// when what was meant reads as a title.
-func (e *executor) retitleMeant(s grammar.Step) {
-	before := results.WithoutDeleted(e.mem.focus)
-	if titled, ok := e.readsAsTitle(s, before[0]); !ok {
-		return
-	} else if !titled {
-		t := before[0]
-		e.say("Sorry, I'm not sure what you meant, so I left task %d, %s, as it is. To change what it says, tell me the new title, like \"rename task %d to …\".", t.ID, t.Title, t.ID)
-		return
-	}
-	e.act(grammar.Step{Act: grammar.ActUpdate, Title: s.Title, Desc: s.Desc}, before)
 }
