@@ -158,11 +158,6 @@ function button(text, className, onClick) {
   return b;
 }
 
-// messageItem is a stored message.
-export function messageItem(m) {
-  return m.role === "user" ? userItem(m.content) : storedReply(m).li;
-}
-
 // storedReply is a stored answer of the assistant.
 export function storedReply(m) {
   const reply = new Reply();
