@@ -188,6 +188,23 @@ func headerValue(h network.Headers, name string) string {
 	return ""
 }
 
+// countRequests counts the page's requests of method whose URL holds part.
+func countRequests(b *tab, method, part string) *atomic.Int32 {
+	var n atomic.Int32
+	requests := chromedp.Events(b.ctx, network.RequestWillBeSent)
+	go func() {
+		for ev, err := range requests {
+			if err != nil {
+				return
+			}
+			if ev.Request.Method == method && strings.Contains(ev.Request.URL, part) {
+				n.Add(1)
+			}
+		}
+	}()
+	return &n
+}
+
 func (b *tab) keys() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -205,16 +222,26 @@ func (b *tab) do(actions ...chromedp.Action[chromedp.Void]) {
 // among those a screen reader would announce.
 func (b *tab) find(role, name string) cdp.BackendNodeID {
 	b.t.Helper()
+	return b.findIn(0, role, name)
+}
+
+// findIn is find within the element scope, or the whole page when scope
+// is 0.
+func (b *tab) findIn(scope cdp.BackendNodeID, role, name string) cdp.BackendNodeID {
+	b.t.Helper()
 	var found cdp.BackendNodeID
 	var last string
 	ok := poll(b.ctx, func() bool {
-		doc, err := chromedp.Call(b.ctx, dom.GetDocument, dom.GetDocumentParams{})
-		if err != nil {
-			last = err.Error()
-			return false
+		params := accessibility.QueryAXTreeParams{BackendNodeID: scope, AccessibleName: name, Role: role}
+		if scope == 0 {
+			doc, err := chromedp.Call(b.ctx, dom.GetDocument, dom.GetDocumentParams{})
+			if err != nil {
+				last = err.Error()
+				return false
+			}
+			params.NodeID = doc.Root.NodeID
 		}
-		res, err := chromedp.Call(b.ctx, accessibility.QueryAXTree,
-			accessibility.QueryAXTreeParams{NodeID: doc.Root.NodeID, AccessibleName: name, Role: role})
+		res, err := chromedp.Call(b.ctx, accessibility.QueryAXTree, params)
 		if err != nil {
 			last = err.Error()
 			return false
@@ -255,8 +282,14 @@ func (b *tab) absent(role, name string) bool {
 // centre, once it is enabled.
 func (b *tab) click(role, name string) {
 	b.t.Helper()
-	id := b.find(role, name)
-	b.waitJS(fmt.Sprintf("%s %q enabled", role, name), b.onNode(id, `function() { return !this.disabled }`))
+	b.clickNode(b.find(role, name), 1)
+}
+
+// clickNode clicks the element id with the mouse, at its centre, once it
+// is enabled, times times in a row.
+func (b *tab) clickNode(id cdp.BackendNodeID, times int) {
+	b.t.Helper()
+	b.waitJS(fmt.Sprintf("node %d enabled", id), b.onNode(id, `function() { return !this.disabled }`))
 	// A radio button drawn by its label is clicked on the label, as a person does.
 	at := js[[]float64](b, b.onNode(id, `function() {
 		let e = this;
@@ -266,7 +299,11 @@ func (b *tab) click(role, name string) {
 		const box = e.getBoundingClientRect();
 		return [box.x + box.width / 2, box.y + box.height / 2];
 	}`))
-	b.do(chromedp.MouseClickXY(math.Round(at[0]), math.Round(at[1])))
+	clicks := make([]chromedp.Action[chromedp.Void], times)
+	for i := range clicks {
+		clicks[i] = chromedp.MouseClickXY(math.Round(at[0]), math.Round(at[1]))
+	}
+	b.do(clicks...)
 }
 
 // onNode is a JavaScript expression that calls fn on the node.

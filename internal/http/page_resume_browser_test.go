@@ -18,7 +18,6 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/taskchat/taskchat/internal/agent"
@@ -109,23 +108,6 @@ func storedMessages(t *testing.T, s *testServer, user, conv string) []map[string
 		out = append(out, m.(map[string]any))
 	}
 	return out
-}
-
-// stopRequests counts the page's requests to a conversation's stop route.
-func stopRequests(b *tab) *atomic.Int32 {
-	var n atomic.Int32
-	requests := chromedp.Events(b.ctx, network.RequestWillBeSent)
-	go func() {
-		for ev, err := range requests {
-			if err != nil {
-				return
-			}
-			if ev.Request.Method == "POST" && strings.HasSuffix(ev.Request.URL, "/stop") {
-				n.Add(1)
-			}
-		}
-	}()
-	return &n
 }
 
 // holdStreams holds the page's requests for a conversation's stream in
@@ -235,7 +217,7 @@ func TestPageResumesTurns(t *testing.T) {
 		m.after = "Here you are."
 		s := mustServerHolding(t, m)
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
-		stops := stopRequests(b)
+		stops := countRequests(b, "POST", "/stop")
 		b.signInWithToken(user("cid"))
 		b.send("Take your time")
 		b.waitJS("the start of the reply", lastReplyTxt+` === 'Working on it'`)

@@ -231,6 +231,40 @@ export class Client {
     return true;
   }
 
+  // approvals returns the calls that wait for the person, newest first,
+  // following next_cursor until it is null.
+  async approvals() {
+    const all = [];
+    const q = new URLSearchParams({ limit: "100" });
+    for (;;) {
+      const page = await this.json(`/approvals?${q}`);
+      all.push(...page.approvals);
+      const cursor = page.next_cursor;
+      if (!cursor || cursor === q.get("cursor")) break;
+      q.set("cursor", cursor);
+    }
+    return all;
+  }
+
+  // decide approves or declines a call that waits. While other calls of
+  // its turn still wait, it resolves with the server's 202 answer
+  // ({ approval, waiting }) and calls nothing. Once none waits, the turn
+  // continues: onOpen() when its stream opens, then onEvent(name, data)
+  // for each event, as chat does; it then resolves null. It throws as chat
+  // does; a decision the server can no longer take is an ApiError 409 with
+  // the code approval_closed.
+  async decide(id, approved, { signal, onOpen }, onEvent) {
+    const resp = await this.request("POST", `/approvals/${id}`, {
+      body: { approved },
+      signal,
+      headers: { Accept: "text/event-stream" },
+    });
+    if (resp.status === 202) return resp.json();
+    onOpen();
+    await readTurn(resp, signal, onEvent);
+    return null;
+  }
+
   // stop stops the conversation's running turn on the server; its stream
   // then ends with a done event saying so. It resolves with the server's
   // answer, or null when no turn was running.

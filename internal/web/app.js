@@ -6,11 +6,16 @@
 // shows its running turn live wherever it was sent from: the page asks for
 // it when the conversation opens, then every few seconds while the tab is
 // visible and shows no turn (see look).
+//
+// A tool call that waits for the person's approval shows Approve and Deny
+// under its summary, in the reply of its turn, from the turn's stream or,
+// when the thread is loaded, from the approvals the server lists; the
+// decision continues the turn, whose new reply replaces the one that asked.
 
 import {
   ApiError, Client, clearSession, devLoginEnabled, devSignIn, explain, loadSession, retryable, saveSession, sessionFrom,
 } from "./api.js";
-import { Reply, describeChange, el, messageItem, userItem } from "./thread.js";
+import { Reply, describeChange, el, storedReply, userItem } from "./thread.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -35,6 +40,7 @@ const state = {
   loadGen: 0, // counts the reloads of the thread, so that only the last one shows
   pending: null, // a failed send that Retry sends again: { message, key, conversationId, turnId, nodes }
   deleting: null, // the conversation the confirmation dialog is about
+  offers: new Map(), // approval id → the call waiting in the thread: { approval, reply, offer, deciding }
 };
 
 wire();
@@ -159,6 +165,7 @@ function signOut(message) {
   leave();
   clearSession();
   Object.assign(state, { session: null, client: null, conversationId: null, cursor: null, pending: null, seen: newSeen() });
+  state.offers.clear();
   state.view++;
   state.listGen++;
   state.taskGen++;
@@ -269,6 +276,7 @@ function newChat() {
   state.seen = newSeen();
   hideError();
   $("thread").replaceChildren();
+  state.offers.clear();
   $("welcome").hidden = false;
   $("thread-title").textContent = "New chat";
   setHash(null);
@@ -289,11 +297,12 @@ async function openConversation(id) {
   $("thread-title").textContent = state.titles.get(id) || "Chat";
   const thread = $("thread");
   thread.replaceChildren();
+  state.offers.clear();
   thread.setAttribute("aria-busy", "true");
   try {
-    const messages = await state.client.messages(id);
+    const [messages, approvals] = await Promise.all([state.client.messages(id), waitingIn(id)]);
     if (view !== state.view) return;
-    showMessages(messages);
+    showMessages(messages, approvals);
     scrollDown(true);
     look(true);
   } catch (err) {
@@ -391,6 +400,7 @@ async function runTurn(req) {
         turnId = data.turn_id;
         turn.conversationId = data.conversation_id;
         if (here() && state.conversationId === null) started(data.conversation_id);
+        if (here()) superseded();
         if (turn.stopping) askStop(turn);
       } else {
         // The server said how the turn ended: a look must not show it again.
@@ -420,7 +430,11 @@ function show(reply, name, data) {
   if (name === "delta") reply.append(data.text);
   else if (name === "tool_call") reply.call(data.id, data.tool, data.arguments);
   else if (name === "tool_result") reply.result(data.id, data.tool, data.result, data.is_error);
-  else if (name === "done") reply.finish(data);
+  else if (name === "approval_required") offer(reply, data);
+  else if (name === "done") {
+    reply.finish(data);
+    for (const a of data.approvals || []) offer(reply, a);
+  }
 }
 
 // started is a new conversation's first event: it is open from now on.
@@ -458,6 +472,7 @@ function setBusy(busy) {
   $("send").hidden = busy;
   $("stop").hidden = !busy;
   if (stopHadFocus && !busy) $("message").focus();
+  syncOffers();
 }
 
 function showError(err, canRetry) {
@@ -503,9 +518,21 @@ function newSeen() {
   return { ready: false, lastId: 0, userLast: false, doneTurn: 0, rechecked: false, gone: false };
 }
 
-// showMessages shows the conversation's stored messages, oldest first.
-function showMessages(messages) {
-  $("thread").replaceChildren(...messages.map(messageItem));
+// showMessages shows the conversation's stored messages, oldest first, and
+// the calls among them that wait for the person (approvals, the
+// conversation's): each in the reply that made it. A call of a turn that
+// still runs is not stored yet: its turn's stream shows it (see look).
+function showMessages(messages, approvals) {
+  const replies = new Map(); // approval id → the reply whose call waits for it
+  const items = messages.map((m) => {
+    if (m.role === "user") return userItem(m.content);
+    const reply = storedReply(m);
+    for (const call of m.tool_calls || []) if (call.approval_id) replies.set(call.approval_id, reply);
+    return reply.li;
+  });
+  $("thread").replaceChildren(...items);
+  state.offers.clear();
+  for (const a of approvals) if (replies.has(a.id)) offer(replies.get(a.id), a);
   const last = messages.at(-1);
   Object.assign(state.seen, { ready: true, lastId: last ? last.id : 0, userLast: !!last && last.role === "user" });
 }
@@ -514,7 +541,9 @@ function showMessages(messages) {
 // does, shows its reply live from the turn's stream, which starts at the
 // turn's start: the text is never shown twice. It asks when the
 // conversation opens (always) and every lookEvery while the tab is
-// visible and the thread shows no turn.
+// visible and the thread shows no turn. While the thread shows calls
+// waiting for approval, a look that finds no turn also asks whether they
+// still wait (see recheckOffers).
 async function look(always = false) {
   const seen = state.seen;
   if (!state.session || state.conversationId === null || !seen.ready || seen.gone) return;
@@ -561,6 +590,8 @@ function looked(watch, failure) {
     else if (!failure && seen.userLast && !seen.rechecked) {
       seen.rechecked = true;
       reloadThread(state.view, watch.conversationId);
+    } else if (!failure && state.offers.size > 0) {
+      recheckOffers(state.view, watch.conversationId);
     }
     return;
   }
@@ -574,15 +605,18 @@ function looked(watch, failure) {
 }
 
 // join places the reply of a followed turn, from what the thread shows:
-// nowhere when its reply is there already (the turn ended since the thread
-// was loaded, or ran in this tab), after the thread's last message when
-// that is the turn's, and otherwise after the thread is loaded again (the
-// turn began after the load: its message is not shown yet). From then on
-// the thread shows the turn running.
+// in place of the reply whose calls wait when the turn is their
+// continuation (decided elsewhere), nowhere when its reply is there
+// already (the turn ended since the thread was loaded, or ran in this
+// tab), after the thread's last message when that is the turn's, and
+// otherwise after the thread is loaded again (the turn began after the
+// load: its message is not shown yet). From then on the thread shows the
+// turn running.
 function join(watch, view, turnId) {
   const seen = state.seen;
   watch.turnId = turnId;
-  if (view !== state.view || turnId <= seen.doneTurn || seen.lastId > turnId) {
+  const asked = view === state.view ? askedIn(turnId) : null;
+  if (!asked && (view !== state.view || turnId <= seen.doneTurn || seen.lastId > turnId)) {
     skip(watch);
     return;
   }
@@ -593,6 +627,10 @@ function join(watch, view, turnId) {
     // This tab lost the turn's stream, not the turn: it goes on here.
     hideError();
     state.pending = null;
+  }
+  if (asked) {
+    watch.reply = continued(asked);
+    return;
   }
   watch.reply = new Reply();
   watch.reply.waiting();
@@ -611,17 +649,163 @@ function skip(watch) {
 // reply goes after them, unless they hold it already.
 async function reloadThread(view, id, watch) {
   const gen = ++state.loadGen;
-  let messages = null;
+  let loaded = null;
   try {
-    messages = await state.client.messages(id);
+    loaded = await Promise.all([state.client.messages(id), waitingIn(id)]);
   } catch {
     // The thread stays as it is; the next look tries again.
   }
   if (view !== state.view || gen !== state.loadGen || (state.turn && state.turn !== watch)) return;
-  if (messages) showMessages(messages);
+  if (loaded) showMessages(...loaded);
   if (watch && state.seen.lastId > watch.turnId) skip(watch);
   else if (watch) $("thread").append(watch.reply.li);
   scrollDown(false);
+}
+
+// Calls that wait for the person's approval.
+
+// waitingIn returns the approvals that wait in a conversation.
+async function waitingIn(conversationId) {
+  return (await state.client.approvals()).filter((a) => a.conversation_id === conversationId);
+}
+
+// offer shows Approve and Deny for an approval of the open conversation
+// under reply, once.
+function offer(reply, approval) {
+  if (state.offers.has(approval.id) || approval.conversation_id !== state.conversationId) return;
+  const entry = { approval, reply, offer: null, deciding: false };
+  entry.offer = reply.offer(approval, (approved) => decide(entry, approved));
+  state.offers.set(approval.id, entry);
+  syncOffers();
+}
+
+// syncOffers disables the buttons while a turn runs in the thread (its
+// calls and reply are not stored yet) and while a decision is on its way.
+function syncOffers() {
+  for (const entry of state.offers.values()) entry.offer.disabled = !!state.turn || entry.deciding;
+}
+
+// settle takes an approval's buttons away, saying why.
+function settle(entry, why) {
+  entry.offer.settle(why);
+  state.offers.delete(entry.approval.id);
+}
+
+// superseded settles what waits in the thread: a new message of the
+// person's supersedes it on the server.
+function superseded() {
+  for (const entry of [...state.offers.values()]) settle(entry, "Not run: your next message came before a decision.");
+}
+
+// decide sends the person's decision. While other calls of the turn wait,
+// only this one's buttons go; once none waits, the turn continues, shown
+// as a turn sent here is, and its reply replaces the one that asked.
+async function decide(entry, approved) {
+  if (entry.deciding || state.turn || !state.offers.has(entry.approval.id)) return;
+  hideError();
+  if (state.look) state.look.abort();
+  state.look = null;
+  const view = state.view;
+  const here = () => view === state.view;
+  const turn = { controller: new AbortController(), conversationId: entry.approval.conversation_id, stopping: false };
+  entry.deciding = true;
+  state.turn = turn;
+  setBusy(true);
+  let reply = null;
+  let turnId = 0;
+  try {
+    const waiting = await state.client.decide(entry.approval.id, approved, {
+      signal: turn.controller.signal,
+      onOpen: () => {
+        reply = continued(entry.reply);
+      },
+    }, (name, data) => {
+      if (name === "start") {
+        turnId = data.turn_id;
+        if (turn.stopping) askStop(turn);
+      } else {
+        if ((name === "done" || name === "error") && here()) state.seen.doneTurn = turnId;
+        show(reply, name, data);
+      }
+      if (here()) scrollDown(false);
+    });
+    if (waiting && here()) {
+      settle(entry, approved ? "Approved: it runs once you have decided the rest." : "Denied: the assistant hears of it once you have decided the rest.");
+    }
+  } catch (err) {
+    if (here() && err.name !== "AbortError") undecided(entry, reply, err);
+  } finally {
+    entry.deciding = false;
+    if (state.turn === turn) {
+      state.turn = null;
+      setBusy(false);
+    } else {
+      syncOffers();
+    }
+    // A decision made with the keyboard takes its button away: the focus
+    // goes back to the message box rather than to the page's top.
+    if (here() && document.activeElement === document.body) $("message").focus();
+    if (state.session && reply) {
+      loadTasks();
+      resetConversations();
+    }
+  }
+}
+
+// askedIn returns the reply in which calls of the turn turnId wait, if the
+// thread shows one.
+function askedIn(turnId) {
+  for (const entry of state.offers.values()) if (entry.approval.turn_id === turnId) return entry.reply;
+  return null;
+}
+
+// recheckOffers loads the thread again when a call it shows waiting waits
+// no more: it was decided elsewhere (another tab, another device), after
+// its turn's continuation ran, or it expired.
+async function recheckOffers(view, id) {
+  let waiting;
+  try {
+    waiting = new Set((await waitingIn(id)).map((a) => a.id));
+  } catch {
+    return; // the next look asks again
+  }
+  if (view !== state.view || state.turn) return;
+  if ([...state.offers.keys()].some((shown) => !waiting.has(shown))) {
+    reloadThread(view, id);
+    loadTasks(); // an approved call changed them
+  }
+}
+
+// continued is the reply of a continued turn, in the place of the reply
+// that asked, whose approvals are all decided now.
+function continued(asked) {
+  for (const entry of [...state.offers.values()]) if (entry.reply === asked) state.offers.delete(entry.approval.id);
+  const reply = new Reply();
+  reply.waiting();
+  if (asked.li.isConnected) asked.li.replaceWith(reply.li);
+  else $("thread").append(reply.li);
+  return reply;
+}
+
+// undecided shows why a decision failed: an approval the server can no
+// longer decide (decided elsewhere, superseded or expired) loses its
+// buttons; any other failure before the turn continued leaves them, to try
+// again. Once the turn continued, the decision is taken: the reply is
+// marked as cut short, and the thread then shows what the server stored.
+function undecided(entry, reply, err) {
+  const closed = err instanceof ApiError && (err.code === "approval_closed" || err.status === 404);
+  if (reply) {
+    for (const call of (err.problem && err.problem.tool_calls) || []) reply.record(call);
+    reply.interrupt("Interrupted: this reply stopped because of the error below.");
+    showError(err instanceof ApiError && err.status === 0
+      ? "The connection to taskchat was lost. Your decision is saved; the thread shows what was stored."
+      : err, false);
+    reloadThread(state.view, entry.approval.conversation_id);
+  } else if (closed) {
+    settle(entry, err.problem && err.problem.detail ? err.problem.detail : explain(err));
+  } else {
+    showError(`Your decision could not be sent. ${explain(err)}`, false);
+  }
 }
 
 // The task panel.

@@ -2,7 +2,7 @@
 // a model goes into the page through textContent or a Text node, never as
 // HTML.
 
-import { finished, running } from "./tools.js";
+import { finished, running, waits } from "./tools.js";
 
 // el makes an element with a class and, optionally, its text.
 export function el(tag, className, text) {
@@ -26,19 +26,21 @@ export function userItem(content) {
   return li;
 }
 
-// Reply is one answer of the assistant: the tool calls it made, its text
-// and, when it did not finish, a note saying so. A streamed reply is built
-// event by event; a stored one all at once.
+// Reply is one answer of the assistant: the tool calls it made, its text,
+// the calls that wait for the person's approval and, when it did not
+// finish, a note saying so. A streamed reply is built event by event; a
+// stored one all at once.
 export class Reply {
   constructor() {
     this.li = el("li", "msg assistant");
     this.tools = el("ul", "tools");
     this.tools.hidden = true;
     this.text = el("div", "text");
+    this.approvals = el("div", "approvals");
     this.note = el("p", "note");
     this.note.hidden = true;
     this.calls = new Map();
-    this.li.append(el("span", "visually-hidden", "taskchat: "), this.tools, this.text, this.note);
+    this.li.append(el("span", "visually-hidden", "taskchat: "), this.tools, this.text, this.approvals, this.note);
   }
 
   // waiting shows that the assistant is working, until something arrives.
@@ -71,7 +73,7 @@ export class Reply {
   result(id, tool, result, isError) {
     if (!this.calls.has(id)) this.call(id, tool, {});
     const c = this.calls.get(id);
-    c.row.className = isError ? "tool error" : "tool ok";
+    c.row.className = isError ? "tool error" : waits(result) ? "tool waiting" : "tool ok";
     c.what.textContent = finished(c.tool, c.args, result, isError);
   }
 
@@ -103,20 +105,66 @@ export class Reply {
     this.note.hidden = false;
   }
 
+  // offer shows a call that waits for the person under the reply (see
+  // Offer); decide(approved) is called with their decision.
+  offer(approval, decide) {
+    this.arrived();
+    const offer = new Offer(approval, decide);
+    this.approvals.append(offer.node);
+    return offer;
+  }
+
   // empty reports whether nothing of the reply has arrived.
   empty() {
     return this.calls.size === 0 && (this.text.textContent || "") === "";
   }
 }
 
-// messageItem is a stored message.
-export function messageItem(m) {
-  if (m.role === "user") return userItem(m.content);
+// Offer is a call that waits for the person: the summary the server wrote
+// of it, under which Approve and Deny decide it. The group is named by the
+// summary, so a screen reader says what a button decides.
+export class Offer {
+  constructor(approval, decide) {
+    this.node = el("div", "approval");
+    this.node.setAttribute("role", "group");
+    const summary = el("p", "approval-summary", approval.summary);
+    summary.id = `approval-${approval.id}`;
+    this.node.setAttribute("aria-labelledby", summary.id);
+    this.approve = button("Approve", "primary", () => decide(true));
+    this.deny = button("Deny", "", () => decide(false));
+    this.label = el("p", "approval-label", "Waiting for your approval:");
+    this.actions = el("div", "approval-actions");
+    this.actions.append(this.approve, this.deny);
+    this.node.append(this.label, summary, this.actions);
+  }
+
+  set disabled(disabled) {
+    this.approve.disabled = disabled;
+    this.deny.disabled = disabled;
+  }
+
+  // settle takes the buttons away, saying why: the call waits no more.
+  settle(why) {
+    this.label.remove();
+    this.node.classList.add("settled");
+    this.actions.replaceWith(el("p", "approval-status", why));
+  }
+}
+
+function button(text, className, onClick) {
+  const b = el("button", className, text);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// storedReply is a stored answer of the assistant.
+export function storedReply(m) {
   const reply = new Reply();
   for (const call of m.tool_calls || []) reply.record(call);
   reply.text.textContent = m.content;
   if (m.interrupted) reply.interrupt(storedNote);
-  return reply.li;
+  return reply;
 }
 
 // describeChange is a tool call told as one line, for a list of changes.

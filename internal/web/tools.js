@@ -34,6 +34,7 @@ export function finished(tool, args, result, isError) {
     const why = result && typeof result === "object" && result.error ? result.error : "the tool gave no reason";
     return `Failed: ${why}`;
   }
+  if (waits(result)) return "Waiting for your approval";
   if (result && typeof result === "object") {
     if (Array.isArray(result.tasks)) {
       const n = result.tasks.length;
@@ -49,4 +50,10 @@ export function finished(tool, args, result, isError) {
 
 function statusWord(status) {
   return status === "pending" || status === "completed" ? `${status} ` : "";
+}
+
+// waits reports whether a call's result says that it did not run: it
+// waits for the person's approval.
+export function waits(result) {
+  return !!result && typeof result === "object" && result.status === "awaiting_approval";
 }
