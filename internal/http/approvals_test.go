@@ -79,21 +79,23 @@ func (s *testServer) waiting(tb testing.TB, user, query string) (list []turnstre
 	return resp.Approvals, resp.NextCursor
 }
 
+// waitingDelete has user add a task titled by what follows "add " in add,
+// then ask to delete it: the approval that call waits for, and its
+// conversation.
+func (s *testServer) waitingDelete(tb testing.TB, user, add string) (int64, turnstream.Approval) {
+	tb.Helper()
+	conv := s.chatTurn(tb, user, 0, add).ConversationID
+	resp := s.chatTurn(tb, user, conv, "delete task 1")
+	if len(resp.Approvals) != 1 {
+		tb.Fatalf("approvals = %+v (reply %q)", resp.Approvals, resp.Response)
+	}
+	return conv, resp.Approvals[0]
+}
+
+// storedTitles are the user's tasks' titles, in number order.
 func storedTitles(tb testing.TB, user string) []string {
 	tb.Helper()
-	var titles []string
-	rows, err := storetest.Pool(tb).Query(context.Background(), `SELECT title FROM tasks WHERE user_id = $1 ORDER BY number`, user)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			tb.Fatal(err)
-		}
-		titles = append(titles, t)
-	}
-	return titles
+	return storetest.Strings(tb, `SELECT title FROM tasks WHERE user_id = $1 ORDER BY number`, user)
 }
 
 func TestApprovalWaitsThenRunsOnce(t *testing.T) {
@@ -188,8 +190,7 @@ func TestApprovalDeniedIsToldToTheModel(t *testing.T) {
 	t.Parallel()
 	s := mustServer(t, offline.New(), withApprovals(time.Hour, "delete_task"))
 	user := storetest.UserID(t)
-	conv := s.chatTurn(t, user, 0, "add renew passport").ConversationID
-	a := s.chatTurn(t, user, conv, "delete task 1").Approvals[0]
+	_, a := s.waitingDelete(t, user, "add renew passport")
 
 	r := s.decide(t, user, a.ID, `{"approved": false, "reason": "I still need it"}`)
 	if r.status != http.StatusOK {
@@ -249,8 +250,7 @@ func TestApprovalSupersededByANewMessage(t *testing.T) {
 	t.Parallel()
 	s := mustServer(t, offline.New(), withApprovals(time.Hour, "delete_task"))
 	user := storetest.UserID(t)
-	conv := s.chatTurn(t, user, 0, "add call mom").ConversationID
-	a := s.chatTurn(t, user, conv, "delete task 1").Approvals[0]
+	conv, a := s.waitingDelete(t, user, "add call mom")
 	s.chatTurn(t, user, conv, "show my tasks")
 
 	if r := s.decide(t, user, a.ID, `{"approved": true}`); r.status != http.StatusConflict || !strings.Contains(string(r.body), "superseded") {
@@ -276,8 +276,7 @@ func TestApprovalExpires(t *testing.T) {
 	t.Parallel()
 	s := mustServer(t, offline.New(), withApprovals(time.Millisecond, "delete_task"))
 	user := storetest.UserID(t)
-	conv := s.chatTurn(t, user, 0, "add pay rent").ConversationID
-	a := s.chatTurn(t, user, conv, "delete task 1").Approvals[0]
+	_, a := s.waitingDelete(t, user, "add pay rent")
 	if r := s.decide(t, user, a.ID, `{"approved": true}`); r.status != http.StatusConflict || !strings.Contains(string(r.body), "expired") {
 		t.Fatalf("decision after expiry: %d %s", r.status, r.body)
 	}
@@ -290,8 +289,7 @@ func TestApprovalIsItsUsersAlone(t *testing.T) {
 	t.Parallel()
 	s := mustServer(t, offline.New(), withApprovals(time.Hour, "delete_task"))
 	owner, other := storetest.UserID(t), storetest.UserID(t)
-	conv := s.chatTurn(t, owner, 0, "add water plants").ConversationID
-	a := s.chatTurn(t, owner, conv, "delete task 1").Approvals[0]
+	_, a := s.waitingDelete(t, owner, "add water plants")
 
 	if r, _ := s.approval(t, other, a.ID); r.status != http.StatusNotFound {
 		t.Fatalf("another user's GET: %d", r.status)
@@ -311,8 +309,7 @@ func TestApprovalDecisionRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	s := mustServer(t, offline.New(), withApprovals(time.Hour, "delete_task"))
 	user := storetest.UserID(t)
-	conv := s.chatTurn(t, user, 0, "add feed the cat").ConversationID
-	a := s.chatTurn(t, user, conv, "delete task 1").Approvals[0]
+	_, a := s.waitingDelete(t, user, "add feed the cat")
 	for _, tc := range []struct {
 		path, body string
 		status     int
@@ -410,8 +407,7 @@ func TestApprovalDecidedOnTwoReplicasAtOnce(t *testing.T) {
 	a := mustServerOn(t, pool, offline.New(), withApprovals(time.Hour, "delete_task"))
 	b := mustServerOn(t, pool, offline.New(), withApprovals(time.Hour, "delete_task"))
 	user := storetest.UserID(t)
-	conv := a.chatTurn(t, user, 0, "add mow the lawn").ConversationID
-	ap := a.chatTurn(t, user, conv, "delete task 1").Approvals[0]
+	_, ap := a.waitingDelete(t, user, "add mow the lawn")
 	var wg sync.WaitGroup
 	answers := make([]reply, 6)
 	for i := range answers {
@@ -439,8 +435,7 @@ func TestApprovalDecidedBeforeACrashRunsOnTheNextRequest(t *testing.T) {
 	pool := storetest.Pool(t)
 	s := mustServerOn(t, pool, offline.New(), withApprovals(time.Hour, "delete_task"))
 	user := storetest.UserID(t)
-	conv := s.chatTurn(t, user, 0, "add sort the mail").ConversationID
-	a := s.chatTurn(t, user, conv, "delete task 1").Approvals[0]
+	_, a := s.waitingDelete(t, user, "add sort the mail")
 	// The decision is stored; its replica stops before it continues the turn.
 	if _, err := store.NewTurns(pool).DecideApproval(context.Background(), tasks.Decision{UserID: user, ApprovalID: a.ID, Approved: true}); err != nil {
 		t.Fatal(err)

@@ -69,16 +69,16 @@ func admitTurn(w http.ResponseWriter, r *http.Request, limits *userLimits, userI
 	if !stream {
 		return func() {}, true
 	}
-	release, err := limits.openStream(userID)
+	closeStream, err := limits.openStream(userID)
 	if err != nil {
 		writeRateLimited(w, err)
 		return nil, false
 	}
 	// A client that leaves holds no stream: its turn goes on, and it may
 	// follow it again at once.
-	release = sync.OnceFunc(release)
-	stop := context.AfterFunc(r.Context(), release)
-	return func() { stop(); release() }, true
+	closeStream = sync.OnceFunc(closeStream)
+	stop := context.AfterFunc(r.Context(), closeStream)
+	return func() { stop(); closeStream() }, true
 }
 
 // answerTurn runs the turn on a context of its own, adding each event to

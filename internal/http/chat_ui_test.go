@@ -337,21 +337,8 @@ func mustLastTurn(tb testing.TB, user string) (convID, turnID int64) {
 // mustReplies returns the texts of the conversation's replies, in order.
 func mustReplies(tb testing.TB, user string, convID int64) []string {
 	tb.Helper()
-	rows, err := storetest.Pool(tb).Query(context.Background(), `
+	return storetest.Strings(tb, `
 		SELECT content FROM messages WHERE user_id = $1 AND conversation_id = $2 AND role = 'assistant' ORDER BY id`, user, convID)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // mustAISDK returns node and the path of clients/<script>, which imports

@@ -151,6 +151,22 @@ func Count(tb testing.TB, sql string, args ...any) int {
 	return n
 }
 
+// Strings runs sql, a query of one text column, with args on this
+// package's database, and returns its rows' values; it fails tb if it
+// cannot.
+func Strings(tb testing.TB, sql string, args ...any) []string {
+	tb.Helper()
+	rows, err := Pool(tb).Query(context.Background(), sql, args...)
+	if err == nil {
+		var out []string
+		if out, err = pgx.CollectRows(rows, pgx.RowTo[string]); err == nil {
+			return out
+		}
+	}
+	tb.Fatalf("storetest: %s: %v", sql, err)
+	return nil
+}
+
 // SameJSON reports whether a and b are the same JSON value. A jsonb
 // column gives back what was written in its own spacing and key order, so
 // tests compare what they stored with what they read by value. Text that
