@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -110,7 +111,12 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 	srv.RegisterOnShutdown(hub.EndFollowers)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "model", cfg.Provider)
+	attrs := []any{"addr", ln.Addr().String(), "model", cfg.Provider}
+	if len(cfg.ApprovalTools) > 0 {
+		// An operator sees that approvals are on, and for which tools.
+		attrs = append(attrs, "approval_tools", strings.Join(cfg.ApprovalTools, ","), "approval_ttl", cfg.ApprovalTTL.String())
+	}
+	log.Info("listening", attrs...)
 	if listening != nil {
 		listening(ln.Addr())
 	}
