@@ -26,6 +26,9 @@ CREATE TABLE approvals (
     tool            text        NOT NULL,
     arguments       jsonb       NOT NULL,
     summary         text        NOT NULL,
+    -- The title of the task the call names, as the summary showed it: an
+    -- approved call whose task changed since does not run.
+    title           text        NOT NULL DEFAULT '',
     state           text        NOT NULL DEFAULT 'pending'
                     CHECK (state IN ('pending', 'approved', 'denied')),
     reason          text,
@@ -38,33 +41,36 @@ CREATE TABLE approvals (
 );
 
 -- GET /api/{user_id}/approvals: a user's pending approvals, newest first.
+-- (A turn's approvals, for its continuation and the history's
+-- placeholders, are found by UNIQUE (turn_id, seq).)
 CREATE INDEX approvals_user_id_id_idx ON approvals (user_id, id DESC) WHERE state = 'pending';
--- A turn's approvals, for its continuation and the history's placeholders.
-CREATE INDEX approvals_turn_id_idx ON approvals (turn_id);
 
--- The state of an approval now: its stored state, unless it is pending and
--- no longer live — expired past expires_at, or superseded by a newer user
--- message in its conversation (its turn is no longer the last).
+-- The state of an approval now: its stored state, unless it is no longer
+-- live — a pending one expired past expires_at, or superseded by a newer
+-- user message in its conversation (its turn is no longer the last); and a
+-- decided one whose call the turn never resolved before that message came
+-- (its resolution: a later call of its turn with its call id) is
+-- superseded too: its call did not run, whatever was decided.
 CREATE FUNCTION approval_state(a approvals) RETURNS text
 LANGUAGE sql STABLE AS $$
     SELECT CASE
-        WHEN a.state <> 'pending' THEN a.state
-        WHEN a.expires_at <= now() THEN 'expired'
-        WHEN EXISTS (SELECT 1 FROM messages m
-                     WHERE m.conversation_id = a.conversation_id AND m.id > a.turn_id AND m.role = 'user') THEN 'superseded'
-        ELSE 'pending'
+        WHEN a.state = 'pending' AND a.expires_at <= now() THEN 'expired'
+        WHEN NOT EXISTS (SELECT 1 FROM messages m
+                         WHERE m.conversation_id = a.conversation_id AND m.id > a.turn_id AND m.role = 'user') THEN a.state
+        WHEN a.state = 'pending' THEN 'superseded'
+        WHEN EXISTS (SELECT 1 FROM tool_calls c
+                     WHERE c.turn_id = a.turn_id AND c.call_id = a.call_id AND c.seq > a.seq) THEN a.state
+        ELSE 'superseded'
     END
 $$;
 
 -- Whether an approval's call still waits: to be decided (its approval is
--- live), or, decided, for its turn to go on (while the turn is still its
--- conversation's last: the turn continues once its last approval is
--- decided). A call that no longer waits and has no resolution did not run.
+-- live), or, decided, for its turn to go on (which it does once its last
+-- approval is decided), while the turn is its conversation's last. A
+-- call that no longer waits and has no resolution did not run.
 CREATE FUNCTION approval_waits(a approvals) RETURNS boolean
 LANGUAGE sql STABLE AS $$
-    SELECT CASE
-        WHEN a.state = 'pending' THEN approval_state(a) = 'pending'
-        ELSE NOT EXISTS (SELECT 1 FROM messages m
-                         WHERE m.conversation_id = a.conversation_id AND m.id > a.turn_id AND m.role = 'user')
-    END
+    SELECT (a.state <> 'pending' OR a.expires_at > now()) AND NOT EXISTS (
+        SELECT 1 FROM messages m
+        WHERE m.conversation_id = a.conversation_id AND m.id > a.turn_id AND m.role = 'user')
 $$;

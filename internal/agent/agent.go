@@ -128,6 +128,9 @@ type Decision struct {
 	ApprovalID int64
 	Approved   bool
 	Reason     string
+	// Changed, for an approved call, says how what it acts on changed
+	// since the person approved it: the call then does not run.
+	Changed string
 }
 
 // Run runs one turn. It returns the turn's result and, when the turn could
@@ -190,6 +193,7 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 		if r.res.Usage.TotalTokens >= r.lim.MaxTokens {
 			return r.stop(StopMaxTokens, "I stopped because this request used up its token budget."), nil
 		}
+		r.uniqueIDs(resp.ToolCalls)
 		r.msgs = append(r.msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 		for _, call := range resp.ToolCalls {
 			if len(r.res.Calls) >= r.lim.MaxToolCalls {
@@ -201,6 +205,27 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 			}
 			r.msgs = append(r.msgs, Message{Role: RoleTool, ToolCallID: call.ID, Content: string(c.Result)})
 		}
+	}
+}
+
+// uniqueIDs gives each call of a model response an id that no other call
+// of the turn has: some servers number the calls of each response ("0",
+// "1"…) or send none, and a turn's calls are told apart by id — a result
+// from another's, a waiting call's resolution from a new call.
+func (r *run) uniqueIDs(calls []ToolCall) {
+	seen := make(map[string]bool, len(r.res.Calls)+len(calls))
+	for _, c := range r.res.Calls {
+		seen[c.ID] = true
+	}
+	for i := range calls {
+		base, id := calls[i].ID, calls[i].ID
+		if base == "" {
+			base = "call"
+		}
+		for n := 2; id == "" || seen[id]; n++ {
+			id = fmt.Sprintf("%s_%d", base, n)
+		}
+		calls[i].ID, seen[id] = id, true
 	}
 }
 
@@ -246,27 +271,31 @@ func (r *run) decide(ctx context.Context) error {
 	results := make([]Message, 0, len(r.in.Decisions))
 	for _, d := range r.in.Decisions {
 		tc := ToolCall{ID: d.Call.CallID, Name: d.Call.Tool, Arguments: argumentsText(d.Call.Arguments)}
+		// Every decision is resolved, even once the turn is asked to
+		// stop: a call decided and left unresolved would wait for nothing.
+		// (Its source runs a call to its end whatever ctx does.)
 		var c Call
-		if d.Approved {
+		switch {
+		case d.Approved && d.Changed == "":
 			c = r.runTool(ctx, tc, d.Call.Round, d.ApprovalID)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-		} else {
-			c = r.declined(tc, d)
+		case d.Approved:
+			c = r.unrun(tc, d, tasks.StaleJSON(d.Changed))
+		default:
+			c = r.unrun(tc, d, tasks.DeclinedJSON(d.Reason))
 		}
 		asked = append(asked, tc)
 		results = append(results, Message{Role: RoleTool, ToolCallID: c.ID, Content: string(c.Result)})
 	}
 	r.msgs = append(append(r.msgs, Message{Role: RoleAssistant, ToolCalls: asked}), results...)
-	return nil
+	return ctx.Err()
 }
 
-// declined records a call its person declined, which does not run.
-func (r *run) declined(tc ToolCall, d Decision) Call {
+// unrun records a decided call that does not run, with the result that
+// says why: declined, or stale.
+func (r *run) unrun(tc ToolCall, d Decision, result json.RawMessage) Call {
 	c := Call{ID: tc.ID, Tool: tc.Name, Arguments: json.RawMessage(tc.Arguments), Round: d.Call.Round, Seq: r.seq0 + len(r.res.Calls)}
 	r.obs(Event{Kind: EventToolCall, Call: &c})
-	c.Result, c.IsError = tasks.DeclinedJSON(d.Reason), true
+	c.Result, c.IsError = result, true
 	r.res.Calls = append(r.res.Calls, c)
 	r.obs(Event{Kind: EventToolResult, Call: &r.res.Calls[len(r.res.Calls)-1]})
 	return c

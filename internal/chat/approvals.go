@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -20,7 +21,11 @@ func (e *Engine) Approvals() tasks.ApprovalStore { return e.turns }
 // the same request, whose key makes it run once (a retry replays what it
 // did, or follows it while it runs).
 func (e *Engine) Decide(ctx context.Context, d tasks.Decision) (tasks.Decided, *Request, error) {
-	decided, err := e.turns.DecideApproval(ctx, d)
+	// Once sent, a decision's outcome must be known: a client that leaves
+	// does not leave it half-known.
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	defer cancel()
+	decided, err := e.turns.DecideApproval(writeCtx, d)
 	if err != nil || len(decided.Waiting) > 0 {
 		return decided, nil, err
 	}
@@ -41,19 +46,28 @@ func continuationKey(latest int64) string {
 	return fmt.Sprintf("taskchat continue after approval %d", latest)
 }
 
-// decisions are the calls of a continued turn that were decided and not
-// yet resolved: each approval of the turn decided one way or the other
-// whose placeholder has no resolution (a later call with its id) among the
-// turn's calls. A continuation cut short after it resolved a call does not
-// resolve it again.
-func (e *Engine) decisions(ctx context.Context, userID string, turn *tasks.Turn) ([]agent.Decision, error) {
-	approvals, err := e.turns.TurnApprovals(ctx, userID, turn.ID())
-	if err != nil {
-		return nil, err
+// earlierApprovals reads the approvals of a reopened turn's earlier calls:
+// those still waiting, which its outcome lists again, and, for a
+// continuation, the decisions to resolve — each approval of the turn
+// decided one way or the other whose placeholder has no resolution (a
+// later call with its id; a turn's call ids are unique, see agent) among
+// the turn's calls. A continuation cut short after it resolved a call does
+// not resolve it again. An approved call whose task changed since it was
+// shown is not run: it is resolved as one to ask about again.
+func (e *Engine) earlierApprovals(ctx context.Context, req Request, turn *tasks.Turn) (decisions []agent.Decision, waiting []tasks.Approval, err error) {
+	if !slices.ContainsFunc(turn.Earlier, func(c tasks.ToolCall) bool { return c.Awaiting != 0 }) {
+		return nil, nil, nil
 	}
-	var out []agent.Decision
+	approvals, err := e.turns.TurnApprovals(ctx, req.UserID, turn.ID())
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, a := range approvals {
-		if a.State != tasks.ApprovalApproved && a.State != tasks.ApprovalDenied {
+		if a.State == tasks.ApprovalPending {
+			waiting = append(waiting, a)
+			continue
+		}
+		if req.Continue == 0 || (a.State != tasks.ApprovalApproved && a.State != tasks.ApprovalDenied) {
 			continue
 		}
 		placeholder, resolved := -1, false
@@ -68,8 +82,30 @@ func (e *Engine) decisions(ctx context.Context, userID string, turn *tasks.Turn)
 		if placeholder < 0 || resolved {
 			continue
 		}
-		out = append(out, agent.Decision{Call: turn.Earlier[placeholder], ApprovalID: a.ID,
-			Approved: a.State == tasks.ApprovalApproved, Reason: a.Reason})
+		d := agent.Decision{Call: turn.Earlier[placeholder], ApprovalID: a.ID, Approved: a.State == tasks.ApprovalApproved, Reason: a.Reason}
+		if d.Approved {
+			if d.Changed, err = e.changedSince(ctx, req.UserID, a); err != nil {
+				return nil, nil, err
+			}
+		}
+		decisions = append(decisions, d)
 	}
-	return out, nil
+	return decisions, waiting, nil
+}
+
+// changedSince says how the task an approved call names changed since the
+// person was shown it: "" when it did not (or the call names none).
+func (e *Engine) changedSince(ctx context.Context, userID string, a tasks.Approval) (string, error) {
+	id := taskNumber(a.Arguments)
+	if id <= 0 || a.Title == "" {
+		return "", nil
+	}
+	now, err := e.turns.TaskTitle(ctx, userID, id)
+	if err != nil || now == a.Title {
+		return "", err
+	}
+	if now == "" {
+		return fmt.Sprintf("task %d (%s) no longer exists", id, a.Title), nil
+	}
+	return fmt.Sprintf("task %d was %q when it was approved and is %q now", id, a.Title, now), nil
 }

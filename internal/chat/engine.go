@@ -116,6 +116,9 @@ func (e *Engine) Run(ctx context.Context, req Request, obs Observer) (Outcome, e
 		obs = func(Event) {}
 	}
 	turn, replay, err := e.begin(ctx, req)
+	if req.Continue != 0 {
+		turn, replay, err = e.beginContinued(ctx, req, turn, replay, err)
+	}
 	if err != nil || replay != nil {
 		e.cfg.Telemetry.CountTurn(unstarted(err))
 		return deref(replay), err
@@ -127,6 +130,23 @@ func (e *Engine) Run(ctx context.Context, req Request, obs Observer) (Outcome, e
 	// stream, when they push the goroutine's stack past a power of two).
 	res, asked, runErr := e.runAgent(ctx, req, turn, obs)
 	return e.finish(ctx, req, turn, res, asked, runErr)
+}
+
+// beginContinued begins a turn's continuation again while its
+// conversation is busy: the turn that asked for the approvals may still be
+// writing its reply when the person decides. It waits, as long as a turn
+// may hold a conversation, for the conversation to be free.
+func (e *Engine) beginContinued(ctx context.Context, req Request, turn *tasks.Turn, replay *Outcome, err error) (*tasks.Turn, *Outcome, error) {
+	deadline := time.Now().Add(e.claimFor())
+	for wait := 50 * time.Millisecond; errors.Is(err, tasks.ErrConversationBusy) && time.Now().Before(deadline); wait = min(2*wait, time.Second) {
+		select {
+		case <-ctx.Done():
+			return turn, replay, err
+		case <-time.After(wait):
+		}
+		turn, replay, err = e.begin(ctx, req)
+	}
+	return turn, replay, err
 }
 
 func deref(o *Outcome) Outcome {
@@ -220,14 +240,13 @@ func (e *Engine) runAgent(ctx context.Context, req Request, turn *tasks.Turn, ob
 	if err != nil {
 		return agent.Result{Stop: agent.StopCanceled}, nil, err
 	}
-	var decisions []agent.Decision
-	if req.Continue != 0 {
-		if decisions, err = e.decisions(ctx, req.UserID, turn); err != nil {
-			return agent.Result{Stop: agent.StopCanceled}, nil, err
-		}
+	decisions, waiting, err := e.earlierApprovals(ctx, req, turn)
+	if err != nil {
+		return agent.Result{Stop: agent.StopCanceled}, nil, err
 	}
 	tools := newTurnTools(defs, e.servers, req.UserID, turn, e.cfg.Limits.ToolTimeout, e.cfg.Telemetry)
 	tools.gate(e.turns, e.cfg.ApprovalTools, e.cfg.ApprovalTTL)
+	tools.asked = waiting
 	defer tools.Close()
 	res, err := agent.Run(ctx, agent.Input{
 		System:    e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), time.Now()),

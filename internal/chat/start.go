@@ -61,7 +61,7 @@ func startedEvent(turn *tasks.Turn, continued bool) Event {
 			result = []byte("null")
 		}
 		ev.Earlier = append(ev.Earlier, EarlierCall{Round: c.Round,
-			ToolCall: ToolCall{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: result, IsError: c.IsError}})
+			ToolCall: ToolCall{ID: c.CallID, Tool: c.Tool, Arguments: c.Arguments, Result: result, IsError: c.IsError, ApprovalID: c.Awaiting}})
 	}
 	return ev
 }

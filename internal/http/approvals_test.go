@@ -267,7 +267,7 @@ func TestApprovalSupersededByANewMessage(t *testing.T) {
 	}
 	// The model reads that the call did not run.
 	msgs := s.do(t, call{method: "GET", path: fmt.Sprintf("/api/%s/conversations/%d/messages", user, conv), token: mustToken(t, user)})
-	if !strings.Contains(string(msgs.body), "not approved") {
+	if !strings.Contains(string(msgs.body), "did not run") {
 		t.Fatalf("messages = %s", msgs.body)
 	}
 }
@@ -593,4 +593,150 @@ func lastToolMessage(tb testing.TB, req map[string]any) string {
 func asSlice(v any) []any {
 	s, _ := v.([]any)
 	return s
+}
+
+// addTask adds a task for user straight through the service.
+func addTask(tb testing.TB, user, title string) {
+	tb.Helper()
+	if _, err := tasks.NewService(store.NewTasks(storetest.Pool(tb))).Add(context.Background(), user, title, "", nil); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// A decision sent while the turn that asked is still writing its reply
+// waits for it, then continues the turn.
+func TestApprovalDecidedWhileItsTurnStillWrites(t *testing.T) {
+	t.Parallel()
+	hold := make(chan struct{})
+	fake := newFakeOpenAI(t,
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "call_del", Name: "delete_task", Arguments: `{"task_id":1}`}}},
+		openaitest.Step{Text: "Task 1 will be deleted once you approve.", Wait: hold},
+		openaitest.Step{Text: "Deleted task 1."},
+	)
+	s := mustServer(t, fake.Model(), withApprovals(time.Hour, "delete_task"))
+	user := storetest.UserID(t)
+	addTask(t, user, "Buy milk")
+	asking := make(chan reply, 1)
+	go func() { asking <- s.chat(t, user, 0, "delete the milk one") }()
+	var id int64
+	waitFor(t, "the approval", func() bool {
+		if list, _ := s.waiting(t, user, ""); len(list) == 1 {
+			id = list[0].ID
+		}
+		return id != 0
+	})
+	deciding := make(chan reply, 1)
+	go func() { deciding <- s.decide(t, user, id, `{"approved":true}`) }()
+	time.Sleep(100 * time.Millisecond) // the decision is made, and waits for the turn
+	close(hold)
+	if r := <-asking; r.status != http.StatusOK {
+		t.Fatalf("the asking turn: %d %s", r.status, r.body)
+	}
+	if r := <-deciding; r.status != http.StatusOK || !strings.Contains(string(r.body), "Deleted task 1.") {
+		t.Fatalf("the decision: %d %s", r.status, r.body)
+	}
+	if got := storedTitles(t, user); len(got) != 0 {
+		t.Fatalf("tasks = %v", got)
+	}
+}
+
+// A decision made whose turn never went on (its replica stopped), then a
+// new message: the call never runs, and the approval says so.
+func TestApprovalDecidedThenSupersededReadsSuperseded(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	s := mustServerOn(t, pool, offline.New(), withApprovals(time.Hour, "delete_task"))
+	user := storetest.UserID(t)
+	conv, a := s.waitingDelete(t, user, "add sort the mail")
+	if _, err := store.NewTurns(pool).DecideApproval(context.Background(), tasks.Decision{UserID: user, ApprovalID: a.ID, Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.chatTurn(t, user, conv, "show my tasks")
+	if _, got := s.approval(t, user, a.ID); got.State != tasks.ApprovalSuperseded {
+		t.Fatalf("approval = %+v, want superseded: its call never ran", got)
+	}
+	if r := s.decide(t, user, a.ID, `{"approved":true}`); r.status != http.StatusConflict {
+		t.Fatalf("decision again: %d %s", r.status, r.body)
+	}
+	if got := storedTitles(t, user); len(got) != 1 {
+		t.Fatalf("tasks = %v", got)
+	}
+}
+
+// A model that numbers its calls afresh in each response ("0", "0"…):
+// each call of the turn gets an id of its own, and the approved call runs.
+func TestApprovalWithAModelThatReusesCallIDs(t *testing.T) {
+	t.Parallel()
+	fake := newFakeOpenAI(t,
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "0", Name: "delete_task", Arguments: `{"task_id":1}`}}},
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "0", Name: "list_tasks", Arguments: `{}`}}},
+		openaitest.Step{Text: "Task 1 will be deleted once you approve."},
+		openaitest.Step{Text: "Deleted task 1."},
+	)
+	s := mustServer(t, fake.Model(), withApprovals(time.Hour, "delete_task"))
+	user := storetest.UserID(t)
+	addTask(t, user, "Buy milk")
+	resp := s.chatTurn(t, user, 0, "delete the milk one")
+	if len(resp.Approvals) != 1 || len(resp.ToolCalls) != 2 || resp.ToolCalls[0].ID == resp.ToolCalls[1].ID {
+		t.Fatalf("turn = %+v", resp)
+	}
+	if r := s.decide(t, user, resp.Approvals[0].ID, `{"approved":true}`); r.status != http.StatusOK {
+		t.Fatalf("decision: %d %s", r.status, r.body)
+	}
+	if got := storedTitles(t, user); len(got) != 0 {
+		t.Fatalf("approved, but the call never ran: tasks %v", got)
+	}
+}
+
+// A regenerated reply whose call still waits asks for it again.
+func TestApprovalAskedAgainByARegeneratedReply(t *testing.T) {
+	t.Parallel()
+	s := mustServer(t, offline.New(), withApprovals(time.Hour, "delete_task"))
+	user := storetest.UserID(t)
+	s.ui(t, user, uiBody("regen-appr", "submit-message", "", "add buy milk"), nil)
+	first := s.ui(t, user, uiBody("regen-appr", "submit-message", "", "delete task 1"), nil)
+	if !strings.Contains(string(first.body), `"tool-approval-request"`) || !strings.Contains(string(first.body), `"data-approval"`) {
+		t.Fatalf("the first reply asks for nothing: %s", first.body)
+	}
+	_, turnID := mustLastTurn(t, user)
+	again := s.ui(t, user, uiBody("regen-appr", "regenerate-message", fmt.Sprintf("reply-%d", turnID), "delete task 1"), nil)
+	if !strings.Contains(string(again.body), `"tool-approval-request"`) {
+		t.Fatalf("the approval still waits, but the regenerated reply does not ask for it: %s", again.body)
+	}
+	if list, _ := s.waiting(t, user, ""); len(list) != 1 {
+		t.Fatalf("waiting = %+v", list)
+	}
+}
+
+// The turn rate refuses a decision before it is made.
+func TestApprovalRefusedByTheTurnRateIsNotMade(t *testing.T) {
+	t.Parallel()
+	s := mustServer(t, offline.New(), withApprovals(time.Hour, "delete_task"), func(c *serverConfig) { c.api.TurnsPerMinute, c.api.TurnBurst = 1, 2 })
+	user := storetest.UserID(t)
+	_, a := s.waitingDelete(t, user, "add wash the car")
+	if r := s.decide(t, user, a.ID, `{"approved":true}`); r.status != http.StatusTooManyRequests {
+		t.Fatalf("decision over the rate: %d %s", r.status, r.body)
+	}
+	if _, got := s.approval(t, user, a.ID); got.State != tasks.ApprovalPending {
+		t.Fatalf("a refused decision was made: %+v", got)
+	}
+}
+
+// An approved call whose task changed since the person saw it does not run.
+func TestApprovalOfATaskChangedSinceDoesNotRun(t *testing.T) {
+	t.Parallel()
+	s := mustServer(t, offline.New(), withApprovals(time.Hour, "delete_task"))
+	user := storetest.UserID(t)
+	_, a := s.waitingDelete(t, user, "add buy milk")
+	title := "Pay the rent"
+	if _, err := tasks.NewService(store.NewTasks(storetest.Pool(t))).Update(context.Background(), user, 1, tasks.TaskUpdate{Title: &title}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := s.decide(t, user, a.ID, `{"approved":true}`)
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `Pay the rent`) {
+		t.Fatalf("decision: %d %s", r.status, r.body)
+	}
+	if got := storedTitles(t, user); len(got) != 1 || got[0] != title {
+		t.Fatalf("the person approved %q, and the tasks are %v", a.Summary, got)
+	}
 }

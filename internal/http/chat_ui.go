@@ -121,6 +121,9 @@ func parseUIChat(w http.ResponseWriter, r *http.Request) (chat.Request, []tasks.
 	if !chatIDPattern.MatchString(body.ID) {
 		return chat.Request{}, nil, tasks.Invalid("id", "must be 1 to 128 letters, digits, '_', '.', ':' or '-'")
 	}
+	if _, err := idempotencyKey(r); err != nil {
+		return chat.Request{}, nil, err
+	}
 	if body.Trigger != triggerRegenerate && len(body.Messages) > 0 {
 		decisions, err := approvalResponses(req.UserID, body.Messages[len(body.Messages)-1], len(body.Messages)-1)
 		if decisions != nil || err != nil {

@@ -30,11 +30,11 @@ func (s *Turns) TaskTitle(ctx context.Context, userID string, id int64) (string,
 func (s *Turns) RequestApproval(ctx context.Context, r tasks.ApprovalRequest) (tasks.Approval, error) {
 	rec := r.Record
 	a := tasks.Approval{ConversationID: rec.ConversationID, TurnID: rec.TurnID, CallID: rec.CallID, Seq: rec.Seq, Round: rec.Round,
-		Tool: rec.Tool, Arguments: rec.Arguments, Summary: r.Summary, State: tasks.ApprovalPending}
+		Tool: rec.Tool, Arguments: rec.Arguments, Summary: r.Summary, Title: r.Title, State: tasks.ApprovalPending}
 	placeholder := tasks.AwaitingJSON(a, r)
 	err := s.pool.QueryRow(ctx, stmt.RequestApproval, r.UserID, rec.ConversationID, rec.ClaimToken,
 		auditName(rec.CallID, "call"), rec.Tool, jsonOr(rec.Arguments, "{}"), rec.Round, rec.Seq, rec.TurnID,
-		r.Summary, r.TTL, placeholder).Scan(&a.ID, &a.CreatedAt, &a.ExpiresAt)
+		r.Summary, r.TTL, placeholder, r.Title).Scan(&a.ID, &a.CreatedAt, &a.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return tasks.Approval{}, tasks.ErrTurnEnded
 	}
@@ -131,7 +131,7 @@ func queryApprovals(ctx context.Context, q querier, sql string, args ...any) ([]
 	}
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (tasks.Approval, error) {
 		var a tasks.Approval
-		err := row.Scan(&a.ID, &a.ConversationID, &a.TurnID, &a.CallID, &a.Seq, &a.Round, &a.Tool, &a.Arguments, &a.Summary,
+		err := row.Scan(&a.ID, &a.ConversationID, &a.TurnID, &a.CallID, &a.Seq, &a.Round, &a.Tool, &a.Arguments, &a.Summary, &a.Title,
 			&a.State, &a.Reason, &a.DecidedAt, &a.CreatedAt, &a.ExpiresAt)
 		if a.DecidedAt.Equal(time.Unix(0, 0)) {
 			a.DecidedAt = time.Time{}

@@ -60,11 +60,14 @@ type Approval struct {
 	Tool           string
 	Arguments      json.RawMessage
 	Summary        string // what the call does, in plain words: "Delete task 3, Buy milk"
-	State          string // one of the Approval… states
-	Reason         string // the person's, with a decision; may be ""
-	DecidedAt      time.Time
-	CreatedAt      time.Time
-	ExpiresAt      time.Time
+	// Title is the title of the task the call names, as the person was
+	// shown it; "" when it names none.
+	Title     string
+	State     string // one of the Approval… states
+	Reason    string // the person's, with a decision; may be ""
+	DecidedAt time.Time
+	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
 // ApprovalRequest is what a turn records when its model calls a tool that
@@ -167,10 +170,20 @@ func DeclinedJSON(reason string) json.RawMessage {
 	return b
 }
 
+// StaleJSON is the result of an approved call that did not run because
+// what it acts on changed since the person approved it (why says how).
+func StaleJSON(why string) json.RawMessage {
+	b, _ := json.Marshal(DeclinedResult{Error: "This call did not run: " + why + ". Ask the person again.", Status: StaleStatus})
+	return b
+}
+
+// StaleStatus is the status of StaleJSON's result.
+const StaleStatus = "stale"
+
 // NotApprovedMessage is what the model reads, in the history, of a call
-// that waited and was never decided: a new message came first, or it
-// expired.
-const NotApprovedMessage = "This call was not approved: the person went on without approving it, and it did not run."
+// that waited and never ran: a new message came before it was decided, or
+// before its turn went on with it, or it expired.
+const NotApprovedMessage = "This call did not run: it waited for the person's approval, and the conversation went on before it ran."
 
 // MaxReasonLength bounds a decision's reason, in characters.
 const MaxReasonLength = 1000

@@ -105,6 +105,10 @@ func (o *UI) Event(id EventID, e chat.Event) {
 		o.toolCall(*e.Call, e.Round)
 	case chat.EventToolResult:
 		o.toolResult(*e.Call)
+	case chat.EventApproval:
+		// What the call that asked (tool-approval-request) waits for, for
+		// useChat's onData: its summary, its expiry.
+		o.send(uiFrame(uiDataChunk{Type: "data-approval", ID: strconv.FormatInt(e.Approval.ID, 10), Data: ApprovalOf(*e.Approval), Transient: true}))
 	}
 }
 

@@ -189,6 +189,12 @@ type (
 		ApprovalID string `json:"approvalId"`
 		ToolCallID string `json:"toolCallId"`
 	}
+	uiDataChunk struct {
+		Type      string   `json:"type"` // data-approval
+		ID        string   `json:"id"`
+		Data      Approval `json:"data"`
+		Transient bool     `json:"transient"`
+	}
 	uiToolErrorChunk struct {
 		Type       string `json:"type"` // tool-output-error
 		ToolCallID string `json:"toolCallId"`
