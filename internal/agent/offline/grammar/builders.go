@@ -11,18 +11,6 @@ import (
 // may refuse the match ("what's the weather?" is no listing), and the
 // next line tries.
 
-func reply(text string) func(clause) (Step, bool) {
-	return func(clause) (Step, bool) { return Step{Act: ActReply, Text: text}, true }
-}
-
-func chatter(text string) func(clause) (Step, bool) {
-	return func(clause) (Step, bool) { return Step{Act: ActChatter, Text: text}, true }
-}
-
-func only(a Action) func(clause) (Step, bool) {
-	return func(clause) (Step, bool) { return Step{Act: a}, true }
-}
-
 // smallTalk reads a sentence, as written, of only thanks and goodbyes:
 // "thank u so much!! 😊", "ok thanks, bye", "gotta go".
 func smallTalk(c clause) (Step, bool) {
