@@ -75,7 +75,7 @@ func correction(c clause) (Step, bool) {
 	if !allIn(c.words("lead"), correctionLeads) || len(ws) == 0 || ws[0].Low == "to" {
 		return Step{}, false
 	}
-	s := Step{Act: ActCorrect, Ref: slots.ParseRef(ws), Parts: refParts(ws), Text: words.CapitalizeFirst(slots.CleanText(c.raw("value")))}
+	s := Step{Act: ActCorrect, Ref: slots.ParseRef(ws), Parts: slots.RefParts(ws), Text: words.CapitalizeFirst(slots.CleanText(c.raw("value")))}
 	if added, _ := add(clause{text: c.text, ws: c.ws, caps: words.Captures{"items": c.caps["value"]}}); len(added.Items) == 1 {
 		s.Title, s.Desc = added.Items[0].Title, added.Items[0].Description
 	}
@@ -101,7 +101,7 @@ func meantRequest(value string) (Step, bool) {
 func onTask(a Action) func(clause) (Step, bool) {
 	return func(c clause) (Step, bool) {
 		ws := c.words("task")
-		r, parts := slots.ParseRef(ws), refParts(ws)
+		r, parts := slots.ParseRef(ws), slots.RefParts(ws)
 		if r.Kind == slots.RefName && parts == nil && slots.TaskRefAt(ws, 0) > 0 && ws[0].Low != "the" {
 			// "task 5 can be marked": another line reads the rest.
 			return Step{}, false
@@ -123,27 +123,6 @@ func reported(c clause) (Step, bool) {
 	return s, ok
 }
 
-// refParts reads "the report and the dentist" as two references, or nil.
-func refParts(ws []words.Word) []slots.Ref {
-	var parts []slots.Ref
-	from := 0
-	for i := 0; i <= len(ws); i++ {
-		if i < len(ws) && !partSeparators[ws[i].Low] {
-			continue
-		}
-		if i > from {
-			if r := slots.ParseRef(ws[from:i]); r.Kind != slots.RefNone {
-				parts = append(parts, r)
-			}
-		}
-		from = i + 1
-	}
-	if len(parts) < 2 {
-		return nil
-	}
-	return parts
-}
-
 // answer reads a reference alone ("the second one", "4"): an answer, or,
 // when nothing was asked, words that may be a task.
 func answer(c clause) (Step, bool) {
@@ -155,7 +134,7 @@ func answer(c clause) (Step, bool) {
 	case r.Kind == slots.RefName && (slots.IsQuestion(text, c.ws) || slots.AsksYesOrNo(c.ws) || slots.NamesField(c.ws) || cannotDo(c.ws) != ""):
 		return Step{}, false
 	}
-	return Step{Act: ActAnswer, Ref: r, Text: words.CapitalizeFirst(text), Parts: refParts(c.words("task"))}, true
+	return Step{Act: ActAnswer, Ref: r, Text: words.CapitalizeFirst(text), Parts: slots.RefParts(c.words("task"))}, true
 }
 
 // otherThan reads an answer that says which task is not meant: "not the
@@ -174,7 +153,7 @@ func otherThan(c clause) (Step, bool) {
 		return Step{Act: ActAnswer, Ref: slots.Ref{Kind: slots.RefOther, Except: except, Plural: several, Pointed: len(rest) > 0}}, true
 	}
 	r := slots.ParseRef(rest)
-	return Step{Act: ActAnswer, Ref: r, Parts: refParts(rest)}, r.Kind != slots.RefNone && r.Kind != slots.RefAll
+	return Step{Act: ActAnswer, Ref: r, Parts: slots.RefParts(rest)}, r.Kind != slots.RefNone && r.Kind != slots.RefAll
 }
 
 var otherPattern = words.CompilePattern("the? other|others one|ones|task|tasks?")

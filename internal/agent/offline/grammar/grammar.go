@@ -296,7 +296,6 @@ var (
 	notYetWords     = lexicon.Words("not yet words")
 	offWords        = lexicon.Words("tick tails")
 	orderWords      = lexicon.Words("order words")
-	partSeparators  = lexicon.Words("part separators")
 	reasonWords     = lexicon.Words("reason words")
 	refLeads        = lexicon.Words("ref leads")
 	remarkTails     = lexicon.Words("remark tails")

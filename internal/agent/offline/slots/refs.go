@@ -59,6 +59,7 @@ var (
 	topicWords       = lexicon.Phrases("topic words")
 	topicNouns       = lexicon.Words("topic nouns")
 	exceptionJoins   = lexicon.Words("exception joins")
+	partSeparators   = lexicon.Words("part separators")
 	rangeWords       = lexicon.Words("range words")
 	titleFiller      = lexicon.Words("title filler")
 	notPastTense     = lexicon.Words("not past tense")
@@ -118,10 +119,23 @@ func ExceptionRefs(ws []words.Word) []Ref {
 	if r := ParseRef(ws); r.Kind == RefIDs {
 		return []Ref{r}
 	}
+	return refsBetween(ws, exceptionJoins)
+}
+
+// RefParts reads "the report and the dentist" as two references, or nil.
+func RefParts(ws []words.Word) []Ref {
+	if parts := refsBetween(ws, partSeparators); len(parts) > 1 {
+		return parts
+	}
+	return nil
+}
+
+// refsBetween reads the references between the words of joins.
+func refsBetween(ws []words.Word, joins map[string]bool) []Ref {
 	var out []Ref
 	start := 0
 	for i := 0; i <= len(ws); i++ {
-		if i < len(ws) && !exceptionJoins[ws[i].Low] {
+		if i < len(ws) && !joins[ws[i].Low] {
 			continue
 		}
 		if r := ParseRef(ws[start:i]); r.Kind != RefNone {
