@@ -12,12 +12,11 @@ import (
 // The lexicon's sections this package reads. NumberWords are the task
 // numbers people spell out, NumberNouns the words said before one ("no. 3").
 var (
-	NumberWords     = lexicon.Numbers[int64]("number words")
-	NumberNouns     = lexicon.Words("number nouns")
-	chatSpellings   = lexicon.Pairs("chat spellings")
-	abbreviations   = lexicon.Words("abbreviations")
-	completedStates = lexicon.Words("completed states")
-	pendingStates   = lexicon.Words("pending states")
+	NumberWords   = lexicon.Numbers[int64]("number words")
+	NumberNouns   = lexicon.Words("number nouns")
+	chatSpellings = lexicon.Pairs("chat spellings")
+	abbreviations = lexicon.Words("abbreviations")
+	states        = lexicon.Pairs("states")
 )
 
 // Word is one word or one punctuation mark (",", ":" and ";" stand alone).
@@ -252,16 +251,9 @@ func TrimPunctuation(ws []Word) []Word {
 	return ws
 }
 
-// StatusWord maps a word to the state it names, or "".
-func StatusWord(low string) string {
-	switch {
-	case completedStates[low]:
-		return "completed"
-	case pendingStates[low]:
-		return "pending"
-	}
-	return ""
-}
+// StatusWord maps a word to the state it names, "completed" or
+// "pending", or "".
+func StatusWord(low string) string { return states[low] }
 
 // TaskNumber returns the task number a word says ("5", "#5", "five"), or 0.
 func TaskNumber(w Word) int64 {
