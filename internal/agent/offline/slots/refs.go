@@ -89,14 +89,9 @@ var refReaders = []func([]words.Word) (Ref, bool){idsRef, focusRef, ordinalRef, 
 // "anything about the dentist?", where "about" follows a word for tasks or
 // starts the question ("what do you know about cooking?" names none).
 func TopicRef(ws []words.Word) Ref {
-	var rest []words.Word
-	numbered := false // "task 5", "#5": "what's 15% of 80" names no task
-	for _, w := range ws {
-		if !topicFiller[w.Low] {
-			rest = append(rest, w)
-		}
-		numbered = numbered || topicNumberNouns[w.Low] || strings.HasPrefix(w.Text, "#")
-	}
+	// Numbers are tasks' when said so, "task 5", "#5": "what's 15% of 80" names no task.
+	numbered := slices.ContainsFunc(ws, func(w words.Word) bool { return topicNumberNouns[w.Low] || strings.HasPrefix(w.Text, "#") })
+	rest := slices.DeleteFunc(slices.Clone(ws), func(w words.Word) bool { return topicFiller[w.Low] })
 	if r, ok := idsRef(rest); ok && numbered {
 		return r
 	}

@@ -131,14 +131,14 @@ func SplitItems(text string, plural bool) []string {
 		return parts
 	}
 	if plural {
-		return cutAt(text, itemSeparator)
+		return cutAt(text, itemSeparator, nil)
 	}
 	if parts, ok := thingsListed(text); ok {
 		return parts
 	}
 	var out []string
-	for _, part := range cutAt(text, repeatedInfinitive) {
-		out = append(out, cutWhere(part, itemSeparator, startsTask)...)
+	for _, part := range cutAt(text, repeatedInfinitive, nil) {
+		out = append(out, cutAt(part, itemSeparator, startsTask)...)
 	}
 	return out
 }
@@ -150,7 +150,7 @@ func thingsListed(text string) ([]string, bool) {
 	if !strings.Contains(text, ",") || strings.ContainsAny(text, ":;") {
 		return nil, false
 	}
-	parts := cutAt(text, itemSeparator)
+	parts := cutAt(text, itemSeparator, nil)
 	if len(parts) < 3 {
 		return nil, false
 	}
@@ -166,10 +166,7 @@ func thingsListed(text string) ([]string, bool) {
 		}
 	}
 	first := words.Split(parts[0])[0].Low
-	if taskVerbs[first] || nounVerbs[first] || listVerbs[first] {
-		return nil, false
-	}
-	return parts, true
+	return parts, !taskVerbs[first] && !nounVerbs[first] && !listVerbs[first]
 }
 
 // maxThingWords is the most words a thing of a list of things is called.
@@ -232,14 +229,9 @@ var (
 	repeatedInfinitive = regexp.MustCompile(`(?i)\s*(?:,\s*and|,|\s+and|\s+and\s+also|;)\s+to\s+`)
 )
 
-// cutAt splits s at every match of sep outside quotes.
-func cutAt(s string, sep *regexp.Regexp) []string {
-	return cutWhere(s, sep, func([]words.Word, []words.Word) bool { return true })
-}
-
-// cutWhere splits s at the matches of sep outside quotes where two says
-// the words either side, from the last cut on, are two parts.
-func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word) bool) []string {
+// cutAt splits s at the matches of sep outside quotes: at every one, or
+// where two says the words either side, from the last cut on, are two parts.
+func cutAt(s string, sep *regexp.Regexp, two func(before, after []words.Word) bool) []string {
 	var out []string
 	ws := words.Split(s)
 	quoted := quotedSpans(ws)
@@ -250,7 +242,7 @@ func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word)
 		}
 		end := sort.Search(len(ws), func(i int) bool { return ws[i].End > loc[0] })
 		next := sort.Search(len(ws), func(i int) bool { return ws[i].Start >= loc[1] })
-		if !two(ws[fromWord:max(end, fromWord)], ws[next:]) {
+		if two != nil && !two(ws[fromWord:max(end, fromWord)], ws[next:]) {
 			continue
 		}
 		out = append(out, s[from:loc[0]])
