@@ -32,13 +32,10 @@ func smallTalk(c clause) (Step, bool) {
 			return Step{}, false
 		}
 	}
-	switch {
-	case thanks:
+	if thanks {
 		return Step{Act: ActChatter, Text: welcomeText}, true
-	case bye:
-		return Step{Act: ActChatter, Text: "Bye for now — your list will be here when you're back."}, true
 	}
-	return Step{}, false
+	return Step{Act: ActChatter, Text: "Bye for now — your list will be here when you're back."}, bye
 }
 
 // maxSmallTalk is the longest sentence, in bytes, read as small talk.
@@ -202,11 +199,8 @@ func stateReached(c clause) (Step, bool) {
 		return Step{}, false
 	}
 	r := slots.NameRef(c.words("task"))
-	if r.Kind != slots.RefName {
-		return Step{}, false
-	}
 	r.Words, r.Deed = append([]string{state[0].Low}, r.Words...), stateWords[state[0].Low]
-	return Step{Act: ActComplete, Ref: r}, true
+	return Step{Act: ActComplete, Ref: r}, r.Kind == slots.RefName
 }
 
 // dropByName reads "I don't need to buy milk anymore".
@@ -254,10 +248,7 @@ func retitleQuoted(c clause) (Step, bool) {
 func list(c clause) (Step, bool) {
 	ws := c.words("what")
 	topic := slots.TopicRef(ws)
-	if len(ws) > 0 && topic.Kind == slots.RefNone && !slots.AboutTheList(ws) {
-		return Step{}, false
-	}
-	return Step{Act: ActList, Status: slots.StatusOf(c.ws), Ref: topic}, true
+	return Step{Act: ActList, Status: slots.StatusOf(c.ws), Ref: topic}, len(ws) == 0 || topic.Kind != slots.RefNone || slots.AboutTheList(ws)
 }
 
 // listShorthand reads only listing words: "my tasks", "pending?".
