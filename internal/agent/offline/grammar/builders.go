@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
@@ -83,15 +84,8 @@ func correction(c clause) (Step, bool) {
 // meant delete it"), never made a title.
 func meantRequest(value string) (Step, bool) {
 	r, ok := readAlone(value)
-	if !ok {
-		return Step{}, false
-	}
-	switch r.Act {
-	case ActAdd, ActAnswer, ActSuggest, ActReply, ActChatter, ActYes, ActCorrect:
-		return Step{}, false
-	}
 	r.Bearing = Correcting
-	return r, true
+	return r, ok && !slices.Contains([]Action{ActAdd, ActAnswer, ActSuggest, ActReply, ActChatter, ActYes, ActCorrect}, r.Act)
 }
 
 // onTask reads a request about the tasks in the {task} slot.

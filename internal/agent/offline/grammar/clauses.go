@@ -68,11 +68,7 @@ var asideStep = Step{Act: ActChatter, Text: "Okay."}
 
 // changes reports a step that changes the list.
 func changes(s Step) bool {
-	switch s.Act {
-	case ActAdd, ActComplete, ActDelete, ActUpdate, ActNote:
-		return true
-	}
-	return false
+	return slices.Contains([]Action{ActAdd, ActComplete, ActDelete, ActUpdate, ActNote}, s.Act)
 }
 
 // withoutChatter drops "thanks" and "hi" from a message that asks for more.
