@@ -48,15 +48,9 @@ func leaving(ws []words.Word) bool {
 	for n > 0 && (ws[n-1].Low == "now" || ws[n-1].Low == "") {
 		n--
 	}
-	if n < 2 || n > 6 || ws[n-1].Low != "go" {
-		return false
-	}
-	for _, w := range ws[:n-1] {
-		if !leavingWords[w.Low] && !thanksWords[w.Low] && w.Low != "," && w.Low != "" {
-			return false
-		}
-	}
-	return true
+	return n >= 2 && n <= 6 && ws[n-1].Low == "go" && !slices.ContainsFunc(ws[:n-1], func(w words.Word) bool {
+		return !leavingWords[w.Low] && !thanksWords[w.Low] && w.Low != "," && w.Low != ""
+	})
 }
 
 // refusal reads "keep them" or "don't delete it" as a no; "keep the

@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
@@ -147,12 +148,9 @@ func addsWhatFollows(line string) bool {
 
 // onlyFollowing reports words that name no task, only that some follow.
 func onlyFollowing(ws []words.Word) bool {
-	for _, w := range ws {
-		if !slots.PluralLeadIns[w.Low] && !followingWords[w.Low] && w.Low != "" && w.Low != ":" {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(ws, func(w words.Word) bool {
+		return !slots.PluralLeadIns[w.Low] && !followingWords[w.Low] && w.Low != "" && w.Low != ":"
+	})
 }
 
 // steps reads the list: after lines that ask to add, one add of every

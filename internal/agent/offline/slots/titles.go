@@ -112,15 +112,7 @@ func StripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
 // countsThings reports a title that starts with a count of things, "3
 // eggs", not of tasks, "3 tasks: a, b, c".
 func countsThings(ws []words.Word) bool {
-	if !taskCounts[ws[0].Low] {
-		return false
-	}
-	for _, w := range ws[1:min(3, len(ws))] {
-		if TaskNouns[w.Low] {
-			return false
-		}
-	}
-	return true
+	return taskCounts[ws[0].Low] && !slices.ContainsFunc(ws[1:min(3, len(ws))], func(w words.Word) bool { return TaskNouns[w.Low] })
 }
 
 // SplitItems cuts a list of titles at commas, semicolons and "and" when
@@ -156,13 +148,8 @@ func thingsListed(text string) ([]string, bool) {
 	}
 	for _, part := range parts {
 		ws := words.Split(part)
-		if len(ws) == 0 || len(ws) > maxThingWords {
+		if len(ws) == 0 || len(ws) > maxThingWords || slices.ContainsFunc(ws, saysMore) {
 			return nil, false
-		}
-		for _, w := range ws {
-			if relationWords[w.Low] || w.Low != "" && w.Low[0] >= '0' && w.Low[0] <= '9' {
-				return nil, false
-			}
 		}
 	}
 	first := words.Split(parts[0])[0].Low
@@ -171,6 +158,11 @@ func thingsListed(text string) ([]string, bool) {
 
 // maxThingWords is the most words a thing of a list of things is called.
 const maxThingWords = 4
+
+// saysMore reports a word that says more than what a thing is called: "with", "2".
+func saysMore(w words.Word) bool {
+	return relationWords[w.Low] || w.Low != "" && w.Low[0] >= '0' && w.Low[0] <= '9'
+}
 
 // enumerated cuts a list numbered in its text, "1) call the bank 2) email
 // HR", at its numbers, which must start the text and count 1, 2, 3.
