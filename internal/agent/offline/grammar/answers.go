@@ -56,11 +56,8 @@ func takenBack(steps []Step) []Step {
 // namesTaskAlone reports a bare reference that plainly points at a task
 // ("just 4", "the garage"), not words that may be one to add ("buy milk").
 func namesTaskAlone(s Step) bool {
-	if s.Act != ActAnswer {
-		return false
-	}
 	ws := words.Split(strings.ToLower(s.Text))
-	return s.Ref.Kind == slots.RefIDs || s.Ref.Kind == slots.RefName && len(ws) > 0 && refLeads[ws[0].Low]
+	return s.Act == ActAnswer && (s.Ref.Kind == slots.RefIDs || s.Ref.Kind == slots.RefName && len(ws) > 0 && refLeads[ws[0].Low])
 }
 
 // doubtingYes reads a yes said with a doubt ("yes? what would that do"):

@@ -43,13 +43,9 @@ func readPasted(text string) (pasted, bool) {
 		}
 	}
 	switch {
-	case len(lines) == 1 && first == 0:
-		rest := unmark(lines[0])
-		if rest == "" || inlineMark.MatchString(" "+rest) {
-			return pasted{}, false
-		}
-		return pasted{lines: []string{rest}}, true
-	case first >= 0 && (first != last || introduces(strings.Join(lines[:first], "\n"))):
+	case len(lines) == 1 && first == 0 && inlineMark.MatchString(" "+unmark(lines[0])):
+		return pasted{}, false // one line holding several items
+	case first >= 0 && (first != last || len(lines) == 1 || introduces(strings.Join(lines[:first], "\n"))):
 		p.header = strings.Join(lines[:first], "\n")
 		for _, line := range lines[first : last+1] {
 			p.lines = append(p.lines, unmark(line))
