@@ -218,13 +218,10 @@ func peekIs(sentence string, ws []words.Word, is func(Step) bool) bool {
 // enough, all of it ("tasks 2 and 3 are done"), is a request of its own.
 func startsRequest(sentence string, ws []words.Word) bool {
 	first := toConnector(ws)
-	if _, ok := parseWords(sentence, first, false); ok {
-		return true
+	if _, ok := parseWords(sentence, first, false); ok || len(first) == len(ws) {
+		return ok
 	}
-	if len(first) == len(ws) || len(ws) > maxClauseWords {
-		return false
-	}
-	_, ok := parseWords(sentence, ws, false)
+	_, ok := peek(sentence, ws, false)
 	return ok
 }
 

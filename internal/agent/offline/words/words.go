@@ -1,6 +1,7 @@
 package words
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -69,10 +70,7 @@ func Split(s string) []Word {
 // but one of doubt ("delete 5 🤔 7"), or any inside a sentence with marks
 // ("✅ 1 🙂 5"), stands for a word no pattern holds: no list runs across it.
 func withCheckMarks(ws []Word) []Word {
-	marked := false
-	for _, w := range ws {
-		marked = marked || w.Low == "" && strings.ContainsAny(w.Text, notDoneMarks+doneMarks)
-	}
+	marked := slices.ContainsFunc(ws, func(w Word) bool { return w.Low == "" && strings.ContainsAny(w.Text, notDoneMarks+doneMarks) })
 	for i, w := range ws {
 		switch {
 		case w.Low != "":
