@@ -114,10 +114,8 @@ func introduces(header string) bool {
 // asks to add what follows.
 func adds(header string) bool {
 	for _, sentence := range words.Sentences(header) {
-		for _, part := range strings.Split(sentence, ",") {
-			if addsWhatFollows(part) {
-				return true
-			}
+		if slices.ContainsFunc(strings.Split(sentence, ","), addsWhatFollows) {
+			return true
 		}
 	}
 	return false
@@ -131,15 +129,9 @@ func addsWhatFollows(line string) bool {
 		return true
 	}
 	s, ok := parseWords(line, ws, true)
-	if !ok || s.Act != ActAdd {
-		return false
-	}
-	for _, it := range s.Items {
-		if !onlyFollowing(words.Split(it.Title + " " + it.Description)) {
-			return false
-		}
-	}
-	return true
+	return ok && s.Act == ActAdd && !slices.ContainsFunc(s.Items, func(it Item) bool {
+		return !onlyFollowing(words.Split(it.Title + " " + it.Description))
+	})
 }
 
 // onlyFollowing reports words that name no task, only that some follow.
@@ -174,12 +166,10 @@ func (p pasted) steps() ([]Step, bool) {
 // asks reports a list a line of which, read alone, asks for more than
 // words that may be a task.
 func (p pasted) asks() bool {
-	for _, line := range p.lines {
-		if s, ok := readAlone(line); ok && !(s.Act == ActAnswer && s.Ref.Kind == slots.RefName) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.lines, func(line string) bool {
+		s, ok := readAlone(line)
+		return ok && !(s.Act == ActAnswer && s.Ref.Kind == slots.RefName)
+	})
 }
 
 // text is the list as lines without their marks.
