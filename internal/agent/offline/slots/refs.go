@@ -147,10 +147,8 @@ func refsBetween(ws []words.Word, joins map[string]bool) []Ref {
 func idsRef(ws []words.Word) (Ref, bool) {
 	var ids []int64
 	span := false
-	seen := map[int64]bool{}
 	add := func(id int64) {
-		if !seen[id] && len(ids) < maxRefIDs {
-			seen[id] = true
+		if !slices.Contains(ids, id) && len(ids) < maxRefIDs {
 			ids = append(ids, id)
 		}
 	}

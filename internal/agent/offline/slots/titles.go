@@ -80,10 +80,7 @@ func StripListTail(ws []words.Word) []words.Word {
 	}
 	for _, kind := range listKinds {
 		at := n - 1 - len(kind) // where the kind starts, before "list"
-		if at < 3 || !listPrepositions[ws[at-2].Low] || !listOwners[ws[at-1].Low] {
-			continue
-		}
-		if words.MatchPhrase(kind, ws, at) {
+		if at >= 3 && listPrepositions[ws[at-2].Low] && listOwners[ws[at-1].Low] && words.MatchPhrase(kind, ws, at) {
 			return words.StripTrailing(ws[:at-2], AddTails)
 		}
 	}
