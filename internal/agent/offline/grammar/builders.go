@@ -134,7 +134,7 @@ func otherThan(c clause) (Step, bool) {
 	}
 	rest := c.words("task")
 	if _, other := otherPattern.Match(rest); len(rest) == 0 || other {
-		several := len(rest) > 0 && (rest[len(rest)-1].Low == "others" || strings.HasSuffix(rest[len(rest)-1].Low, "s"))
+		several := len(rest) > 0 && strings.HasSuffix(rest[len(rest)-1].Low, "s") // "the others", "other tasks"
 		return Step{Act: ActAnswer, Ref: slots.Ref{Kind: slots.RefOther, Except: except, Plural: several, Pointed: len(rest) > 0}}, true
 	}
 	r := slots.ParseRef(rest)
