@@ -8,10 +8,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// The table of what people say: ordered patterns (notation in
-// words/pattern.go), each with the builder of what a match means. The
-// first that matches a whole clause and builds a step decides.
-
 // Action is what a step of a message asks for.
 type Action int
 
@@ -116,7 +112,9 @@ func aboutDates(c clause) (Step, bool) {
 	return Step{Act: ActReply, Text: NoDatesText}, !to
 }
 
-// grammar is the ordered table of what people say.
+// grammar is the table of what people say: ordered patterns (notation in
+// words/pattern.go), each with its step or the builder of what a match
+// means. The first that matches a whole clause and builds a step decides.
 var grammar = compileGrammar([]rule{
 	// What the assistant is, and small talk.
 	{pattern: "@help", alone: true, step: Step{Act: ActReply, Text: HelpText}},
