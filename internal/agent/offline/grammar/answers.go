@@ -86,22 +86,20 @@ func doubtingYes(text string, steps []Step) []Step {
 // asked, or followed by a question or a hesitation.
 func doubted(text string) bool {
 	sentences := words.Sentences(text)
-	for i, sentence := range sentences {
-		if s, ok := readAlone(sentence); !ok || s.Act != ActYes {
-			continue
-		}
-		if strings.HasSuffix(strings.TrimSpace(sentence), "?") {
-			return true
-		}
-		for _, later := range sentences[i+1:] {
-			lw := words.TrimPunctuation(words.Split(later))
-			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].Low]) {
-				return true
-			}
-		}
+	i := slices.IndexFunc(sentences, func(sentence string) bool {
+		s, ok := readAlone(sentence)
+		return ok && s.Act == ActYes
+	})
+	switch {
+	case i < 0:
 		return false
+	case strings.HasSuffix(strings.TrimSpace(sentences[i]), "?"):
+		return true
 	}
-	return false
+	return slices.ContainsFunc(sentences[i+1:], func(later string) bool {
+		lw := words.TrimPunctuation(words.Split(later))
+		return len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].Low])
+	})
 }
 
 // yesExcept reads words that leave tasks out, alone or after a yes
