@@ -68,12 +68,12 @@ func doubtingYes(text string, steps []Step) []Step {
 		return steps
 	}
 	if slices.ContainsFunc(steps[yes+1:], func(s Step) bool { return s.Act == ActNo }) {
-		return append(append([]Step(nil), steps[:yes]...), steps[yes+1:]...)
+		return slices.Delete(slices.Clone(steps), yes, yes+1)
 	}
 	if !doubted(text) {
 		return steps
 	}
-	out := append([]Step(nil), steps[:yes+1]...)
+	out := slices.Clone(steps[:yes+1])
 	if m := out[yes].Mood; m == StillToDo || m == StillToDoAlone {
 		out[yes].Mood = StillToDoAlone // a modal alone asks again too
 	} else {

@@ -63,11 +63,9 @@ func readPasted(text string) (pasted, bool) {
 	return p, len(p.lines) > 0
 }
 
+// unmark takes a line's mark off; itemMark matches at its start only.
 func unmark(line string) string {
-	if loc := itemMark.FindStringIndex(line); loc != nil {
-		line = line[loc[1]:]
-	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(itemMark.ReplaceAllString(line, ""))
 }
 
 func nonEmptyLines(text string) []string {
