@@ -174,9 +174,8 @@ func takesBack(sentence string, ws []words.Word) bool {
 	return ok && s.Act == ActNo
 }
 
-// takeBackEnd returns where what follows a no at ws[from] starts.
-func takeBackEnd(ws []words.Word, from int) int {
-	i := from
+// takeBackEnd returns where what follows a no at ws[i] starts.
+func takeBackEnd(ws []words.Word, i int) int {
 	for i < len(ws) && ws[i].Low != "," {
 		i++
 	}

@@ -111,12 +111,9 @@ func introduces(header string) bool {
 // adds reports a header one of whose sentences or parts between commas
 // asks to add what follows.
 func adds(header string) bool {
-	for _, sentence := range words.Sentences(header) {
-		if slices.ContainsFunc(strings.Split(sentence, ","), addsWhatFollows) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(words.Sentences(header), func(sentence string) bool {
+		return slices.ContainsFunc(strings.Split(sentence, ","), addsWhatFollows)
+	})
 }
 
 // addsWhatFollows reports a line that asks to add and names no task, only
