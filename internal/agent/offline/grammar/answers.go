@@ -56,11 +56,8 @@ func takenBack(steps []Step) []Step {
 // namesTaskAlone reports a bare reference that plainly points at a task
 // ("just 4", "the garage"), not words that may be one to add ("buy milk").
 func namesTaskAlone(s Step) bool {
-	if s.Act != ActAnswer {
-		return false
-	}
 	ws := words.Split(strings.ToLower(s.Text))
-	return s.Ref.Kind == slots.RefIDs || s.Ref.Kind == slots.RefName && len(ws) > 0 && refLeads[ws[0].Low]
+	return s.Act == ActAnswer && (s.Ref.Kind == slots.RefIDs || s.Ref.Kind == slots.RefName && len(ws) > 0 && refLeads[ws[0].Low])
 }
 
 // doubtingYes reads a yes said with a doubt ("yes? what would that do"):
@@ -71,12 +68,12 @@ func doubtingYes(text string, steps []Step) []Step {
 		return steps
 	}
 	if slices.ContainsFunc(steps[yes+1:], func(s Step) bool { return s.Act == ActNo }) {
-		return append(append([]Step(nil), steps[:yes]...), steps[yes+1:]...)
+		return slices.Delete(slices.Clone(steps), yes, yes+1)
 	}
 	if !doubted(text) {
 		return steps
 	}
-	out := append([]Step(nil), steps[:yes+1]...)
+	out := slices.Clone(steps[:yes+1])
 	if m := out[yes].Mood; m == StillToDo || m == StillToDoAlone {
 		out[yes].Mood = StillToDoAlone // a modal alone asks again too
 	} else {
@@ -89,22 +86,20 @@ func doubtingYes(text string, steps []Step) []Step {
 // asked, or followed by a question or a hesitation.
 func doubted(text string) bool {
 	sentences := words.Sentences(text)
-	for i, sentence := range sentences {
-		if s, ok := readAlone(sentence); !ok || s.Act != ActYes {
-			continue
-		}
-		if strings.HasSuffix(strings.TrimSpace(sentence), "?") {
-			return true
-		}
-		for _, later := range sentences[i+1:] {
-			lw := words.TrimPunctuation(words.Split(later))
-			if len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].Low]) {
-				return true
-			}
-		}
+	i := slices.IndexFunc(sentences, func(sentence string) bool {
+		s, ok := readAlone(sentence)
+		return ok && s.Act == ActYes
+	})
+	switch {
+	case i < 0:
 		return false
+	case strings.HasSuffix(strings.TrimSpace(sentences[i]), "?"):
+		return true
 	}
-	return false
+	return slices.ContainsFunc(sentences[i+1:], func(later string) bool {
+		lw := words.TrimPunctuation(words.Split(later))
+		return len(lw) > 0 && (strings.HasSuffix(strings.TrimSpace(later), "?") || hesitations[lw[0].Low])
+	})
 }
 
 // yesExcept reads words that leave tasks out, alone or after a yes

@@ -74,13 +74,8 @@ func saysNews(first string) bool {
 // asideAt reports a reason from ws[i] on: "because it's done", ", its
 // done anyway".
 func asideAt(ws []words.Word, i int) bool {
-	if reasonWords[ws[i].Low] {
-		return true
-	}
-	if ws[i].Low != "," || i+1 == len(ws) {
-		return false
-	}
-	return reasonWords[ws[i+1].Low] || asideStarts[ws[i+1].Low] && asideEnds[ws[len(ws)-1].Low]
+	return reasonWords[ws[i].Low] || ws[i].Low == "," && i+1 < len(ws) &&
+		(reasonWords[ws[i+1].Low] || asideStarts[ws[i+1].Low] && asideEnds[ws[len(ws)-1].Low])
 }
 
 // asideEnd returns where a reason that starts at ws[i] ends: before a

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
@@ -10,18 +11,6 @@ import (
 // The builders turn a line of the table that matched into a step; one
 // may refuse the match ("what's the weather?" is no listing), and the
 // next line tries.
-
-func reply(text string) func(clause) (Step, bool) {
-	return func(clause) (Step, bool) { return Step{Act: ActReply, Text: text}, true }
-}
-
-func chatter(text string) func(clause) (Step, bool) {
-	return func(clause) (Step, bool) { return Step{Act: ActChatter, Text: text}, true }
-}
-
-func only(a Action) func(clause) (Step, bool) {
-	return func(clause) (Step, bool) { return Step{Act: a}, true }
-}
 
 // smallTalk reads a sentence, as written, of only thanks and goodbyes:
 // "thank u so much!! 😊", "ok thanks, bye", "gotta go".
@@ -44,13 +33,10 @@ func smallTalk(c clause) (Step, bool) {
 			return Step{}, false
 		}
 	}
-	switch {
-	case thanks:
+	if thanks {
 		return Step{Act: ActChatter, Text: welcomeText}, true
-	case bye:
-		return Step{Act: ActChatter, Text: "Bye for now — your list will be here when you're back."}, true
 	}
-	return Step{}, false
+	return Step{Act: ActChatter, Text: "Bye for now — your list will be here when you're back."}, bye
 }
 
 // maxSmallTalk is the longest sentence, in bytes, read as small talk.
@@ -62,15 +48,9 @@ func leaving(ws []words.Word) bool {
 	for n > 0 && (ws[n-1].Low == "now" || ws[n-1].Low == "") {
 		n--
 	}
-	if n < 2 || n > 6 || ws[n-1].Low != "go" {
-		return false
-	}
-	for _, w := range ws[:n-1] {
-		if !leavingWords[w.Low] && !thanksWords[w.Low] && w.Low != "," && w.Low != "" {
-			return false
-		}
-	}
-	return true
+	return n >= 2 && n <= 6 && ws[n-1].Low == "go" && !slices.ContainsFunc(ws[:n-1], func(w words.Word) bool {
+		return !leavingWords[w.Low] && !thanksWords[w.Low] && w.Low != "," && w.Low != ""
+	})
 }
 
 // refusal reads "keep them" or "don't delete it" as a no; "keep the
@@ -87,7 +67,7 @@ func correction(c clause) (Step, bool) {
 	if !allIn(c.words("lead"), correctionLeads) || len(ws) == 0 || ws[0].Low == "to" {
 		return Step{}, false
 	}
-	s := Step{Act: ActCorrect, Ref: slots.ParseRef(ws), Parts: refParts(ws), Text: words.CapitalizeFirst(slots.CleanText(c.raw("value")))}
+	s := Step{Act: ActCorrect, Ref: slots.ParseRef(ws), Parts: slots.RefParts(ws), Text: words.CapitalizeFirst(slots.CleanText(c.raw("value")))}
 	if added, _ := add(clause{text: c.text, ws: c.ws, caps: words.Captures{"items": c.caps["value"]}}); len(added.Items) == 1 {
 		s.Title, s.Desc = added.Items[0].Title, added.Items[0].Description
 	}
@@ -98,22 +78,15 @@ func correction(c clause) (Step, bool) {
 // meant delete it"), never made a title.
 func meantRequest(value string) (Step, bool) {
 	r, ok := readAlone(value)
-	if !ok {
-		return Step{}, false
-	}
-	switch r.Act {
-	case ActAdd, ActAnswer, ActSuggest, ActReply, ActChatter, ActYes, ActCorrect:
-		return Step{}, false
-	}
 	r.Bearing = Correcting
-	return r, true
+	return r, ok && !slices.Contains([]Action{ActAdd, ActAnswer, ActSuggest, ActReply, ActChatter, ActYes, ActCorrect}, r.Act)
 }
 
 // onTask reads a request about the tasks in the {task} slot.
 func onTask(a Action) func(clause) (Step, bool) {
 	return func(c clause) (Step, bool) {
 		ws := c.words("task")
-		r, parts := slots.ParseRef(ws), refParts(ws)
+		r, parts := slots.ParseRef(ws), slots.RefParts(ws)
 		if r.Kind == slots.RefName && parts == nil && slots.TaskRefAt(ws, 0) > 0 && ws[0].Low != "the" {
 			// "task 5 can be marked": another line reads the rest.
 			return Step{}, false
@@ -135,27 +108,6 @@ func reported(c clause) (Step, bool) {
 	return s, ok
 }
 
-// refParts reads "the report and the dentist" as two references, or nil.
-func refParts(ws []words.Word) []slots.Ref {
-	var parts []slots.Ref
-	from := 0
-	for i := 0; i <= len(ws); i++ {
-		if i < len(ws) && !partSeparators[ws[i].Low] {
-			continue
-		}
-		if i > from {
-			if r := slots.ParseRef(ws[from:i]); r.Kind != slots.RefNone {
-				parts = append(parts, r)
-			}
-		}
-		from = i + 1
-	}
-	if len(parts) < 2 {
-		return nil
-	}
-	return parts
-}
-
 // answer reads a reference alone ("the second one", "4"): an answer, or,
 // when nothing was asked, words that may be a task.
 func answer(c clause) (Step, bool) {
@@ -167,7 +119,7 @@ func answer(c clause) (Step, bool) {
 	case r.Kind == slots.RefName && (slots.IsQuestion(text, c.ws) || slots.AsksYesOrNo(c.ws) || slots.NamesField(c.ws) || cannotDo(c.ws) != ""):
 		return Step{}, false
 	}
-	return Step{Act: ActAnswer, Ref: r, Text: words.CapitalizeFirst(text), Parts: refParts(c.words("task"))}, true
+	return Step{Act: ActAnswer, Ref: r, Text: words.CapitalizeFirst(text), Parts: slots.RefParts(c.words("task"))}, true
 }
 
 // otherThan reads an answer that says which task is not meant: "not the
@@ -182,11 +134,11 @@ func otherThan(c clause) (Step, bool) {
 	}
 	rest := c.words("task")
 	if _, other := otherPattern.Match(rest); len(rest) == 0 || other {
-		several := len(rest) > 0 && (rest[len(rest)-1].Low == "others" || strings.HasSuffix(rest[len(rest)-1].Low, "s"))
+		several := len(rest) > 0 && strings.HasSuffix(rest[len(rest)-1].Low, "s") // "the others", "other tasks"
 		return Step{Act: ActAnswer, Ref: slots.Ref{Kind: slots.RefOther, Except: except, Plural: several, Pointed: len(rest) > 0}}, true
 	}
 	r := slots.ParseRef(rest)
-	return Step{Act: ActAnswer, Ref: r, Parts: refParts(rest)}, r.Kind != slots.RefNone && r.Kind != slots.RefAll
+	return Step{Act: ActAnswer, Ref: r, Parts: slots.RefParts(rest)}, r.Kind != slots.RefNone && r.Kind != slots.RefAll
 }
 
 var otherPattern = words.CompilePattern("the? other|others one|ones|task|tasks?")
@@ -235,11 +187,8 @@ func stateReached(c clause) (Step, bool) {
 		return Step{}, false
 	}
 	r := slots.NameRef(c.words("task"))
-	if r.Kind != slots.RefName {
-		return Step{}, false
-	}
 	r.Words, r.Deed = append([]string{state[0].Low}, r.Words...), stateWords[state[0].Low]
-	return Step{Act: ActComplete, Ref: r}, true
+	return Step{Act: ActComplete, Ref: r}, r.Kind == slots.RefName
 }
 
 // dropByName reads "I don't need to buy milk anymore".
@@ -287,10 +236,7 @@ func retitleQuoted(c clause) (Step, bool) {
 func list(c clause) (Step, bool) {
 	ws := c.words("what")
 	topic := slots.TopicRef(ws)
-	if len(ws) > 0 && topic.Kind == slots.RefNone && !slots.AboutTheList(ws) {
-		return Step{}, false
-	}
-	return Step{Act: ActList, Status: slots.StatusOf(c.ws), Ref: topic}, true
+	return Step{Act: ActList, Status: slots.StatusOf(c.ws), Ref: topic}, len(ws) == 0 || topic.Kind != slots.RefNone || slots.AboutTheList(ws)
 }
 
 // listShorthand reads only listing words: "my tasks", "pending?".

@@ -68,11 +68,7 @@ var asideStep = Step{Act: ActChatter, Text: "Okay."}
 
 // changes reports a step that changes the list.
 func changes(s Step) bool {
-	switch s.Act {
-	case ActAdd, ActComplete, ActDelete, ActUpdate, ActNote:
-		return true
-	}
-	return false
+	return slices.Contains([]Action{ActAdd, ActComplete, ActDelete, ActUpdate, ActNote}, s.Act)
 }
 
 // withoutChatter drops "thanks" and "hi" from a message that asks for more.
@@ -178,9 +174,8 @@ func takesBack(sentence string, ws []words.Word) bool {
 	return ok && s.Act == ActNo
 }
 
-// takeBackEnd returns where what follows a no at ws[from] starts.
-func takeBackEnd(ws []words.Word, from int) int {
-	i := from
+// takeBackEnd returns where what follows a no at ws[i] starts.
+func takeBackEnd(ws []words.Word, i int) int {
 	for i < len(ws) && ws[i].Low != "," {
 		i++
 	}
@@ -222,13 +217,10 @@ func peekIs(sentence string, ws []words.Word, is func(Step) bool) bool {
 // enough, all of it ("tasks 2 and 3 are done"), is a request of its own.
 func startsRequest(sentence string, ws []words.Word) bool {
 	first := toConnector(ws)
-	if _, ok := parseWords(sentence, first, false); ok {
-		return true
+	if _, ok := parseWords(sentence, first, false); ok || len(first) == len(ws) {
+		return ok
 	}
-	if len(first) == len(ws) || len(ws) > maxClauseWords {
-		return false
-	}
-	_, ok := parseWords(sentence, ws, false)
+	_, ok := peek(sentence, ws, false)
 	return ok
 }
 

@@ -8,10 +8,6 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
 
-// The table of what people say: ordered patterns (notation in
-// words/pattern.go), each with the builder of what a match means. The
-// first that matches a whole clause and builds a step decides.
-
 // Action is what a step of a message asks for.
 type Action int
 
@@ -81,11 +77,13 @@ const (
 // Item is a task to add.
 type Item struct{ Title, Description string }
 
-// rule is one line of the grammar. An alone rule reads only a whole
-// sentence: after "and" or "then" its words belong to the clause before.
+// rule is one line of the grammar: its step, or the builder of a step
+// from what matched. An alone rule reads only a whole sentence: after
+// "and" or "then" its words belong to the clause before.
 type rule struct {
 	pattern string
 	alone   bool
+	step    Step
 	build   func(c clause) (Step, bool)
 	p       words.Pattern
 }
@@ -114,30 +112,32 @@ func aboutDates(c clause) (Step, bool) {
 	return Step{Act: ActReply, Text: NoDatesText}, !to
 }
 
-// grammar is the ordered table of what people say.
+// grammar is the table of what people say: ordered patterns (notation in
+// words/pattern.go), each with its step or the builder of what a match
+// means. The first that matches a whole clause and builds a step decides.
 var grammar = compileGrammar([]rule{
 	// What the assistant is, and small talk.
-	{pattern: "@help", alone: true, build: reply(HelpText)},
-	{pattern: "@greetings there?", alone: true, build: chatter("Hi! " + HelpText)},
-	{pattern: "@thanks", alone: true, build: chatter(welcomeText)},
+	{pattern: "@help", alone: true, step: Step{Act: ActReply, Text: HelpText}},
+	{pattern: "@greetings there?", alone: true, step: Step{Act: ActChatter, Text: "Hi! " + HelpText}},
+	{pattern: "@thanks", alone: true, step: Step{Act: ActChatter, Text: welcomeText}},
 	{pattern: "{words}", alone: true, build: smallTalk},
-	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, build: reply(noUndoText)},
+	{pattern: "undo|revert|reverse|take_back that|it|this|the_last_one|the_last_change?", alone: true, step: Step{Act: ActReply, Text: noUndoText}},
 	// What the tools cannot do is said plainly, not offered as a task.
-	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish {task}", build: reply(NoReopenText)},
-	{pattern: "mark|set|put|move|make {task} as|to|back_to? not_done|not_complete|not_completed|not_finished|undone|incomplete|uncompleted|unfinished|pending|open|active|to_do|todo again?", build: reply(NoReopenText)},
+	{pattern: "reopen|re-open|uncomplete|un-complete|unmark|untick|uncheck|unfinish {task}", step: Step{Act: ActReply, Text: NoReopenText}},
+	{pattern: "mark|set|put|move|make {task} as|to|back_to? not_done|not_complete|not_completed|not_finished|undone|incomplete|uncompleted|unfinished|pending|open|active|to_do|todo again?", step: Step{Act: ActReply, Text: NoReopenText}},
 	// A due date or a priority, said of a task: "give task 4 a deadline".
 	{pattern: "set|change|update|give|make|assign the|a|an? @dated of|for|on {task} to|: {value}", build: aboutDates},
 	{pattern: "set|change|update|give|make|assign the|a|an? @dated of|for|on {task}", build: aboutDates},
 	{pattern: "add|put|attach the|a|an? @dated to|on|onto {task}", build: aboutDates},
 	{pattern: "set|change|update|give|make|assign {task} @dated to|: {value}", build: aboutDates},
 	{pattern: "give|assign {task} a|an|the @dated :? {value}?", build: aboutDates},
-	{pattern: "set|give|make|assign|add|put a|an|the? @dated", alone: true, build: reply(NoDatesText)},
+	{pattern: "set|give|make|assign|add|put a|an|the? @dated", alone: true, step: Step{Act: ActReply, Text: NoDatesText}},
 	// Carrying on a request the last turn stopped at a limit.
-	{pattern: "continue|keep_going|carry_on|resume please?", alone: true, build: only(ActContinue)},
-	{pattern: "and|now? do|add|finish|continue_with the rest|remaining of_them|of_the_list|ones?", alone: true, build: only(ActContinue)},
-	{pattern: "and? the rest|remaining of_them|of_the_list|ones? too|please?", alone: true, build: only(ActContinue)},
-	{pattern: "@yes", alone: true, build: only(ActYes)},
-	{pattern: "@no", alone: true, build: only(ActNo)},
+	{pattern: "continue|keep_going|carry_on|resume please?", alone: true, step: Step{Act: ActContinue}},
+	{pattern: "and|now? do|add|finish|continue_with the rest|remaining of_them|of_the_list|ones?", alone: true, step: Step{Act: ActContinue}},
+	{pattern: "and? the rest|remaining of_them|of_the_list|ones? too|please?", alone: true, step: Step{Act: ActContinue}},
+	{pattern: "@yes", alone: true, step: Step{Act: ActYes}},
+	{pattern: "@no", alone: true, step: Step{Act: ActNo}},
 	// Keeping what was pointed at is a no: "keep them", "don't delete it".
 	{pattern: "keep|leave {task} alone|as_is|as_it_is|as_they_are|there|for_now?", build: refusal},
 	{pattern: "don't|dont|do_not delete|remove|erase|cancel|drop|trash|scrap|scratch|clear|complete|finish|do|touch|change|mark {task}", build: refusal},
@@ -164,7 +164,7 @@ var grammar = compileGrammar([]rule{
 	{pattern: "call {task} {title} instead", build: retitle},
 	{pattern: "set|make {task} title|name to|as|: :? {title}", build: retitle},
 	{pattern: "@update {task}", build: onTask(ActUpdate)},
-	{pattern: "@update", alone: true, build: only(ActUpdate)},
+	{pattern: "@update", alone: true, step: Step{Act: ActUpdate}},
 
 	// Listing.
 	{pattern: "@show me|us? {what}?", build: list},
@@ -182,11 +182,11 @@ var grammar = compileGrammar([]rule{
 
 	// Completing.
 	{pattern: "mark|set|put|move {task} as|to? @done|done_already|off|as_done|as_complete", build: onTask(ActComplete)},
-	{pattern: "mark|set as|to? @done", alone: true, build: only(ActComplete)},
+	{pattern: "mark|set as|to? @done", alone: true, step: Step{Act: ActComplete}},
 	{pattern: "mark off|down? {task}", build: onTask(ActComplete)},
 	{pattern: "tick|check|cross|strike|knock {task} off", build: onTask(ActComplete)},
 	{pattern: "@finish|finish_up|finish_off {task}", build: onTask(ActComplete)},
-	{pattern: "@finish|mark", alone: true, build: only(ActComplete)},
+	{pattern: "@finish|mark", alone: true, step: Step{Act: ActComplete}},
 	{pattern: "@me already|just|finally|now? @finished {task}", build: reported},
 	{pattern: "i'm|im|i_am|we're|we_are done|finished|through with {task}", build: reported},
 	{pattern: "done|finished|through with {task}", build: reported},
@@ -195,7 +195,7 @@ var grammar = compileGrammar([]rule{
 
 	// Deleting.
 	{pattern: "@delete {task}", build: onTask(ActDelete)},
-	{pattern: "@delete|@clear", alone: true, build: only(ActDelete)},
+	{pattern: "@delete|@clear", alone: true, step: Step{Act: ActDelete}},
 	{pattern: "@clear {task}", build: onTask(ActDelete)},
 	{pattern: "take {task} off|out_of|from my|the? @list", build: onTask(ActDelete)},
 	{pattern: "i|we don't|dont|do_not|no_longer|won't|wont|will_not need|want|have to? {thing} anymore|any_more|now|after_all?", build: dropByName},
@@ -261,7 +261,10 @@ func parseClause(text string, ws []words.Word, whole bool) (Step, bool) {
 		if !ok {
 			continue
 		}
-		s, ok := r.build(clause{text: text, ws: ws, caps: caps})
+		s, ok := r.step, true
+		if r.build != nil {
+			s, ok = r.build(clause{text: text, ws: ws, caps: caps})
+		}
 		if ok && !(s.Act == ActComplete && slots.HasNegation(ws)) {
 			return s, true
 		}
@@ -291,7 +294,6 @@ var (
 	notYetWords     = lexicon.Words("not yet words")
 	offWords        = lexicon.Words("tick tails")
 	orderWords      = lexicon.Words("order words")
-	partSeparators  = lexicon.Words("part separators")
 	reasonWords     = lexicon.Words("reason words")
 	refLeads        = lexicon.Words("ref leads")
 	remarkTails     = lexicon.Words("remark tails")

@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
@@ -42,13 +43,9 @@ func readPasted(text string) (pasted, bool) {
 		}
 	}
 	switch {
-	case len(lines) == 1 && first == 0:
-		rest := unmark(lines[0])
-		if rest == "" || inlineMark.MatchString(" "+rest) {
-			return pasted{}, false
-		}
-		return pasted{lines: []string{rest}}, true
-	case first >= 0 && (first != last || introduces(strings.Join(lines[:first], "\n"))):
+	case len(lines) == 1 && first == 0 && inlineMark.MatchString(" "+unmark(lines[0])):
+		return pasted{}, false // one line holding several items
+	case first >= 0 && (first != last || len(lines) == 1 || introduces(strings.Join(lines[:first], "\n"))):
 		p.header = strings.Join(lines[:first], "\n")
 		for _, line := range lines[first : last+1] {
 			p.lines = append(p.lines, unmark(line))
@@ -66,11 +63,9 @@ func readPasted(text string) (pasted, bool) {
 	return p, len(p.lines) > 0
 }
 
+// unmark takes a line's mark off; itemMark matches at its start only.
 func unmark(line string) string {
-	if loc := itemMark.FindStringIndex(line); loc != nil {
-		line = line[loc[1]:]
-	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(itemMark.ReplaceAllString(line, ""))
 }
 
 func nonEmptyLines(text string) []string {
@@ -116,14 +111,9 @@ func introduces(header string) bool {
 // adds reports a header one of whose sentences or parts between commas
 // asks to add what follows.
 func adds(header string) bool {
-	for _, sentence := range words.Sentences(header) {
-		for _, part := range strings.Split(sentence, ",") {
-			if addsWhatFollows(part) {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(words.Sentences(header), func(sentence string) bool {
+		return slices.ContainsFunc(strings.Split(sentence, ","), addsWhatFollows)
+	})
 }
 
 // addsWhatFollows reports a line that asks to add and names no task, only
@@ -134,25 +124,16 @@ func addsWhatFollows(line string) bool {
 		return true
 	}
 	s, ok := parseWords(line, ws, true)
-	if !ok || s.Act != ActAdd {
-		return false
-	}
-	for _, it := range s.Items {
-		if !onlyFollowing(words.Split(it.Title + " " + it.Description)) {
-			return false
-		}
-	}
-	return true
+	return ok && s.Act == ActAdd && !slices.ContainsFunc(s.Items, func(it Item) bool {
+		return !onlyFollowing(words.Split(it.Title + " " + it.Description))
+	})
 }
 
 // onlyFollowing reports words that name no task, only that some follow.
 func onlyFollowing(ws []words.Word) bool {
-	for _, w := range ws {
-		if !slots.PluralLeadIns[w.Low] && !followingWords[w.Low] && w.Low != "" && w.Low != ":" {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(ws, func(w words.Word) bool {
+		return !slots.PluralLeadIns[w.Low] && !followingWords[w.Low] && w.Low != "" && w.Low != ":"
+	})
 }
 
 // steps reads the list: after lines that ask to add, one add of every
@@ -180,12 +161,10 @@ func (p pasted) steps() ([]Step, bool) {
 // asks reports a list a line of which, read alone, asks for more than
 // words that may be a task.
 func (p pasted) asks() bool {
-	for _, line := range p.lines {
-		if s, ok := readAlone(line); ok && !(s.Act == ActAnswer && s.Ref.Kind == slots.RefName) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.lines, func(line string) bool {
+		s, ok := readAlone(line)
+		return ok && !(s.Act == ActAnswer && s.Ref.Kind == slots.RefName)
+	})
 }
 
 // text is the list as lines without their marks.

@@ -45,14 +45,12 @@ type lexicon struct {
 	asked    map[string]bool
 }
 
-// section is one named list: its entries in the order written, and the
-// same entries line by line for the sections read as pairs.
+// section is one named list: its entries line by line, in the order written.
 type section struct {
-	name    string
-	at      string // file:line of its header, for messages
-	doc     []string
-	entries []string
-	lines   [][]string
+	name  string
+	at    string // file:line of its header, for messages
+	doc   []string
+	lines [][]string
 }
 
 // mustParse reads the data files or stops the program.
@@ -96,7 +94,7 @@ func (l *lexicon) parseFile(file, text string) error {
 		switch {
 		case line == "":
 		case strings.HasPrefix(line, "#"):
-			if cur != nil && len(cur.entries) == 0 {
+			if cur != nil && len(cur.lines) == 0 {
 				cur.doc = append(cur.doc, strings.TrimSpace(strings.TrimPrefix(line, "#")))
 			}
 		case strings.HasPrefix(line, "["):
@@ -115,9 +113,7 @@ func (l *lexicon) parseFile(file, text string) error {
 		case cur == nil:
 			return fmt.Errorf("lexicon: %s: %q comes before any [section]", at, line)
 		default:
-			fields := strings.Fields(line)
-			cur.entries = append(cur.entries, fields...)
-			cur.lines = append(cur.lines, fields)
+			cur.lines = append(cur.lines, strings.Fields(line))
 		}
 	}
 	return finish(cur)
@@ -125,7 +121,7 @@ func (l *lexicon) parseFile(file, text string) error {
 
 // finish checks a section once all its lines are read.
 func finish(s *section) error {
-	if s != nil && len(s.entries) == 0 {
+	if s != nil && len(s.lines) == 0 {
 		return fmt.Errorf("lexicon: %s: section [%s] has no entries", s.at, s.name)
 	}
 	return nil
@@ -146,14 +142,15 @@ func (l *lexicon) section(name string) *section {
 
 // distinct returns the section's entries, which as a list must not repeat.
 func (s *section) distinct() []string {
+	entries := slices.Concat(s.lines...)
 	seen := map[string]bool{}
-	for _, e := range s.entries {
+	for _, e := range entries {
 		if seen[e] {
 			panic(fmt.Sprintf("lexicon: section [%s] (%s) lists %q twice", s.name, s.at, e))
 		}
 		seen[e] = true
 	}
-	return s.entries
+	return entries
 }
 
 func (l *lexicon) words(name string) map[string]bool {

@@ -59,6 +59,7 @@ var (
 	topicWords       = lexicon.Phrases("topic words")
 	topicNouns       = lexicon.Words("topic nouns")
 	exceptionJoins   = lexicon.Words("exception joins")
+	partSeparators   = lexicon.Words("part separators")
 	rangeWords       = lexicon.Words("range words")
 	titleFiller      = lexicon.Words("title filler")
 	notPastTense     = lexicon.Words("not past tense")
@@ -88,14 +89,9 @@ var refReaders = []func([]words.Word) (Ref, bool){idsRef, focusRef, ordinalRef, 
 // "anything about the dentist?", where "about" follows a word for tasks or
 // starts the question ("what do you know about cooking?" names none).
 func TopicRef(ws []words.Word) Ref {
-	var rest []words.Word
-	numbered := false // "task 5", "#5": "what's 15% of 80" names no task
-	for _, w := range ws {
-		if !topicFiller[w.Low] {
-			rest = append(rest, w)
-		}
-		numbered = numbered || topicNumberNouns[w.Low] || strings.HasPrefix(w.Text, "#")
-	}
+	// Numbers are tasks' when said so, "task 5", "#5": "what's 15% of 80" names no task.
+	numbered := slices.ContainsFunc(ws, func(w words.Word) bool { return topicNumberNouns[w.Low] || strings.HasPrefix(w.Text, "#") })
+	rest := slices.DeleteFunc(slices.Clone(ws), func(w words.Word) bool { return topicFiller[w.Low] })
 	if r, ok := idsRef(rest); ok && numbered {
 		return r
 	}
@@ -118,10 +114,23 @@ func ExceptionRefs(ws []words.Word) []Ref {
 	if r := ParseRef(ws); r.Kind == RefIDs {
 		return []Ref{r}
 	}
+	return refsBetween(ws, exceptionJoins)
+}
+
+// RefParts reads "the report and the dentist" as two references, or nil.
+func RefParts(ws []words.Word) []Ref {
+	if parts := refsBetween(ws, partSeparators); len(parts) > 1 {
+		return parts
+	}
+	return nil
+}
+
+// refsBetween reads the references between the words of joins.
+func refsBetween(ws []words.Word, joins map[string]bool) []Ref {
 	var out []Ref
 	start := 0
 	for i := 0; i <= len(ws); i++ {
-		if i < len(ws) && !exceptionJoins[ws[i].Low] {
+		if i < len(ws) && !joins[ws[i].Low] {
 			continue
 		}
 		if r := ParseRef(ws[start:i]); r.Kind != RefNone {
@@ -138,10 +147,8 @@ func ExceptionRefs(ws []words.Word) []Ref {
 func idsRef(ws []words.Word) (Ref, bool) {
 	var ids []int64
 	span := false
-	seen := map[int64]bool{}
 	add := func(id int64) {
-		if !seen[id] && len(ids) < maxRefIDs {
-			seen[id] = true
+		if !slices.Contains(ids, id) && len(ids) < maxRefIDs {
 			ids = append(ids, id)
 		}
 	}

@@ -105,14 +105,11 @@ func StatusOf(ws []words.Word) string {
 		case statusNegations[w.Low]:
 			negated = true
 		}
-		switch words.StatusWord(w.Low) {
-		case "pending":
+		switch s := words.StatusWord(w.Low); {
+		case s == "completed" && negated:
 			return "pending"
-		case "completed":
-			if negated {
-				return "pending"
-			}
-			return "completed"
+		case s != "":
+			return s
 		}
 	}
 	return "all"

@@ -80,10 +80,7 @@ func StripListTail(ws []words.Word) []words.Word {
 	}
 	for _, kind := range listKinds {
 		at := n - 1 - len(kind) // where the kind starts, before "list"
-		if at < 3 || !listPrepositions[ws[at-2].Low] || !listOwners[ws[at-1].Low] {
-			continue
-		}
-		if words.MatchPhrase(kind, ws, at) {
+		if at >= 3 && listPrepositions[ws[at-2].Low] && listOwners[ws[at-1].Low] && words.MatchPhrase(kind, ws, at) {
 			return words.StripTrailing(ws[:at-2], AddTails)
 		}
 	}
@@ -112,15 +109,7 @@ func StripAddLeadIns(ws []words.Word) ([]words.Word, bool) {
 // countsThings reports a title that starts with a count of things, "3
 // eggs", not of tasks, "3 tasks: a, b, c".
 func countsThings(ws []words.Word) bool {
-	if !taskCounts[ws[0].Low] {
-		return false
-	}
-	for _, w := range ws[1:min(3, len(ws))] {
-		if TaskNouns[w.Low] {
-			return false
-		}
-	}
-	return true
+	return taskCounts[ws[0].Low] && !slices.ContainsFunc(ws[1:min(3, len(ws))], func(w words.Word) bool { return TaskNouns[w.Low] })
 }
 
 // SplitItems cuts a list of titles at commas, semicolons and "and" when
@@ -131,14 +120,14 @@ func SplitItems(text string, plural bool) []string {
 		return parts
 	}
 	if plural {
-		return cutAt(text, itemSeparator)
+		return cutAt(text, itemSeparator, nil)
 	}
 	if parts, ok := thingsListed(text); ok {
 		return parts
 	}
 	var out []string
-	for _, part := range cutAt(text, repeatedInfinitive) {
-		out = append(out, cutWhere(part, itemSeparator, startsTask)...)
+	for _, part := range cutAt(text, repeatedInfinitive, nil) {
+		out = append(out, cutAt(part, itemSeparator, startsTask)...)
 	}
 	return out
 }
@@ -150,30 +139,27 @@ func thingsListed(text string) ([]string, bool) {
 	if !strings.Contains(text, ",") || strings.ContainsAny(text, ":;") {
 		return nil, false
 	}
-	parts := cutAt(text, itemSeparator)
+	parts := cutAt(text, itemSeparator, nil)
 	if len(parts) < 3 {
 		return nil, false
 	}
 	for _, part := range parts {
 		ws := words.Split(part)
-		if len(ws) == 0 || len(ws) > maxThingWords {
+		if len(ws) == 0 || len(ws) > maxThingWords || slices.ContainsFunc(ws, saysMore) {
 			return nil, false
-		}
-		for _, w := range ws {
-			if relationWords[w.Low] || w.Low != "" && w.Low[0] >= '0' && w.Low[0] <= '9' {
-				return nil, false
-			}
 		}
 	}
 	first := words.Split(parts[0])[0].Low
-	if taskVerbs[first] || nounVerbs[first] || listVerbs[first] {
-		return nil, false
-	}
-	return parts, true
+	return parts, !taskVerbs[first] && !nounVerbs[first] && !listVerbs[first]
 }
 
 // maxThingWords is the most words a thing of a list of things is called.
 const maxThingWords = 4
+
+// saysMore reports a word that says more than what a thing is called: "with", "2".
+func saysMore(w words.Word) bool {
+	return relationWords[w.Low] || w.Low != "" && w.Low[0] >= '0' && w.Low[0] <= '9'
+}
 
 // enumerated cuts a list numbered in its text, "1) call the bank 2) email
 // HR", at its numbers, which must start the text and count 1, 2, 3.
@@ -232,14 +218,9 @@ var (
 	repeatedInfinitive = regexp.MustCompile(`(?i)\s*(?:,\s*and|,|\s+and|\s+and\s+also|;)\s+to\s+`)
 )
 
-// cutAt splits s at every match of sep outside quotes.
-func cutAt(s string, sep *regexp.Regexp) []string {
-	return cutWhere(s, sep, func([]words.Word, []words.Word) bool { return true })
-}
-
-// cutWhere splits s at the matches of sep outside quotes where two says
-// the words either side, from the last cut on, are two parts.
-func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word) bool) []string {
+// cutAt splits s at the matches of sep outside quotes: at every one, or
+// where two says the words either side, from the last cut on, are two parts.
+func cutAt(s string, sep *regexp.Regexp, two func(before, after []words.Word) bool) []string {
 	var out []string
 	ws := words.Split(s)
 	quoted := quotedSpans(ws)
@@ -250,7 +231,7 @@ func cutWhere(s string, sep *regexp.Regexp, two func(before, after []words.Word)
 		}
 		end := sort.Search(len(ws), func(i int) bool { return ws[i].End > loc[0] })
 		next := sort.Search(len(ws), func(i int) bool { return ws[i].Start >= loc[1] })
-		if !two(ws[fromWord:max(end, fromWord)], ws[next:]) {
+		if two != nil && !two(ws[fromWord:max(end, fromWord)], ws[next:]) {
 			continue
 		}
 		out = append(out, s[from:loc[0]])

@@ -102,11 +102,9 @@ func (p Pattern) Match(ws []Word) (Captures, bool) {
 	if p.starts != nil && (len(ws) == 0 || !p.starts[ws[0].Low]) {
 		return nil, false
 	}
-	var caps Captures // made only for a match: most lines match no clause
-	if matchFrom(p.elems, ws, 0, &caps) {
-		return caps, true
-	}
-	return nil, false
+	var caps Captures // made only on a match's way back: most lines match no clause
+	ok := matchFrom(p.elems, ws, 0, &caps)
+	return caps, ok
 }
 
 func matchFrom(elems []element, ws []Word, at int, caps *Captures) bool {

@@ -1,6 +1,7 @@
 package words
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -12,12 +13,11 @@ import (
 // The lexicon's sections this package reads. NumberWords are the task
 // numbers people spell out, NumberNouns the words said before one ("no. 3").
 var (
-	NumberWords     = lexicon.Numbers[int64]("number words")
-	NumberNouns     = lexicon.Words("number nouns")
-	chatSpellings   = lexicon.Pairs("chat spellings")
-	abbreviations   = lexicon.Words("abbreviations")
-	completedStates = lexicon.Words("completed states")
-	pendingStates   = lexicon.Words("pending states")
+	NumberWords   = lexicon.Numbers[int64]("number words")
+	NumberNouns   = lexicon.Words("number nouns")
+	chatSpellings = lexicon.Pairs("chat spellings")
+	abbreviations = lexicon.Words("abbreviations")
+	states        = lexicon.Pairs("states")
 )
 
 // Word is one word or one punctuation mark (",", ":" and ";" stand alone).
@@ -70,10 +70,7 @@ func Split(s string) []Word {
 // but one of doubt ("delete 5 🤔 7"), or any inside a sentence with marks
 // ("✅ 1 🙂 5"), stands for a word no pattern holds: no list runs across it.
 func withCheckMarks(ws []Word) []Word {
-	marked := false
-	for _, w := range ws {
-		marked = marked || w.Low == "" && strings.ContainsAny(w.Text, notDoneMarks+doneMarks)
-	}
+	marked := slices.ContainsFunc(ws, func(w Word) bool { return w.Low == "" && strings.ContainsAny(w.Text, notDoneMarks+doneMarks) })
 	for i, w := range ws {
 		switch {
 		case w.Low != "":
@@ -252,16 +249,9 @@ func TrimPunctuation(ws []Word) []Word {
 	return ws
 }
 
-// StatusWord maps a word to the state it names, or "".
-func StatusWord(low string) string {
-	switch {
-	case completedStates[low]:
-		return "completed"
-	case pendingStates[low]:
-		return "pending"
-	}
-	return ""
-}
+// StatusWord maps a word to the state it names, "completed" or
+// "pending", or "".
+func StatusWord(low string) string { return states[low] }
 
 // TaskNumber returns the task number a word says ("5", "#5", "five"), or 0.
 func TaskNumber(w Word) int64 {
