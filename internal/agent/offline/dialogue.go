@@ -61,9 +61,8 @@ func (e *executor) doAnswer(s grammar.Step) {
 func (e *executor) answerAmong(s grammar.Step, q *question, more bool) {
 	offered, among := q.candidates, q.confirm || len(q.candidates) > 0
 	if q.confirm && s.Ref.Kind == slots.RefOther {
-		out := results.Excepted(offered, s.Ref.Except)
-		left := results.TasksWhere(offered, func(t results.Task) bool { return !out[t.ID] })
-		if len(out) == 0 || len(left) == 0 || len(left) == len(offered) {
+		left, named := results.Except(offered, s.Ref.Except)
+		if !named || len(left) == 0 || len(left) == len(offered) {
 			e.yes(grammar.Doubtfully)
 		} else {
 			e.offer(s, left, results.OfferText(s.Act, left))

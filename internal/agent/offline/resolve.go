@@ -104,7 +104,7 @@ func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 		if s.Act == grammar.ActComplete && status == "all" {
 			status = "pending"
 		}
-		if all := withStatus(listed, status); len(all) > 0 {
+		if all := results.WithStatus(listed, status); len(all) > 0 {
 			return all, true
 		}
 		e.say("%s", results.NothingToDo(s.Act, status))
@@ -160,10 +160,9 @@ func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, hand
 // otherThan reads "not the bank, the other one" among candidates: the ones
 // left out are never offered.
 func (e *executor) otherThan(s grammar.Step, candidates []results.Task) []results.Task {
-	out := results.Excepted(candidates, s.Ref.Except)
-	left := results.TasksWhere(candidates, func(t results.Task) bool { return !out[t.ID] })
+	left, named := results.Except(candidates, s.Ref.Except)
 	switch {
-	case len(left) == 0 || len(out) == 0:
+	case len(left) == 0 || !named:
 		e.askWhich(about(s), candidates)
 	case s.Ref.Pointed && (len(left) == 1 || s.Ref.Plural):
 		return left
@@ -216,7 +215,7 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 			results.Plural(len(listed), "task"), results.Example(s.Act, 0))
 		return nil, false
 	}
-	if s.Ref.Kind != slots.RefOrdinal || s.Ref.Index < 0 || !results.PlacesDiffer(listed, targets, s.Ref.Index) {
+	if s.Ref.Kind != slots.RefOrdinal || s.Ref.Index < 0 || !results.PlacesDiffer(targets, s.Ref.Index) {
 		return targets, true
 	}
 	// The tasks at those places have other numbers: it asks which, listing
@@ -256,12 +255,6 @@ func (e *executor) askWhatToDo(r slots.Ref) {
 	}
 }
 
-// withStatus returns the tasks of ts in status: "all", "completed", else
-// pending.
-func withStatus(ts []results.Task, status string) []results.Task {
-	return results.TasksWhere(ts, func(t results.Task) bool { return status == "all" || t.Completed == (status == "completed") })
-}
-
 // resolveName finds the tasks whose titles hold the words said: several
 // are asked about, unless "all" was said; none, or one close is.
 func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
@@ -274,7 +267,7 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 	if len(matches) == 0 && r.Deed && len(r.Words) > 1 {
 		matches = results.MatchTasks(listed, r.Words[1:], true)
 	}
-	if open := results.OpenTasks(matches); len(matches) > 1 && s.Act == grammar.ActComplete && len(open) == 1 {
+	if open := results.WithStatus(matches, "pending"); len(matches) > 1 && s.Act == grammar.ActComplete && len(open) == 1 {
 		matches = open
 	}
 	switch {

@@ -252,7 +252,7 @@ func (e *executor) doFind(s grammar.Step) {
 			e.say("Here %s %s:", map[bool]string{true: "is", false: "are"}[len(found) == 1], results.TaskNumbers(found))
 		}
 	} else {
-		found = withStatus(results.MatchTasks(listed, s.Ref.Words, false), s.Status)
+		found = results.WithStatus(results.MatchTasks(listed, s.Ref.Words, false), s.Status)
 		if len(found) == 0 {
 			e.say("You have no %s matching %q.", map[string]string{"all": "task", "pending": "pending task", "completed": "completed task"}[s.Status],
 				strings.Join(s.Ref.Words, " "))

@@ -34,25 +34,26 @@ func ConfirmCall(call agent.ToolCall, out Outcome) string {
 	if call.Name == ToolListTasks {
 		return describeList(callArgs(call).Status, out.Tasks, out.NextCursor != "")
 	}
-	if done, ok := confirmations[call.Name]; ok {
+	if done := toolWords[call.Name].done; done != "" {
 		return Sentence(fmt.Sprintf(done, out.TaskID, out.Title))
 	}
 	return fmt.Sprintf("Done (%s).", call.Name)
 }
 
-// confirmations say what a call that changed one task did.
-var confirmations = map[string]string{
-	ToolAddTask:      "Added task %d: %s",
-	ToolCompleteTask: "Marked task %d as complete: %s",
-	ToolDeleteTask:   "Deleted task %d: %s",
-	ToolUpdateTask:   "Updated task %d: %s",
+// toolWords say what a call to each tool did on one task, once made, and
+// what it would do (verb) while it waits.
+var toolWords = map[string]struct{ done, verb string }{
+	ToolAddTask:      {"Added task %d: %s", "add"},
+	ToolCompleteTask: {"Marked task %d as complete: %s", "complete"},
+	ToolDeleteTask:   {"Deleted task %d: %s", "delete"},
+	ToolUpdateTask:   {"Updated task %d: %s", "change"},
+	ToolListTasks:    {verb: "list"},
 }
 
 // whatWaits says what a call that waits for its person would do: "delete
 // task 3 (Buy milk)".
 func whatWaits(call agent.ToolCall, out Outcome) string {
-	verb := map[string]string{ToolAddTask: "add", ToolCompleteTask: "complete", ToolDeleteTask: "delete",
-		ToolUpdateTask: "change", ToolListTasks: "list"}[call.Name]
+	verb := toolWords[call.Name].verb
 	switch id := callArgs(call).TaskID; {
 	case verb == "":
 		return "run " + call.Name
@@ -99,11 +100,7 @@ func describeList(status string, tasks []Task, more bool) string {
 	default:
 		head = fmt.Sprintf("You have %s:", Plural(n, "task"))
 	}
-	lines := []string{head}
-	for _, t := range tasks {
-		lines = append(lines, TaskLine(t))
-	}
-	return strings.Join(lines, "\n")
+	return head + "\n" + TaskLines(tasks) // a page with a cursor holds a task or more
 }
 
 // TaskLine is a task as a Markdown checklist item: "- [x] #3 Call mom".
@@ -170,9 +167,6 @@ func DescribeTargets(targets []Task) string {
 	return TaskNumbers(targets)
 }
 
-// A task number in an example stays grammar.AnyTask until the executor
-// knows a task of the person's to name, not one that may not exist.
-
 // Stays says that the change a turn made on t stays made.
 func Stays(a grammar.Action, t Task) string {
 	switch a {
@@ -212,8 +206,9 @@ var (
 	}
 )
 
-// Example is the Example of asking for act on task id, or on whichever
-// task the reply can name when id is 0.
+// Example is the Example of asking for act on task id; with id 0 it says
+// grammar.AnyTask, until the executor knows a task of the person's to name,
+// not one that may not exist.
 func Example(a grammar.Action, id int64) string {
 	number := grammar.AnyTask
 	if id > 0 {

@@ -200,9 +200,10 @@ func IDTasks(ids []int64) []Task {
 	return out
 }
 
-// OpenTasks returns the tasks of ts not yet completed.
-func OpenTasks(ts []Task) []Task {
-	return TasksWhere(ts, func(t Task) bool { return !t.Completed })
+// WithStatus returns the tasks of ts in status: "all", "completed", else
+// pending.
+func WithStatus(ts []Task, status string) []Task {
+	return TasksWhere(ts, func(t Task) bool { return status == "all" || t.Completed == (status == "completed") })
 }
 
 // FindTask finds task id in ts.
