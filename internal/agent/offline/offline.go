@@ -130,12 +130,10 @@ type reading struct {
 }
 
 func (r *reading) steps(i int) []grammar.Step {
-	s, ok := r.read[i]
-	if !ok {
-		s = grammar.Parse(r.turns[i].user)
-		r.read[i] = s
+	if _, ok := r.read[i]; !ok {
+		r.read[i] = grammar.Parse(r.turns[i].user)
 	}
-	return s
+	return r.read[i]
 }
 
 // recall is what the turns before end left open: that of the newest that
