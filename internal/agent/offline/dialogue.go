@@ -298,17 +298,11 @@ func (e *executor) offerAdd(it grammar.Item) {
 }
 
 func (e *executor) askWhich(q question, candidates []results.Task) {
-	verb := results.ActionVerbs[q.act]
+	verb := results.Actions[q.act].Verb
 	q.candidates = candidates
 	if len(candidates) == 0 {
 		e.ask(q, fmt.Sprintf("Which task should I %s? Tell me its number, like \"%s\", or a word from its title.", verb, results.Example(q.act, 0)))
 		return
 	}
 	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, results.TaskLines(candidates), results.Example(q.act, candidates[0].ID)))
-}
-
-// actionOnIt says what "yes" to a question about one task does.
-var actionOnIt = map[grammar.Action]string{
-	grammar.ActComplete: "mark it as complete", grammar.ActDelete: "delete it", grammar.ActUpdate: "change it", grammar.ActNote: "add the note to it",
-	grammar.ActQuery: "check it",
 }

@@ -64,7 +64,7 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 	}
 	kept := results.TasksWhere(targets, func(t results.Task) bool { return !out[t.ID] })
 	if len(kept) == 0 {
-		e.say("Leaving those out, there was nothing left to %s.", results.ActionVerbs[s.Act])
+		e.say("Leaving those out, there was nothing left to %s.", results.Actions[s.Act].Verb)
 		return nil, false
 	}
 	return kept, true
@@ -228,7 +228,7 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 		}
 	}
 	e.ask(about(s, candidates...), fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-		results.TaskLines(candidates), results.ActionVerbs[s.Act], results.Example(s.Act, candidates[0].ID)))
+		results.TaskLines(candidates), results.Actions[s.Act].Verb, results.Example(s.Act, candidates[0].ID)))
 	return nil, false
 }
 
@@ -277,14 +277,14 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 		phrase := strings.Join(r.Words, " ")
 		if close, _ := results.ClosestTasks(listed, r.Words); len(close) == 1 {
 			t := close[0]
-			e.offer(s, close, fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.Act]))
+			e.offer(s, close, fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, results.Actions[s.Act].OnIt))
 		} else {
 			e.say("I couldn't find a task matching %q — want to see your list?", phrase)
 		}
 		return nil, false
 	case len(matches) > 1 && !r.Plural:
 		e.ask(about(s, matches...), fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			len(matches), strings.Join(r.Words, " "), results.TaskLines(matches), results.ActionVerbs[s.Act], results.Example(s.Act, matches[0].ID)))
+			len(matches), strings.Join(r.Words, " "), results.TaskLines(matches), results.Actions[s.Act].Verb, results.Example(s.Act, matches[0].ID)))
 		return nil, false
 	}
 	return matches, true

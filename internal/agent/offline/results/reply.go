@@ -27,7 +27,10 @@ func ConfirmCall(call agent.ToolCall, out Outcome) string {
 	case out.Status == tasks.DeclinedStatus:
 		return fmt.Sprintf("OK, I won't %s, as you declined.", whatWaits(call, out))
 	case out.Error != "":
-		return describeToolError(call, out.Error)
+		if id := callArgs(call).TaskID; id > 0 && strings.Contains(strings.ToLower(out.Error), "not found") {
+			return TaskNotFound(id) // said plainly
+		}
+		return Sentence(out.Error)
 	case out.Text != "" && out.TaskID == 0 && out.Tasks == nil:
 		return Sentence(out.Text)
 	}
@@ -65,15 +68,6 @@ func whatWaits(call agent.ToolCall, out Outcome) string {
 		return fmt.Sprintf("add %q", callArgs(call).Title)
 	}
 	return verb + " your tasks"
-}
-
-// describeToolError says a missing task plainly, any other error as written.
-func describeToolError(call agent.ToolCall, msg string) string {
-	id := callArgs(call).TaskID
-	if id > 0 && strings.Contains(strings.ToLower(msg), "not found") {
-		return TaskNotFound(id)
-	}
-	return Sentence(msg)
 }
 
 // describeList writes a listing's tasks a line each; more says more follow.
@@ -181,7 +175,7 @@ func Stays(a grammar.Action, t Task) string {
 // OfferText asks whether to make change a on tasks, nothing done yet.
 func OfferText(a grammar.Action, tasks []Task) string {
 	return fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
-		ActionVerbs[a], TaskLines(tasks))
+		Actions[a].Verb, TaskLines(tasks))
 }
 
 func OfferAddText(items []grammar.Item) string {
@@ -195,16 +189,15 @@ func OfferAddText(items []grammar.Item) string {
 	return fmt.Sprintf("Should I add these %d tasks to your list?\n%s\nSay \"yes\" to add them all.", len(items), strings.Join(titles, "\n"))
 }
 
-// ActionVerbs and actionExamples word the questions about each action.
-var (
-	ActionVerbs = map[grammar.Action]string{
-		grammar.ActComplete: "mark as complete", grammar.ActDelete: "delete", grammar.ActUpdate: "change", grammar.ActNote: "add the note to", grammar.ActQuery: "check",
-	}
-	actionExamples = map[grammar.Action]string{
-		grammar.ActComplete: "Complete task %d", grammar.ActDelete: "Delete task %d", grammar.ActUpdate: "Change task %d to 'Call mom tonight'",
-		grammar.ActNote: "Task %d", grammar.ActQuery: "Is task %d done?",
-	}
-)
+// Actions word the questions about each action: what it does to tasks, to
+// the one a "yes" answers about (OnIt), and a request for it (see Example).
+var Actions = map[grammar.Action]struct{ Verb, OnIt, Request string }{
+	grammar.ActComplete: {"mark as complete", "mark it as complete", "Complete task %d"},
+	grammar.ActDelete:   {"delete", "delete it", "Delete task %d"},
+	grammar.ActUpdate:   {"change", "change it", "Change task %d to 'Call mom tonight'"},
+	grammar.ActNote:     {"add the note to", "add the note to it", "Task %d"},
+	grammar.ActQuery:    {"check", "check it", "Is task %d done?"},
+}
 
 // Example is the Example of asking for act on task id; with id 0 it says
 // grammar.AnyTask, until the executor knows a task of the person's to name,
@@ -214,7 +207,7 @@ func Example(a grammar.Action, id int64) string {
 	if id > 0 {
 		number = fmt.Sprint(id)
 	}
-	return strings.Replace(actionExamples[a], "%d", number, 1)
+	return strings.Replace(Actions[a].Request, "%d", number, 1)
 }
 
 func WhatToDoText(targets []Task) string {
@@ -232,20 +225,19 @@ func WhatToDoText(targets []Task) string {
 
 func NothingToDo(a grammar.Action, status string) string {
 	what := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
-	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, ActionVerbs[a])
+	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, Actions[a].Verb)
 }
 
 // FillExamples names known tasks, one after another, in text's examples;
 // with none known, it says what goes there.
 func FillExamples(text string, known []Task) string {
+	if len(known) == 0 {
+		return strings.ReplaceAll(text, grammar.AnyTask, "<number>")
+	}
 	var b strings.Builder
 	for i, part := range strings.Split(text, grammar.AnyTask) {
 		if i > 0 {
-			if len(known) == 0 {
-				b.WriteString("<number>")
-			} else {
-				b.WriteString(fmt.Sprint(known[(i-1)%len(known)].ID))
-			}
+			b.WriteString(fmt.Sprint(known[(i-1)%len(known)].ID))
 		}
 		b.WriteString(part)
 	}

@@ -75,20 +75,16 @@ func unkeptAt(ws []words.Word, i int) (string, int) {
 		}
 		return "repeat", end
 	}
-	if !startsDate(ws, i) {
+	// A date starts at a date word, but for a unit or a number alone, or at
+	// leads ("by", "next", "in", "end of the") followed by one.
+	if !(isDateWord(ws, i) && !dateUnits[low] && !isNumber(low) || leadsToDate(ws, i)) {
 		return "", i
 	}
-	end := i + 1 // startsDate: ws[i] is a date word or leads to one
+	end := i + 1
 	for end < len(ws) && (isDateWord(ws, end) || leadsToDate(ws, end)) {
 		end++
 	}
 	return "date", end
-}
-
-// startsDate reports a date said from ws[i]: a date word, or leads ("by",
-// "next", "in", "end of the") followed by one.
-func startsDate(ws []words.Word, i int) bool {
-	return isDateWord(ws, i) && !dateUnits[ws[i].Low] && !isNumber(ws[i].Low) || leadsToDate(ws, i)
 }
 
 // leadsToDate reports up to three leads from ws[i] followed by a date
