@@ -129,9 +129,7 @@ func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 		e.made[key] = true
 	}
 	e.lines = append(e.lines, "")
-	if tool != results.ToolListTasks {
-		e.fresh = false
-	}
+	e.fresh = e.fresh && tool == results.ToolListTasks
 	e.batch = append(e.batch, queued{call: results.Planned{Tool: tool, Args: args}, line: len(e.lines) - 1, step: e.step, act: a})
 }
 

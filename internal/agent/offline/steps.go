@@ -100,11 +100,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 			if !ok {
 				return
 			}
-			for i, t := range targets {
-				if current, found := results.FindTask(listed, t.ID); found {
-					targets[i] = current
-				}
-			}
+			results.Titled(targets, listed)
 		}
 		for _, t := range targets {
 			if t.Completed {
@@ -157,14 +153,10 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	if e.fresh {
 		listed = e.listing
 	}
-	untitled := func(t results.Task) bool { return t.Title == "" }
-	for i, t := range targets {
-		if found, ok := results.FindTask(listed, t.ID); ok && untitled(t) {
-			targets[i] = found
-		}
-	}
+	results.Titled(targets, listed)
 	// A turn recorded before questions looked tasks up is read as it was
 	// answered: by number.
+	untitled := func(t results.Task) bool { return t.Title == "" }
 	if !slices.ContainsFunc(targets, untitled) || e.ids == nil && e.next >= len(e.rounds) {
 		return targets, true
 	}
@@ -172,11 +164,9 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	if !ok {
 		return nil, false
 	}
+	results.Titled(targets, page)
 	var out []results.Task
 	for _, t := range targets {
-		if found, ok := results.FindTask(page, t.ID); ok && t.Title == "" {
-			t = found
-		}
 		pastPage := e.partial && (len(page) == 0 || t.ID > page[len(page)-1].ID)
 		if t.Title != "" || pastPage {
 			out = append(out, t)

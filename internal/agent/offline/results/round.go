@@ -206,6 +206,15 @@ func WithStatus(ts []Task, status string) []Task {
 	return TasksWhere(ts, func(t Task) bool { return status == "all" || t.Completed == (status == "completed") })
 }
 
+// Titled replaces the targets known by number only with those tasks of list.
+func Titled(targets, list []Task) {
+	for i, t := range targets {
+		if found, ok := FindTask(list, t.ID); ok && t.Title == "" {
+			targets[i] = found
+		}
+	}
+}
+
 // FindTask finds task id in ts.
 func FindTask(ts []Task, id int64) (Task, bool) {
 	for _, t := range ts {
