@@ -38,10 +38,10 @@ type question struct {
 // model keeps no state, so it runs them from the start on every model call
 // of a turn, reading the rounds made: calls no round holds yet are sent.
 type executor struct {
-	mem    memory
-	rounds []results.Round  // the rounds this turn has made so far
-	next   int              // the first round not yet read
-	ids    *results.CallIDs // nil when replaying an earlier turn
+	mem     memory
+	rounds  []results.Round // the rounds this turn has made so far
+	next    int             // the first round not yet read
+	firstID int             // the number of the first call sent; 0 when replaying an earlier turn
 
 	batch       []queued // calls for the round being built
 	listing     []results.Task
@@ -138,9 +138,9 @@ func (e *executor) flush() {
 	for len(e.batch) > 0 {
 		if e.next >= len(e.rounds) {
 			e.sent = &agent.Response{}
-			for _, q := range e.batch {
-				if e.ids != nil { // nil when replaying an earlier turn
-					e.sent.ToolCalls = append(e.sent.ToolCalls, e.ids.Call(q.call))
+			for i, q := range e.batch {
+				if e.firstID > 0 {
+					e.sent.ToolCalls = append(e.sent.ToolCalls, q.call.Call(e.firstID+i))
 				}
 			}
 			return

@@ -157,7 +157,7 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	// A turn recorded before questions looked tasks up is read as it was
 	// answered: by number.
 	untitled := func(t results.Task) bool { return t.Title == "" }
-	if !slices.ContainsFunc(targets, untitled) || e.ids == nil && e.next >= len(e.rounds) {
+	if !slices.ContainsFunc(targets, untitled) || e.firstID == 0 && e.next >= len(e.rounds) {
 		return targets, true
 	}
 	page, ok := e.list(true)

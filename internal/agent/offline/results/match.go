@@ -30,7 +30,6 @@ func MatchTasks(tasks []Task, words []string, loose bool) []Task {
 // when some share any, and how many words they share.
 func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 	query := slots.Stems(words)
-	best, out := 0, []Task(nil)
 	for _, t := range tasks {
 		title := slots.TitleStems(t.Title)
 		n := 0
@@ -40,13 +39,13 @@ func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 			}
 		}
 		switch {
-		case n > best:
-			best, out = n, []Task{t}
-		case n == best && n > 0:
-			out = append(out, t)
+		case n > shared:
+			shared, closest = n, []Task{t}
+		case n == shared && n > 0:
+			closest = append(closest, t)
 		}
 	}
-	return out, best
+	return closest, shared
 }
 
 // PickItems reads which of the tasks offered to add an answer takes: "the
