@@ -33,13 +33,12 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 		switch x.Kind {
 		case slots.RefIDs:
 			for _, id := range x.IDs {
-				t, found := results.FindTask(listed, id)
-				if !found {
+				if _, found := results.FindTask(listed, id); !found {
 					e.say("You have no task %d to leave out, so I left your list as it was.", id)
 					return nil, false
 				}
-				named = append(named, t)
 			}
+			named = results.IDTasks(x.IDs)
 		case slots.RefName:
 			if named = results.MatchTasks(listed, x.Words, false); len(named) == 0 {
 				e.say("I couldn't find a task matching %q to leave out, so I left your list as it was.", strings.Join(x.Words, " "))
@@ -107,7 +106,8 @@ func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 		if all := results.WithStatus(listed, status); len(all) > 0 {
 			return all, true
 		}
-		e.say("%s", results.NothingToDo(s.Act, status))
+		none := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
+		e.say("You have %s, so there was nothing to %s.", none, results.Actions[s.Act].Verb)
 		return nil, false
 	case slots.RefName:
 		return e.resolveName(s)

@@ -223,11 +223,6 @@ func WhatToDoText(targets []Task) string {
 	return fmt.Sprintf("What should I do with these %d tasks?\n%s\nFor example: \"Mark them as complete\" or \"Delete them\".", len(targets), TaskLines(targets))
 }
 
-func NothingToDo(a grammar.Action, status string) string {
-	what := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
-	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, Actions[a].Verb)
-}
-
 // FillExamples names known tasks, one after another, in text's examples;
 // with none known, it says what goes there.
 func FillExamples(text string, known []Task) string {
