@@ -20,7 +20,7 @@ type memory struct {
 	shown    []results.Task // the last list shown, in its order
 	run      []results.Task // see reading.changeRun
 	offers   []*question    // the last reply's offers of a change: "yes" takes them all
-	cutShort *stopped       // the request the last turn stopped at a limit
+	cutShort *executor      // the run of the request the last turn stopped at a limit
 }
 
 // question is what the assistant asked and waits an answer to.
@@ -39,6 +39,7 @@ type question struct {
 // of a turn, reading the rounds made: calls no round holds yet are sent.
 type executor struct {
 	mem     memory
+	turn    int             // the turn whose request it carries out (see reading.play)
 	rounds  []results.Round // the rounds this turn has made so far
 	next    int             // the first round not yet read
 	firstID int             // the number of the first call sent; 0 when replaying an earlier turn

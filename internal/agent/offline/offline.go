@@ -60,7 +60,7 @@ func respond(msgs []agent.Message) agent.Response {
 	if mem.question == nil && len(mem.focus) == 1 {
 		mem.run = r.changeRun(last, mem.lastAct)
 	}
-	e, _ := r.play(last, mem, results.FirstCallID(msgs))
+	e := r.play(last, mem, results.FirstCallID(msgs))
 	switch {
 	case e.sent != nil:
 		return *e.sent
@@ -73,17 +73,10 @@ func respond(msgs []agent.Message) agent.Response {
 	return agent.Response{Text: e.fill(grammar.HelpText)}
 }
 
-// stopped is a request a turn stopped at a limit: the turn that asked for
-// it, and the rounds made for it so far.
-type stopped struct {
-	turn   int
-	rounds []results.Round
-}
-
-// play carries out turn i's message over its rounds, remembering mem,
-// and returns the turn whose request it carried out: a "continue" after a
-// request stopped at a limit carries it on, saying only what it adds.
-func (r *reading) play(i int, mem memory, firstID int) (*executor, int) {
+// play carries out turn i's message over its rounds, remembering mem: a
+// "continue" after a request stopped at a limit carries it on, saying only
+// what it adds.
+func (r *reading) play(i int, mem memory, firstID int) *executor {
 	steps, rounds, quiet, asked := r.steps(i), r.turns[i].rounds, 0, i
 	carryOn := len(steps) == 1 && (steps[0].Act == grammar.ActContinue ||
 		steps[0].Act == grammar.ActYes && steps[0].Mood == grammar.Plainly && mem.question == nil)
@@ -92,10 +85,10 @@ func (r *reading) play(i int, mem memory, firstID int) (*executor, int) {
 		steps, quiet = r.steps(cut.turn), len(cut.rounds)
 		rounds = append(slices.Clone(cut.rounds), rounds...)
 	}
-	e := &executor{mem: mem, rounds: rounds, firstID: firstID, quietRounds: quiet, focusStep: -1, offerLine: -1,
+	e := &executor{mem: mem, turn: asked, rounds: rounds, firstID: firstID, quietRounds: quiet, focusStep: -1, offerLine: -1,
 		shown: mem.shown, unkeptSaid: map[string]bool{}, made: map[string]bool{}}
 	e.run(steps)
-	return e, asked
+	return e
 }
 
 // turn is one user message, the tool rounds that followed it, and the
@@ -151,7 +144,7 @@ func (r *reading) recall(end, depth int) (found memory) {
 		if depth > 0 {
 			before = r.recall(i, depth-1)
 		}
-		e, asked := r.play(i, before, 0)
+		e := r.play(i, before, 0)
 		if e.broken {
 			return memory{focus: results.LastTouched(r.turns[i].rounds)}
 		}
@@ -169,7 +162,7 @@ func (r *reading) recall(end, depth int) (found memory) {
 			}
 		case e.sent != nil && i == end-1 && strings.Contains(r.turns[i].reply, agent.StoppedNote):
 			// Stopped at a limit; a turn the person stopped is not.
-			mem.cutShort = &stopped{turn: asked, rounds: e.rounds}
+			mem.cutShort = e
 		}
 		return mem
 	}
@@ -186,7 +179,7 @@ func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 		if len(r.turns[i].rounds) == 0 || slices.ContainsFunc(r.steps(i), other) {
 			break
 		}
-		e, _ := r.play(i, r.recall(i, 0), 0)
+		e := r.play(i, r.recall(i, 0), 0)
 		if e.broken || e.question != nil || e.lastAct != act || e.focusStep < 0 {
 			break
 		}

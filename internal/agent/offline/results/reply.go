@@ -33,12 +33,10 @@ func ConfirmCall(call agent.ToolCall, out Outcome) string {
 		return Sentence(out.Error)
 	case out.Text != "" && out.TaskID == 0 && out.Tasks == nil:
 		return Sentence(out.Text)
-	}
-	if call.Name == ToolListTasks {
+	case call.Name == ToolListTasks:
 		return describeList(callArgs(call).Status, out.Tasks, out.NextCursor != "")
-	}
-	if done := toolWords[call.Name].done; done != "" {
-		return Sentence(fmt.Sprintf(done, out.TaskID, out.Title))
+	case toolWords[call.Name].done != "":
+		return Sentence(fmt.Sprintf(toolWords[call.Name].done, out.TaskID, out.Title))
 	}
 	return fmt.Sprintf("Done (%s).", call.Name)
 }
