@@ -25,11 +25,15 @@ func (e *executor) yes(mood grammar.Mood) {
 		for _, t := range q.candidates {
 			e.say("Okay, I'll leave %s open.", results.DescribeTargets([]results.Task{t}))
 		}
-	case !nothingOpen(e.mem) && q.confirm && (mood == grammar.StillToDoAlone || mood == grammar.Doubtfully):
+	case nothingOpen(e.mem):
+		// A yes to no question, or to one it does not answer ("what should
+		// the task say?"), asks what to do.
+		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
+	case q.confirm && (mood == grammar.StillToDoAlone || mood == grammar.Doubtfully):
 		// "I have to" alone, or a doubtful yes ("yes? what would that do"),
 		// to an offer: nothing is done, and the offer is made again.
 		e.offerAgain()
-	case !nothingOpen(e.mem) && (len(offers) > 1 || len(offers) == 1 && q != offers[0]):
+	case len(offers) > 1 || len(offers) == 1 && q != offers[0]:
 		// A yes to a reply that offered several things takes them all, and
 		// asks again a "which one?" that followed them.
 		for _, o := range offers {
@@ -38,10 +42,6 @@ func (e *executor) yes(mood grammar.Mood) {
 		if q != offers[len(offers)-1] {
 			e.askWhich(*q, q.candidates)
 		}
-	case nothingOpen(e.mem):
-		// A yes to no question, or to one it does not answer ("what should
-		// the task say?"), asks what to do.
-		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
 	default:
 		// A yes to an offer, or to a question about one task, makes it; to
 		// "which one?", it asks which again.

@@ -73,9 +73,8 @@ func respond(msgs []agent.Message) agent.Response {
 	return agent.Response{Text: e.fill(grammar.HelpText)}
 }
 
-// play carries out turn i's message over its rounds, remembering mem: a
-// "continue" after a request stopped at a limit carries it on, saying only
-// what it adds.
+// play carries out turn i's message over its rounds, remembering mem. A
+// "continue" carries on a request stopped at a limit, saying what it adds.
 func (r *reading) play(i int, mem memory, firstID int) *executor {
 	steps, rounds, quiet, asked := r.steps(i), r.turns[i].rounds, 0, i
 	carryOn := len(steps) == 1 && (steps[0].Act == grammar.ActContinue ||
@@ -131,8 +130,7 @@ func (r *reading) steps(i int) []grammar.Step {
 
 // recall is what the turns before end left open: that of the newest that
 // made calls, asked, pointed at tasks or was told no. Only the last reply's
-// question is still open. depth bounds how far back each of those turns
-// may look in turn.
+// question is still open. depth bounds how far back each looks in turn.
 func (r *reading) recall(end, depth int) (found memory) {
 	key := [2]int{end, depth}
 	if mem, ok := r.recalled[key]; ok {
@@ -169,9 +167,8 @@ func (r *reading) recall(end, depth int) (found memory) {
 	return memory{}
 }
 
-// changeRun is what the turns before end changed, oldest first, each by act
-// alone: after "add walk the dog", "add feed the cat", "the first one" is
-// the dog.
+// changeRun is what the turns before end changed by act alone, oldest first:
+// after "add walk the dog", "add feed the cat", "the first one" is the dog.
 func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 	var run []results.Task
 	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {

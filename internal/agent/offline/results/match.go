@@ -48,9 +48,8 @@ func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 	return closest, shared
 }
 
-// PickItems reads which of the tasks offered to add an answer takes: "the
-// last two", "all but the jam", "both". ok is false when it points at none
-// of them that way.
+// PickItems reads which of the tasks offered to add an answer takes ("the
+// last two", "all but the jam", "both"); ok is false when it picks none so.
 func PickItems(items []grammar.Item, r slots.Ref) ([]grammar.Item, bool) {
 	switch r.Kind {
 	case slots.RefOrdinal: // "the first", "the last two"

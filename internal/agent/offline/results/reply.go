@@ -197,9 +197,8 @@ var Actions = map[grammar.Action]struct{ Verb, OnIt, Request string }{
 	grammar.ActQuery:    {"check", "check it", "Is task %d done?"},
 }
 
-// Example is the Example of asking for act on task id; with id 0 it says
-// grammar.AnyTask, until the executor knows a task of the person's to name,
-// not one that may not exist.
+// Example is a request for act on task id; with id 0, on grammar.AnyTask,
+// for the executor to name a task the person has, not one that may not exist.
 func Example(a grammar.Action, id int64) string {
 	number := grammar.AnyTask
 	if id > 0 {
