@@ -215,17 +215,23 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 			results.Plural(len(listed), "task"), results.Example(s.Act, 0))
 		return nil, false
 	}
-	if s.Ref.Kind != slots.RefOrdinal || s.Ref.Index < 0 || !results.PlacesDiffer(targets, s.Ref.Index) {
+	if s.Ref.Kind != slots.RefOrdinal || s.Ref.Index < 0 {
 		return targets, true
 	}
-	// The tasks at those places have other numbers: it asks which, listing
-	// those and the tasks numbered as the places.
-	candidates := slices.Clone(targets)
-	for k := range targets {
-		t, found := results.FindTask(listed, int64(s.Ref.Index+k+1))
-		if _, dup := results.FindTask(candidates, t.ID); found && !dup {
-			candidates = append(candidates, t)
+	// After a delete, "the 2nd task" may be task 2 or the second: where the
+	// tasks at those places have other numbers, it asks which, listing those
+	// and the tasks numbered as the places.
+	candidates, differ := slices.Clone(targets), false
+	for k, t := range targets {
+		place := int64(s.Ref.Index + k + 1)
+		numbered, found := results.FindTask(listed, place)
+		if _, dup := results.FindTask(candidates, numbered.ID); found && !dup {
+			candidates = append(candidates, numbered)
 		}
+		differ = differ || t.ID != place
+	}
+	if !differ {
+		return targets, true
 	}
 	e.ask(about(s, candidates...), fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
 		results.TaskLines(candidates), results.Actions[s.Act].Verb, results.Example(s.Act, candidates[0].ID)))

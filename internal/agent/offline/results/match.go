@@ -89,17 +89,6 @@ func Except(candidates []Task, except []slots.Ref) (left []Task, named bool) {
 	return TasksWhere(candidates, func(t Task) bool { return !out[t.ID] }), len(out) > 0
 }
 
-// PlacesDiffer reports targets, from place i on, whose numbers are not
-// their places: after a delete, "the 2nd task" may be task 2 or the second.
-func PlacesDiffer(targets []Task, i int) bool {
-	for k, t := range targets {
-		if t.ID != int64(i+k+1) {
-			return true
-		}
-	}
-	return false
-}
-
 // PickFromFocus returns the tasks of focus a pronoun or an ordinal points
 // at; ok is false when it does not fit ("it" among three).
 func PickFromFocus(focus []Task, r slots.Ref) ([]Task, bool) {

@@ -95,24 +95,18 @@ func describeList(status string, tasks []Task, more bool) string {
 	return head + "\n" + TaskLines(tasks) // a page with a cursor holds a task or more
 }
 
-// TaskLine is a task as a Markdown checklist item: "- [x] #3 Call mom".
-func TaskLine(t Task) string {
-	box := "[ ]"
-	if t.Completed {
-		box = "[x]"
-	}
-	line := strings.TrimRight(fmt.Sprintf("- %s #%d %s", box, t.ID, t.Title), " ") // a task known by its number only
-	if t.Description != "" {
-		line += " — " + t.Description
-	}
-	return line
-}
-
-// TaskLines is tasks as a Markdown checklist, one task a line.
+// TaskLines is tasks as a Markdown checklist: "- [x] #3 Call mom", a line each.
 func TaskLines(ts []Task) string {
 	lines := make([]string, len(ts))
 	for i, t := range ts {
-		lines[i] = TaskLine(t)
+		box := "[ ]"
+		if t.Completed {
+			box = "[x]"
+		}
+		lines[i] = strings.TrimRight(fmt.Sprintf("- %s #%d %s", box, t.ID, t.Title), " ") // a task known by its number only
+		if t.Description != "" {
+			lines[i] += " — " + t.Description
+		}
 	}
 	return strings.Join(lines, "\n")
 }
