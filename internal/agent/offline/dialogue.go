@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,97 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline/slots"
 	"github.com/taskchat/taskchat/internal/agent/offline/words"
 )
+
+// The dialogue: what a yes, a correction ("no, I meant …") and an answer
+// do, by what is open. yes and doCorrect are its tables: each case of their
+// switches is a line, the first that holds deciding.
+
+func (e *executor) yes(mood grammar.Mood) {
+	q, offers := e.mem.question, e.mem.offers
+	switch {
+	case q != nil && q.ifDone && (mood == grammar.StillToDo || mood == grammar.StillToDoAlone):
+		// "I have to", asked whether tasks are done: they are still to do.
+		for _, t := range q.candidates {
+			e.say("Okay, I'll leave %s open.", results.DescribeTargets([]results.Task{t}))
+		}
+	case nothingOpen(e.mem):
+		// A yes to no question, or to one it does not answer ("what should
+		// the task say?"), asks what to do.
+		e.say(`Okay — what should I do? For example: "Add a task to buy groceries" or "What's pending?"`)
+	case q.confirm && (mood == grammar.StillToDoAlone || mood == grammar.Doubtfully):
+		// "I have to" alone, or a doubtful yes ("yes? what would that do"),
+		// to an offer: nothing is done, and the offer is made again.
+		e.offerAgain()
+	case len(offers) > 1 || len(offers) == 1 && q != offers[0]:
+		// A yes to a reply that offered several things takes them all, and
+		// asks again a "which one?" that followed them.
+		for _, o := range offers {
+			e.yesTo(o)
+		}
+		if q != offers[len(offers)-1] {
+			e.askWhich(*q, q.candidates)
+		}
+	default:
+		// A yes to an offer, or to a question about one task, makes it; to
+		// "which one?", it asks which again.
+		e.yesTo(q)
+	}
+}
+
+// nothingOpen reports that the last reply asked nothing a yes or a task
+// answers.
+func nothingOpen(m memory) bool {
+	return m.question == nil || m.question.asksText
+}
+
+func (e *executor) offerAgain() {
+	q := e.mem.question
+	switch {
+	case q.act == grammar.ActAdd && len(q.items) > 1:
+		e.ask(*q, "I haven't added anything yet. "+results.OfferAddText(q.items))
+	case q.act == grammar.ActAdd:
+		e.ask(*q, fmt.Sprintf("I haven't added anything yet. A \"yes\" adds %q to your list; a \"no\" leaves it as it is.", q.items[0].Title))
+	default:
+		e.ask(*q, results.OfferText(q.act, q.candidates))
+	}
+}
+
+// yesTo makes what q offered, or asks again which task it meant.
+func (e *executor) yesTo(q *question) {
+	switch {
+	case q.act == grammar.ActAdd:
+		e.doAdd(q.items)
+	case len(q.candidates) == 1 || q.confirm:
+		e.act(grammar.Step{Act: q.act, Title: q.title, Desc: q.desc}, q.candidates)
+	default:
+		e.askWhich(*q, q.candidates)
+	}
+}
+
+func (e *executor) doCorrect(s grammar.Step) {
+	q, last, focus := e.mem.question, e.mem.lastAct, e.mem.focus
+	answer := grammar.Step{Act: grammar.ActAnswer, Ref: s.Ref, Parts: s.Parts, Text: s.Text}
+	switch {
+	case q != nil && q.asksText:
+		// "What should the task say?" — "I meant call grandma": the title.
+		e.doSuggest(grammar.Step{Act: grammar.ActSuggest, Text: s.Title})
+	case q != nil:
+		// Any other question: what was meant answers it.
+		e.doAnswer(answer)
+	case (last == grammar.ActAdd || last == grammar.ActUpdate) && len(focus) == 1 && !focus[0].Deleted &&
+		s.Ref.Kind != slots.RefIDs && s.Title != "":
+		// A task just added or renamed gets the title meant.
+		e.retitleMeant(s, focus[0])
+	case (last == grammar.ActComplete || last == grammar.ActDelete) && s.Ref.Kind != slots.RefNone:
+		// A completion or a deletion is made on the task meant; the one
+		// made before stays made, for the tools cannot undo it.
+		e.redo(grammar.Step{Act: last, Ref: s.Ref, Parts: s.Parts})
+	default:
+		// No change to correct: what was meant, said alone.
+		answer.Text = cmp.Or(s.Title, s.Text)
+		e.doAnswer(answer)
+	}
+}
 
 // doAnswer reads a bare reference ("the second one", "4") as the answer
 // to the open question, or, said with "and", as more for the last change.
@@ -61,9 +153,8 @@ func (e *executor) doAnswer(s grammar.Step) {
 func (e *executor) answerAmong(s grammar.Step, q *question, more bool) {
 	offered, among := q.candidates, q.confirm || len(q.candidates) > 0
 	if q.confirm && s.Ref.Kind == slots.RefOther {
-		out := results.Excepted(offered, s.Ref.Except)
-		left := results.TasksWhere(offered, func(t results.Task) bool { return !out[t.ID] })
-		if len(out) == 0 || len(left) == 0 || len(left) == len(offered) {
+		left, named := results.Except(offered, s.Ref.Except)
+		if !named || len(left) == 0 || len(left) == len(offered) {
 			e.yes(grammar.Doubtfully)
 		} else {
 			e.offer(s, left, results.OfferText(s.Act, left))
@@ -183,11 +274,9 @@ func (e *executor) redo(s grammar.Step) {
 func (e *executor) doSuggest(s grammar.Step) {
 	q, text := e.mem.question, s.Text
 	switch {
-	case q != nil && q.asksText && q.act == grammar.ActAdd:
-		e.doAdd([]grammar.Item{{Title: text}})
-	case q != nil && q.asksText:
+	case q != nil && q.asksText && q.act != grammar.ActAdd:
 		e.act(grammar.Step{Act: grammar.ActUpdate, Title: text}, q.candidates)
-	case s.Bearing == grammar.Continuing && e.mem.lastAct == grammar.ActAdd:
+	case q != nil && q.asksText, s.Bearing == grammar.Continuing && e.mem.lastAct == grammar.ActAdd:
 		e.doAdd([]grammar.Item{{Title: text}})
 	case !slots.MayBeTask(words.Split(text)):
 		e.say("Sorry, I'm not sure what you mean. %s", grammar.HelpText)
@@ -209,17 +298,11 @@ func (e *executor) offerAdd(it grammar.Item) {
 }
 
 func (e *executor) askWhich(q question, candidates []results.Task) {
-	verb := results.ActionVerbs[q.act]
+	verb := results.Actions[q.act].Verb
 	q.candidates = candidates
 	if len(candidates) == 0 {
 		e.ask(q, fmt.Sprintf("Which task should I %s? Tell me its number, like \"%s\", or a word from its title.", verb, results.Example(q.act, 0)))
 		return
 	}
 	e.ask(q, fmt.Sprintf("Which one should I %s?\n%s\nTell me its number, like \"%s\".", verb, results.TaskLines(candidates), results.Example(q.act, candidates[0].ID)))
-}
-
-// actionOnIt says what "yes" to a question about one task does.
-var actionOnIt = map[grammar.Action]string{
-	grammar.ActComplete: "mark it as complete", grammar.ActDelete: "delete it", grammar.ActUpdate: "change it", grammar.ActNote: "add the note to it",
-	grammar.ActQuery: "check it",
 }

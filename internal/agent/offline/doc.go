@@ -6,8 +6,8 @@
 // It is the top of the model's layers: lexicon (the words), words, slots
 // (task references and titles), grammar (a message read into typed steps),
 // results (what the tools said, and how a reply words it), and this
-// package, which carries the steps out (exec.go, steps.go, resolve.go,
-// dialogue.go) by the dialogue's tables (transitions.go). A fix to how a
-// message is read belongs in grammar or below; to how a result is said, in
-// results; to what an answer does, in transitions.go.
+// package, which carries the steps out (exec.go, steps.go, resolve.go)
+// by the dialogue's tables (dialogue.go). A fix to how a message is read
+// belongs in grammar or below; to how a result is said, in results; to
+// what an answer does, in dialogue.go.
 package offline

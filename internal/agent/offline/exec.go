@@ -20,7 +20,7 @@ type memory struct {
 	shown    []results.Task // the last list shown, in its order
 	run      []results.Task // see reading.changeRun
 	offers   []*question    // the last reply's offers of a change: "yes" takes them all
-	cutShort *stopped       // the request the last turn stopped at a limit
+	cutShort *executor      // the run of the request the last turn stopped at a limit
 }
 
 // question is what the assistant asked and waits an answer to.
@@ -38,10 +38,11 @@ type question struct {
 // model keeps no state, so it runs them from the start on every model call
 // of a turn, reading the rounds made: calls no round holds yet are sent.
 type executor struct {
-	mem    memory
-	rounds []results.Round  // the rounds this turn has made so far
-	next   int              // the first round not yet read
-	ids    *results.CallIDs // nil when replaying an earlier turn
+	mem     memory
+	turn    int             // the turn whose request it carries out (see reading.play)
+	rounds  []results.Round // the rounds this turn has made so far
+	next    int             // the first round not yet read
+	firstID int             // the number of the first call sent; 0 when replaying an earlier turn
 
 	batch       []queued // calls for the round being built
 	listing     []results.Task
@@ -129,9 +130,7 @@ func (e *executor) queue(a grammar.Action, tool string, args map[string]any) {
 		e.made[key] = true
 	}
 	e.lines = append(e.lines, "")
-	if tool != results.ToolListTasks {
-		e.fresh = false
-	}
+	e.fresh = e.fresh && tool == results.ToolListTasks
 	e.batch = append(e.batch, queued{call: results.Planned{Tool: tool, Args: args}, line: len(e.lines) - 1, step: e.step, act: a})
 }
 
@@ -140,9 +139,9 @@ func (e *executor) flush() {
 	for len(e.batch) > 0 {
 		if e.next >= len(e.rounds) {
 			e.sent = &agent.Response{}
-			for _, q := range e.batch {
-				if e.ids != nil { // nil when replaying an earlier turn
-					e.sent.ToolCalls = append(e.sent.ToolCalls, e.ids.Call(q.call))
+			for i, q := range e.batch {
+				if e.firstID > 0 {
+					e.sent.ToolCalls = append(e.sent.ToolCalls, q.call.Call(e.firstID+i))
 				}
 			}
 			return

@@ -60,7 +60,7 @@ func respond(msgs []agent.Message) agent.Response {
 	if mem.question == nil && len(mem.focus) == 1 {
 		mem.run = r.changeRun(last, mem.lastAct)
 	}
-	e, _ := r.play(last, mem, results.NewCallIDs(msgs))
+	e := r.play(last, mem, results.FirstCallID(msgs))
 	switch {
 	case e.sent != nil:
 		return *e.sent
@@ -73,17 +73,9 @@ func respond(msgs []agent.Message) agent.Response {
 	return agent.Response{Text: e.fill(grammar.HelpText)}
 }
 
-// stopped is a request a turn stopped at a limit: the turn that asked for
-// it, and the rounds made for it so far.
-type stopped struct {
-	turn   int
-	rounds []results.Round
-}
-
-// play carries out turn i's message over its rounds, remembering mem,
-// and returns the turn whose request it carried out: a "continue" after a
-// request stopped at a limit carries it on, saying only what it adds.
-func (r *reading) play(i int, mem memory, ids *results.CallIDs) (*executor, int) {
+// play carries out turn i's message over its rounds, remembering mem. A
+// "continue" carries on a request stopped at a limit, saying what it adds.
+func (r *reading) play(i int, mem memory, firstID int) *executor {
 	steps, rounds, quiet, asked := r.steps(i), r.turns[i].rounds, 0, i
 	carryOn := len(steps) == 1 && (steps[0].Act == grammar.ActContinue ||
 		steps[0].Act == grammar.ActYes && steps[0].Mood == grammar.Plainly && mem.question == nil)
@@ -92,10 +84,10 @@ func (r *reading) play(i int, mem memory, ids *results.CallIDs) (*executor, int)
 		steps, quiet = r.steps(cut.turn), len(cut.rounds)
 		rounds = append(slices.Clone(cut.rounds), rounds...)
 	}
-	e := &executor{mem: mem, rounds: rounds, ids: ids, quietRounds: quiet, focusStep: -1, offerLine: -1,
+	e := &executor{mem: mem, turn: asked, rounds: rounds, firstID: firstID, quietRounds: quiet, focusStep: -1, offerLine: -1,
 		shown: mem.shown, unkeptSaid: map[string]bool{}, made: map[string]bool{}}
 	e.run(steps)
-	return e, asked
+	return e
 }
 
 // turn is one user message, the tool rounds that followed it, and the
@@ -130,18 +122,15 @@ type reading struct {
 }
 
 func (r *reading) steps(i int) []grammar.Step {
-	s, ok := r.read[i]
-	if !ok {
-		s = grammar.Parse(r.turns[i].user)
-		r.read[i] = s
+	if _, ok := r.read[i]; !ok {
+		r.read[i] = grammar.Parse(r.turns[i].user)
 	}
-	return s
+	return r.read[i]
 }
 
 // recall is what the turns before end left open: that of the newest that
 // made calls, asked, pointed at tasks or was told no. Only the last reply's
-// question is still open. depth bounds how far back each of those turns
-// may look in turn.
+// question is still open. depth bounds how far back each looks in turn.
 func (r *reading) recall(end, depth int) (found memory) {
 	key := [2]int{end, depth}
 	if mem, ok := r.recalled[key]; ok {
@@ -153,7 +142,7 @@ func (r *reading) recall(end, depth int) (found memory) {
 		if depth > 0 {
 			before = r.recall(i, depth-1)
 		}
-		e, asked := r.play(i, before, nil)
+		e := r.play(i, before, 0)
 		if e.broken {
 			return memory{focus: results.LastTouched(r.turns[i].rounds)}
 		}
@@ -171,16 +160,15 @@ func (r *reading) recall(end, depth int) (found memory) {
 			}
 		case e.sent != nil && i == end-1 && strings.Contains(r.turns[i].reply, agent.StoppedNote):
 			// Stopped at a limit; a turn the person stopped is not.
-			mem.cutShort = &stopped{turn: asked, rounds: e.rounds}
+			mem.cutShort = e
 		}
 		return mem
 	}
 	return memory{}
 }
 
-// changeRun is what the turns before end changed, oldest first, each by act
-// alone: after "add walk the dog", "add feed the cat", "the first one" is
-// the dog.
+// changeRun is what the turns before end changed by act alone, oldest first:
+// after "add walk the dog", "add feed the cat", "the first one" is the dog.
 func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 	var run []results.Task
 	for i := end - 1; i >= 0 && i >= end-memoryTurns && act != 0; i-- {
@@ -188,7 +176,7 @@ func (r *reading) changeRun(end int, act grammar.Action) []results.Task {
 		if len(r.turns[i].rounds) == 0 || slices.ContainsFunc(r.steps(i), other) {
 			break
 		}
-		e, _ := r.play(i, r.recall(i, 0), nil)
+		e := r.play(i, r.recall(i, 0), 0)
 		if e.broken || e.question != nil || e.lastAct != act || e.focusStep < 0 {
 			break
 		}

@@ -734,8 +734,8 @@ func TestOfflineNamesATaskKnownByNumber(t *testing.T) {
 		userSays("yes I have to")}
 	resp, _ := mustStream(t, msgs...)
 	assertText(t, resp, "Okay, I'll leave task 3 open.")
-	if got := results.TaskLine(results.Task{ID: 4}); got != "- [ ] #4" {
-		t.Errorf("results.TaskLine = %q", got)
+	if got := results.TaskLines([]results.Task{{ID: 4}}); got != "- [ ] #4" {
+		t.Errorf("results.TaskLines = %q", got)
 	}
 }
 

@@ -33,13 +33,12 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 		switch x.Kind {
 		case slots.RefIDs:
 			for _, id := range x.IDs {
-				t, found := results.FindTask(listed, id)
-				if !found {
+				if _, found := results.FindTask(listed, id); !found {
 					e.say("You have no task %d to leave out, so I left your list as it was.", id)
 					return nil, false
 				}
-				named = append(named, t)
 			}
+			named = results.IDTasks(x.IDs)
 		case slots.RefName:
 			if named = results.MatchTasks(listed, x.Words, false); len(named) == 0 {
 				e.say("I couldn't find a task matching %q to leave out, so I left your list as it was.", strings.Join(x.Words, " "))
@@ -64,7 +63,7 @@ func (e *executor) leaveOut(s grammar.Step, targets []results.Task) ([]results.T
 	}
 	kept := results.TasksWhere(targets, func(t results.Task) bool { return !out[t.ID] })
 	if len(kept) == 0 {
-		e.say("Leaving those out, there was nothing left to %s.", results.ActionVerbs[s.Act])
+		e.say("Leaving those out, there was nothing left to %s.", results.Actions[s.Act].Verb)
 		return nil, false
 	}
 	return kept, true
@@ -104,10 +103,11 @@ func (e *executor) resolveRef(s grammar.Step) ([]results.Task, bool) {
 		if s.Act == grammar.ActComplete && status == "all" {
 			status = "pending"
 		}
-		if all := withStatus(listed, status); len(all) > 0 {
+		if all := results.WithStatus(listed, status); len(all) > 0 {
 			return all, true
 		}
-		e.say("%s", results.NothingToDo(s.Act, status))
+		none := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
+		e.say("You have %s, so there was nothing to %s.", none, results.Actions[s.Act].Verb)
 		return nil, false
 	case slots.RefName:
 		return e.resolveName(s)
@@ -160,10 +160,9 @@ func (e *executor) describedTarget(s grammar.Step) (targets []results.Task, hand
 // otherThan reads "not the bank, the other one" among candidates: the ones
 // left out are never offered.
 func (e *executor) otherThan(s grammar.Step, candidates []results.Task) []results.Task {
-	out := results.Excepted(candidates, s.Ref.Except)
-	left := results.TasksWhere(candidates, func(t results.Task) bool { return !out[t.ID] })
+	left, named := results.Except(candidates, s.Ref.Except)
 	switch {
-	case len(left) == 0 || len(out) == 0:
+	case len(left) == 0 || !named:
 		e.askWhich(about(s), candidates)
 	case s.Ref.Pointed && (len(left) == 1 || s.Ref.Plural):
 		return left
@@ -216,20 +215,26 @@ func (e *executor) placeInList(s grammar.Step) ([]results.Task, bool) {
 			results.Plural(len(listed), "task"), results.Example(s.Act, 0))
 		return nil, false
 	}
-	if s.Ref.Kind != slots.RefOrdinal || s.Ref.Index < 0 || !results.PlacesDiffer(listed, targets, s.Ref.Index) {
+	if s.Ref.Kind != slots.RefOrdinal || s.Ref.Index < 0 {
 		return targets, true
 	}
-	// The tasks at those places have other numbers: it asks which, listing
-	// those and the tasks numbered as the places.
-	candidates := slices.Clone(targets)
-	for k := range targets {
-		t, found := results.FindTask(listed, int64(s.Ref.Index+k+1))
-		if _, dup := results.FindTask(candidates, t.ID); found && !dup {
-			candidates = append(candidates, t)
+	// After a delete, "the 2nd task" may be task 2 or the second: where the
+	// tasks at those places have other numbers, it asks which, listing those
+	// and the tasks numbered as the places.
+	candidates, differ := slices.Clone(targets), false
+	for k, t := range targets {
+		place := int64(s.Ref.Index + k + 1)
+		numbered, found := results.FindTask(listed, place)
+		if _, dup := results.FindTask(candidates, numbered.ID); found && !dup {
+			candidates = append(candidates, numbered)
 		}
+		differ = differ || t.ID != place
+	}
+	if !differ {
+		return targets, true
 	}
 	e.ask(about(s, candidates...), fmt.Sprintf("Your task numbers have gaps, so I'm not sure which you meant:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-		results.TaskLines(candidates), results.ActionVerbs[s.Act], results.Example(s.Act, candidates[0].ID)))
+		results.TaskLines(candidates), results.Actions[s.Act].Verb, results.Example(s.Act, candidates[0].ID)))
 	return nil, false
 }
 
@@ -256,12 +261,6 @@ func (e *executor) askWhatToDo(r slots.Ref) {
 	}
 }
 
-// withStatus returns the tasks of ts in status: "all", "completed", else
-// pending.
-func withStatus(ts []results.Task, status string) []results.Task {
-	return results.TasksWhere(ts, func(t results.Task) bool { return status == "all" || t.Completed == (status == "completed") })
-}
-
 // resolveName finds the tasks whose titles hold the words said: several
 // are asked about, unless "all" was said; none, or one close is.
 func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
@@ -274,7 +273,7 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 	if len(matches) == 0 && r.Deed && len(r.Words) > 1 {
 		matches = results.MatchTasks(listed, r.Words[1:], true)
 	}
-	if open := results.OpenTasks(matches); len(matches) > 1 && s.Act == grammar.ActComplete && len(open) == 1 {
+	if open := results.WithStatus(matches, "pending"); len(matches) > 1 && s.Act == grammar.ActComplete && len(open) == 1 {
 		matches = open
 	}
 	switch {
@@ -284,14 +283,14 @@ func (e *executor) resolveName(s grammar.Step) ([]results.Task, bool) {
 		phrase := strings.Join(r.Words, " ")
 		if close, _ := results.ClosestTasks(listed, r.Words); len(close) == 1 {
 			t := close[0]
-			e.offer(s, close, fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, actionOnIt[s.Act]))
+			e.offer(s, close, fmt.Sprintf("I couldn't find a task matching %q. Did you mean task %d, %s? Say \"yes\" and I'll %s.", phrase, t.ID, t.Title, results.Actions[s.Act].OnIt))
 		} else {
 			e.say("I couldn't find a task matching %q — want to see your list?", phrase)
 		}
 		return nil, false
 	case len(matches) > 1 && !r.Plural:
 		e.ask(about(s, matches...), fmt.Sprintf("%d tasks match %q:\n%s\nWhich one should I %s? Tell me its number, like \"%s\".",
-			len(matches), strings.Join(r.Words, " "), results.TaskLines(matches), results.ActionVerbs[s.Act], results.Example(s.Act, matches[0].ID)))
+			len(matches), strings.Join(r.Words, " "), results.TaskLines(matches), results.Actions[s.Act].Verb, results.Example(s.Act, matches[0].ID)))
 		return nil, false
 	}
 	return matches, true

@@ -100,11 +100,7 @@ func (e *executor) act(s grammar.Step, targets []results.Task) {
 			if !ok {
 				return
 			}
-			for i, t := range targets {
-				if current, found := results.FindTask(listed, t.ID); found {
-					targets[i] = current
-				}
-			}
+			results.Titled(targets, listed)
 		}
 		for _, t := range targets {
 			if t.Completed {
@@ -157,26 +153,20 @@ func (e *executor) existing(targets []results.Task) ([]results.Task, bool) {
 	if e.fresh {
 		listed = e.listing
 	}
-	untitled := func(t results.Task) bool { return t.Title == "" }
-	for i, t := range targets {
-		if found, ok := results.FindTask(listed, t.ID); ok && untitled(t) {
-			targets[i] = found
-		}
-	}
+	results.Titled(targets, listed)
 	// A turn recorded before questions looked tasks up is read as it was
 	// answered: by number.
-	if !slices.ContainsFunc(targets, untitled) || e.ids == nil && e.next >= len(e.rounds) {
+	untitled := func(t results.Task) bool { return t.Title == "" }
+	if !slices.ContainsFunc(targets, untitled) || e.firstID == 0 && e.next >= len(e.rounds) {
 		return targets, true
 	}
 	page, ok := e.list(true)
 	if !ok {
 		return nil, false
 	}
+	results.Titled(targets, page)
 	var out []results.Task
 	for _, t := range targets {
-		if found, ok := results.FindTask(page, t.ID); ok && t.Title == "" {
-			t = found
-		}
 		pastPage := e.partial && (len(page) == 0 || t.ID > page[len(page)-1].ID)
 		if t.Title != "" || pastPage {
 			out = append(out, t)
@@ -252,7 +242,7 @@ func (e *executor) doFind(s grammar.Step) {
 			e.say("Here %s %s:", map[bool]string{true: "is", false: "are"}[len(found) == 1], results.TaskNumbers(found))
 		}
 	} else {
-		found = withStatus(results.MatchTasks(listed, s.Ref.Words, false), s.Status)
+		found = results.WithStatus(results.MatchTasks(listed, s.Ref.Words, false), s.Status)
 		if len(found) == 0 {
 			e.say("You have no %s matching %q.", map[string]string{"all": "task", "pending": "pending task", "completed": "completed task"}[s.Status],
 				strings.Join(s.Ref.Words, " "))

@@ -30,7 +30,6 @@ func MatchTasks(tasks []Task, words []string, loose bool) []Task {
 // when some share any, and how many words they share.
 func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 	query := slots.Stems(words)
-	best, out := 0, []Task(nil)
 	for _, t := range tasks {
 		title := slots.TitleStems(t.Title)
 		n := 0
@@ -40,18 +39,17 @@ func ClosestTasks(tasks []Task, words []string) (closest []Task, shared int) {
 			}
 		}
 		switch {
-		case n > best:
-			best, out = n, []Task{t}
-		case n == best && n > 0:
-			out = append(out, t)
+		case n > shared:
+			shared, closest = n, []Task{t}
+		case n == shared && n > 0:
+			closest = append(closest, t)
 		}
 	}
-	return out, best
+	return closest, shared
 }
 
-// PickItems reads which of the tasks offered to add an answer takes: "the
-// last two", "all but the jam", "both". ok is false when it points at none
-// of them that way.
+// PickItems reads which of the tasks offered to add an answer takes ("the
+// last two", "all but the jam", "both"); ok is false when it picks none so.
 func PickItems(items []grammar.Item, r slots.Ref) ([]grammar.Item, bool) {
 	switch r.Kind {
 	case slots.RefOrdinal: // "the first", "the last two"
@@ -62,26 +60,19 @@ func PickItems(items []grammar.Item, r slots.Ref) ([]grammar.Item, bool) {
 	case slots.RefFocus:
 		return items, r.Plural && (r.Count == 0 || r.Count == len(items))
 	case slots.RefOther:
-		var out []grammar.Item
-		for _, it := range items {
-			if !namedIn(it.Title, r.Except) {
-				out = append(out, it)
-			}
-		}
-		return out, len(out) > 0 && len(out) < len(items)
+		kept := slices.DeleteFunc(slices.Clone(items), func(it grammar.Item) bool {
+			return slices.ContainsFunc(r.Except, func(x slots.Ref) bool { // named by its words
+				return x.Kind == slots.RefName && len(MatchTasks([]Task{{ID: 1, Title: it.Title}}, x.Words, false)) > 0
+			})
+		})
+		return kept, len(kept) > 0 && len(kept) < len(items)
 	}
 	return nil, false
 }
 
-// namedIn reports a title that one of the references names by its words.
-func namedIn(title string, refs []slots.Ref) bool {
-	return slices.ContainsFunc(refs, func(r slots.Ref) bool {
-		return r.Kind == slots.RefName && len(MatchTasks([]Task{{ID: 1, Title: title}}, r.Words, false)) > 0
-	})
-}
-
-// Excepted returns the ids of the candidates except names, by number or name.
-func Excepted(candidates []Task, except []slots.Ref) map[int64]bool {
+// Except returns the candidates except does not name, by number or name,
+// and whether it names any task at all.
+func Except(candidates []Task, except []slots.Ref) (left []Task, named bool) {
 	out := map[int64]bool{}
 	for _, x := range except {
 		switch x.Kind {
@@ -95,18 +86,7 @@ func Excepted(candidates []Task, except []slots.Ref) map[int64]bool {
 			}
 		}
 	}
-	return out
-}
-
-// PlacesDiffer reports targets, from place i on, whose numbers are not
-// their places: after a delete, "the 2nd task" may be task 2 or the second.
-func PlacesDiffer(listed, targets []Task, i int) bool {
-	for k, t := range targets {
-		if t.ID != int64(i+k+1) {
-			return true
-		}
-	}
-	return false
+	return TasksWhere(candidates, func(t Task) bool { return !out[t.ID] }), len(out) > 0
 }
 
 // PickFromFocus returns the tasks of focus a pronoun or an ordinal points

@@ -27,32 +27,34 @@ func ConfirmCall(call agent.ToolCall, out Outcome) string {
 	case out.Status == tasks.DeclinedStatus:
 		return fmt.Sprintf("OK, I won't %s, as you declined.", whatWaits(call, out))
 	case out.Error != "":
-		return describeToolError(call, out.Error)
+		if id := callArgs(call).TaskID; id > 0 && strings.Contains(strings.ToLower(out.Error), "not found") {
+			return TaskNotFound(id) // said plainly
+		}
+		return Sentence(out.Error)
 	case out.Text != "" && out.TaskID == 0 && out.Tasks == nil:
 		return Sentence(out.Text)
-	}
-	if call.Name == ToolListTasks {
+	case call.Name == ToolListTasks:
 		return describeList(callArgs(call).Status, out.Tasks, out.NextCursor != "")
-	}
-	if done, ok := confirmations[call.Name]; ok {
-		return Sentence(fmt.Sprintf(done, out.TaskID, out.Title))
+	case toolWords[call.Name].done != "":
+		return Sentence(fmt.Sprintf(toolWords[call.Name].done, out.TaskID, out.Title))
 	}
 	return fmt.Sprintf("Done (%s).", call.Name)
 }
 
-// confirmations say what a call that changed one task did.
-var confirmations = map[string]string{
-	ToolAddTask:      "Added task %d: %s",
-	ToolCompleteTask: "Marked task %d as complete: %s",
-	ToolDeleteTask:   "Deleted task %d: %s",
-	ToolUpdateTask:   "Updated task %d: %s",
+// toolWords say what a call to each tool did on one task, once made, and
+// what it would do (verb) while it waits.
+var toolWords = map[string]struct{ done, verb string }{
+	ToolAddTask:      {"Added task %d: %s", "add"},
+	ToolCompleteTask: {"Marked task %d as complete: %s", "complete"},
+	ToolDeleteTask:   {"Deleted task %d: %s", "delete"},
+	ToolUpdateTask:   {"Updated task %d: %s", "change"},
+	ToolListTasks:    {verb: "list"},
 }
 
 // whatWaits says what a call that waits for its person would do: "delete
 // task 3 (Buy milk)".
 func whatWaits(call agent.ToolCall, out Outcome) string {
-	verb := map[string]string{ToolAddTask: "add", ToolCompleteTask: "complete", ToolDeleteTask: "delete",
-		ToolUpdateTask: "change", ToolListTasks: "list"}[call.Name]
+	verb := toolWords[call.Name].verb
 	switch id := callArgs(call).TaskID; {
 	case verb == "":
 		return "run " + call.Name
@@ -64,15 +66,6 @@ func whatWaits(call agent.ToolCall, out Outcome) string {
 		return fmt.Sprintf("add %q", callArgs(call).Title)
 	}
 	return verb + " your tasks"
-}
-
-// describeToolError says a missing task plainly, any other error as written.
-func describeToolError(call agent.ToolCall, msg string) string {
-	id := callArgs(call).TaskID
-	if id > 0 && strings.Contains(strings.ToLower(msg), "not found") {
-		return TaskNotFound(id)
-	}
-	return Sentence(msg)
 }
 
 // describeList writes a listing's tasks a line each; more says more follow.
@@ -99,31 +92,21 @@ func describeList(status string, tasks []Task, more bool) string {
 	default:
 		head = fmt.Sprintf("You have %s:", Plural(n, "task"))
 	}
-	lines := []string{head}
-	for _, t := range tasks {
-		lines = append(lines, TaskLine(t))
-	}
-	return strings.Join(lines, "\n")
+	return head + "\n" + TaskLines(tasks) // a page with a cursor holds a task or more
 }
 
-// TaskLine is a task as a Markdown checklist item: "- [x] #3 Call mom".
-func TaskLine(t Task) string {
-	box := "[ ]"
-	if t.Completed {
-		box = "[x]"
-	}
-	line := strings.TrimRight(fmt.Sprintf("- %s #%d %s", box, t.ID, t.Title), " ") // a task known by its number only
-	if t.Description != "" {
-		line += " — " + t.Description
-	}
-	return line
-}
-
-// TaskLines is tasks as a Markdown checklist, one task a line.
+// TaskLines is tasks as a Markdown checklist: "- [x] #3 Call mom", a line each.
 func TaskLines(ts []Task) string {
 	lines := make([]string, len(ts))
 	for i, t := range ts {
-		lines[i] = TaskLine(t)
+		box := "[ ]"
+		if t.Completed {
+			box = "[x]"
+		}
+		lines[i] = strings.TrimRight(fmt.Sprintf("- %s #%d %s", box, t.ID, t.Title), " ") // a task known by its number only
+		if t.Description != "" {
+			lines[i] += " — " + t.Description
+		}
 	}
 	return strings.Join(lines, "\n")
 }
@@ -170,9 +153,6 @@ func DescribeTargets(targets []Task) string {
 	return TaskNumbers(targets)
 }
 
-// A task number in an example stays grammar.AnyTask until the executor
-// knows a task of the person's to name, not one that may not exist.
-
 // Stays says that the change a turn made on t stays made.
 func Stays(a grammar.Action, t Task) string {
 	switch a {
@@ -187,7 +167,7 @@ func Stays(a grammar.Action, t Task) string {
 // OfferText asks whether to make change a on tasks, nothing done yet.
 func OfferText(a grammar.Action, tasks []Task) string {
 	return fmt.Sprintf("I haven't changed anything yet. A \"yes\" would %s:\n%s\nSay \"yes\" to go ahead, or \"no\" to leave your list as it is.",
-		ActionVerbs[a], TaskLines(tasks))
+		Actions[a].Verb, TaskLines(tasks))
 }
 
 func OfferAddText(items []grammar.Item) string {
@@ -201,25 +181,24 @@ func OfferAddText(items []grammar.Item) string {
 	return fmt.Sprintf("Should I add these %d tasks to your list?\n%s\nSay \"yes\" to add them all.", len(items), strings.Join(titles, "\n"))
 }
 
-// ActionVerbs and actionExamples word the questions about each action.
-var (
-	ActionVerbs = map[grammar.Action]string{
-		grammar.ActComplete: "mark as complete", grammar.ActDelete: "delete", grammar.ActUpdate: "change", grammar.ActNote: "add the note to", grammar.ActQuery: "check",
-	}
-	actionExamples = map[grammar.Action]string{
-		grammar.ActComplete: "Complete task %d", grammar.ActDelete: "Delete task %d", grammar.ActUpdate: "Change task %d to 'Call mom tonight'",
-		grammar.ActNote: "Task %d", grammar.ActQuery: "Is task %d done?",
-	}
-)
+// Actions word the questions about each action: what it does to tasks, to
+// the one a "yes" answers about (OnIt), and a request for it (see Example).
+var Actions = map[grammar.Action]struct{ Verb, OnIt, Request string }{
+	grammar.ActComplete: {"mark as complete", "mark it as complete", "Complete task %d"},
+	grammar.ActDelete:   {"delete", "delete it", "Delete task %d"},
+	grammar.ActUpdate:   {"change", "change it", "Change task %d to 'Call mom tonight'"},
+	grammar.ActNote:     {"add the note to", "add the note to it", "Task %d"},
+	grammar.ActQuery:    {"check", "check it", "Is task %d done?"},
+}
 
-// Example is the Example of asking for act on task id, or on whichever
-// task the reply can name when id is 0.
+// Example is a request for act on task id; with id 0, on grammar.AnyTask,
+// for the executor to name a task the person has, not one that may not exist.
 func Example(a grammar.Action, id int64) string {
 	number := grammar.AnyTask
 	if id > 0 {
 		number = fmt.Sprint(id)
 	}
-	return strings.Replace(actionExamples[a], "%d", number, 1)
+	return strings.Replace(Actions[a].Request, "%d", number, 1)
 }
 
 func WhatToDoText(targets []Task) string {
@@ -235,22 +214,16 @@ func WhatToDoText(targets []Task) string {
 	return fmt.Sprintf("What should I do with these %d tasks?\n%s\nFor example: \"Mark them as complete\" or \"Delete them\".", len(targets), TaskLines(targets))
 }
 
-func NothingToDo(a grammar.Action, status string) string {
-	what := map[string]string{"all": "no tasks", "pending": "no open tasks", "completed": "no completed tasks"}[status]
-	return fmt.Sprintf("You have %s, so there was nothing to %s.", what, ActionVerbs[a])
-}
-
 // FillExamples names known tasks, one after another, in text's examples;
 // with none known, it says what goes there.
 func FillExamples(text string, known []Task) string {
+	if len(known) == 0 {
+		return strings.ReplaceAll(text, grammar.AnyTask, "<number>")
+	}
 	var b strings.Builder
 	for i, part := range strings.Split(text, grammar.AnyTask) {
 		if i > 0 {
-			if len(known) == 0 {
-				b.WriteString("<number>")
-			} else {
-				b.WriteString(fmt.Sprint(known[(i-1)%len(known)].ID))
-			}
+			b.WriteString(fmt.Sprint(known[(i-1)%len(known)].ID))
 		}
 		b.WriteString(part)
 	}

@@ -122,25 +122,20 @@ func (p Planned) Holds(c agent.ToolCall) bool {
 	return reflect.DeepEqual(got, want)
 }
 
-// CallIDs numbers tool calls after those already in the conversation, so
-// ids stay unique across the rounds of a turn without any stored state.
-type CallIDs struct{ next int }
-
-// NewCallIDs numbers the calls after those msgs hold.
-func NewCallIDs(msgs []agent.Message) *CallIDs {
-	n := 0
+// FirstCallID numbers a turn's next call after those msgs hold, so ids stay
+// unique across the rounds of a turn without any stored state.
+func FirstCallID(msgs []agent.Message) int {
+	n := 1
 	for _, m := range msgs {
 		n += len(m.ToolCalls)
 	}
-	return &CallIDs{next: n + 1}
+	return n
 }
 
-// Call gives p the next id.
-func (c *CallIDs) Call(p Planned) agent.ToolCall {
+// Call is the call p plans, its id numbered n.
+func (p Planned) Call(n int) agent.ToolCall {
 	args, _ := json.Marshal(p.Args) // a map of strings and numbers always marshals
-	id := fmt.Sprintf("call_%d", c.next)
-	c.next++
-	return agent.ToolCall{ID: id, Name: p.Tool, Arguments: string(args)}
+	return agent.ToolCall{ID: fmt.Sprintf("call_%d", n), Name: p.Tool, Arguments: string(args)}
 }
 
 // ListPage is how many tasks the model asks list_tasks for at once, the
@@ -200,9 +195,19 @@ func IDTasks(ids []int64) []Task {
 	return out
 }
 
-// OpenTasks returns the tasks of ts not yet completed.
-func OpenTasks(ts []Task) []Task {
-	return TasksWhere(ts, func(t Task) bool { return !t.Completed })
+// WithStatus returns the tasks of ts in status: "all", "completed", else
+// pending.
+func WithStatus(ts []Task, status string) []Task {
+	return TasksWhere(ts, func(t Task) bool { return status == "all" || t.Completed == (status == "completed") })
+}
+
+// Titled replaces the targets known by number only with those tasks of list.
+func Titled(targets, list []Task) {
+	for i, t := range targets {
+		if found, ok := FindTask(list, t.ID); ok && t.Title == "" {
+			targets[i] = found
+		}
+	}
 }
 
 // FindTask finds task id in ts.

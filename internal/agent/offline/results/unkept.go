@@ -14,12 +14,6 @@ import (
 // date ("tomorrow at 5"), a priority ("asap"), a repeat ("every monday").
 // The words stay in the title; the reply says nothing more comes of them.
 
-// unkept is what a title says that a task cannot keep.
-type unkept struct {
-	kind string // "date", "priority" or "repeat"
-	said string // the words, as written
-}
-
 var (
 	dateWords      = lexicon.Words("date words")
 	ambiguousMonth = lexicon.Words("months")
@@ -34,11 +28,12 @@ var (
 // clockTime is a time or a day of the month as written: "5pm", "17:30", "12th".
 var clockTime = regexp.MustCompile(`^(?:\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}|\d{1,2}(?:st|nd|rd|th))$`)
 
-// unkeptIn finds what title says that a task cannot keep, in the order
-// said: the first of each kind not yet said, which it then marks said.
-func unkeptIn(title string, said map[string]bool) []unkept {
+// UnkeptNote says what comes of what title holds that a task cannot keep,
+// in the order said: the first of each kind ("date", "priority", "repeat")
+// not yet said in this reply, which it then marks said; "" when nothing.
+func UnkeptNote(title string, said map[string]bool) string {
 	ws := words.Split(title)
-	var out []unkept
+	var notes []string
 	for i := 0; i < len(ws); {
 		kind, end := unkeptAt(ws, i)
 		if kind == "" {
@@ -47,11 +42,11 @@ func unkeptIn(title string, said map[string]bool) []unkept {
 		}
 		if !said[kind] {
 			said[kind] = true
-			out = append(out, unkept{kind: kind, said: words.Span(title, ws, i, end)})
+			notes = append(notes, fmt.Sprintf(unkeptNotes[kind], words.Span(title, ws, i, end)))
 		}
 		i = end
 	}
-	return out
+	return strings.Join(notes, " ")
 }
 
 // unkeptAt reads what is said from ws[i], returning its kind and where it
@@ -75,20 +70,16 @@ func unkeptAt(ws []words.Word, i int) (string, int) {
 		}
 		return "repeat", end
 	}
-	if !startsDate(ws, i) {
+	// A date starts at a date word, but for a unit or a number alone, or at
+	// leads ("by", "next", "in", "end of the") followed by one.
+	if !(isDateWord(ws, i) && !dateUnits[low] && !isNumber(low) || leadsToDate(ws, i)) {
 		return "", i
 	}
-	end := i + 1 // startsDate: ws[i] is a date word or leads to one
+	end := i + 1
 	for end < len(ws) && (isDateWord(ws, end) || leadsToDate(ws, end)) {
 		end++
 	}
 	return "date", end
-}
-
-// startsDate reports a date said from ws[i]: a date word, or leads ("by",
-// "next", "in", "end of the") followed by one.
-func startsDate(ws []words.Word, i int) bool {
-	return isDateWord(ws, i) && !dateUnits[ws[i].Low] && !isNumber(ws[i].Low) || leadsToDate(ws, i)
 }
 
 // leadsToDate reports up to three leads from ws[i] followed by a date
@@ -129,16 +120,6 @@ func isNumber(low string) bool {
 }
 
 var shortNumber = regexp.MustCompile(`^\d{1,4}$`)
-
-// UnkeptNote says what comes of what title holds that a task cannot keep,
-// leaving out the kinds already said in this reply; "" when nothing.
-func UnkeptNote(title string, said map[string]bool) string {
-	var notes []string
-	for _, u := range unkeptIn(title, said) {
-		notes = append(notes, fmt.Sprintf(unkeptNotes[u.kind], u.said))
-	}
-	return strings.Join(notes, " ")
-}
 
 // unkeptNotes say, by kind, what comes of words a task cannot keep.
 var unkeptNotes = map[string]string{

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -8,7 +9,7 @@ import (
 // What a title says that a task cannot keep is found whatever the words:
 // a date or a time, a priority, a repeat; and a title that only looks
 // like one ("may I", "at home", "march on") holds none.
-func TestUnkeptIn(t *testing.T) {
+func TestUnkeptNote(t *testing.T) {
 	for title, want := range map[string]string{
 		"Pay rent tomorrow at 5":                "date tomorrow at 5",
 		"Call mom on friday":                    "date on friday",
@@ -36,12 +37,14 @@ func TestUnkeptIn(t *testing.T) {
 		"March on the capital":                  "",
 		"Plan the week":                         "",
 	} {
-		var got []string
-		for _, u := range unkeptIn(title, map[string]bool{}) {
-			got = append(got, u.kind+" "+u.said)
+		var notes []string // want is each kind, then the words said
+		for _, kindSaid := range strings.Split(want, " | ") {
+			if kind, said, ok := strings.Cut(kindSaid, " "); ok {
+				notes = append(notes, fmt.Sprintf(unkeptNotes[kind], said))
+			}
 		}
-		if g := strings.Join(got, " | "); g != want {
-			t.Errorf("unkeptIn(%q, {}) = %q, want %q", title, g, want)
+		if got := UnkeptNote(title, map[string]bool{}); got != strings.Join(notes, " ") {
+			t.Errorf("UnkeptNote(%q, {}) = %q, want the notes of %q", title, got, want)
 		}
 	}
 }
