@@ -44,6 +44,7 @@ type config struct {
 	ShutdownTimeout time.Duration
 	WriteTimeout    time.Duration // of every answer but a stream
 	MaxConnections  int           // open client connections per replica
+	IdleTimeout     time.Duration // a kept-alive connection's wait for its next request
 	LogLevel        slog.Level
 	DevLogin        bool // POST /auth/dev/token: development only
 	// MCP over HTTP (/mcp): each user's budget of requests, the server's
@@ -143,6 +144,15 @@ const (
 	defaultShutdown       = 30 * time.Second
 	defaultWriteTimeout   = 30 * time.Second
 	defaultMaxConnections = 1024
+	// An idle kept-alive connection is closed after this: a client that
+	// returns later reconnects, at the cost of a handshake.
+	defaultIdleTimeout = 30 * time.Second
+	// A connection gets this long for a request's headers, from its first
+	// byte (or from its opening), and this long for the whole request, its
+	// body included; then it is closed, so that a client that sends slowly
+	// or not at all holds no slot for long (see limitListener).
+	readHeaderTimeout     = 10 * time.Second
+	readTimeout           = 30 * time.Second
 	defaultMaxHeaderBytes = 16 << 10 // bearer tokens are at most 8 KiB
 	defaultTokenTTL       = 24 * time.Hour
 	// A browser keeps a preflight's answer this long per page origin and
@@ -355,6 +365,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		ShutdownTimeout: e.duration("SHUTDOWN_TIMEOUT", defaultShutdown),
 		WriteTimeout:    e.duration("WRITE_TIMEOUT", defaultWriteTimeout),
 		MaxConnections:  e.int("MAX_CONNECTIONS", defaultMaxConnections, 1, 1_000_000),
+		IdleTimeout:     e.duration("IDLE_TIMEOUT", defaultIdleTimeout),
 		DevLogin:        e.bool("DEV_LOGIN", false),
 		MetricsAddr:     e.str("METRICS_ADDR", ""),
 

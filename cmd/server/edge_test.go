@@ -3,12 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
 // rawGet sends GET /healthz on conn, keeping the connection open, and
@@ -38,30 +41,129 @@ func mustDial(tb testing.TB, base string) (net.Conn, *bufio.Reader) {
 	return conn, bufio.NewReader(conn)
 }
 
-// A replica holds at most MAX_CONNECTIONS connections: one more waits,
-// unanswered, until another closes.
-func TestRunCapsItsConnections(t *testing.T) {
+// mustBeClosed fails unless the server has closed conn: a read ends
+// rather than waiting.
+func mustBeClosed(tb testing.TB, conn net.Conn, r *bufio.Reader, what string) {
+	tb.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := r.ReadByte(); err == nil {
+		tb.Fatalf("%s: the server sent %q", what, b)
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		tb.Fatalf("%s: still open after 5 s", what)
+	}
+}
+
+// mustHealthcheck runs the healthcheck command, as Docker does: it gives
+// /healthz 3 seconds.
+func mustHealthcheck(tb testing.TB, base, what string) {
+	tb.Helper()
+	var stderr strings.Builder
+	if err := run(context.Background(), []string{"healthcheck", "-url", base + "/healthz"}, env(nil), io.Discard, &stderr); err != nil {
+		tb.Fatalf("%s: %v %s", what, err, stderr.String())
+	}
+}
+
+// At MAX_CONNECTIONS, idle kept-alive connections make room for a new
+// client, the oldest first: a health check is answered at once.
+func TestRunMakesRoomByClosingTheOldestIdleConnection(t *testing.T) {
+	t.Parallel()
+	const max = 8
+	base, _, _ := mustRun(t, map[string]string{"MAX_CONNECTIONS": fmt.Sprint(max), "IDLE_TIMEOUT": "10m"})
+	conns := make([]net.Conn, max)
+	readers := make([]*bufio.Reader, max)
+	for i := range max {
+		conns[i], readers[i] = mustDial(t, base)
+		if status, err := rawGet(t, conns[i], readers[i], 5*time.Second); err != nil || status != "200 OK" {
+			t.Fatalf("connection %d, within the cap: %q, %v", i, status, err)
+		}
+	}
+	mustHealthcheck(t, base, "a health check with every connection idle")
+	mustBeClosed(t, conns[0], readers[0], "the oldest idle connection")
+	for i := 1; i < max; i++ {
+		if status, err := rawGet(t, conns[i], readers[i], 5*time.Second); err != nil || status != "200 OK" {
+			t.Fatalf("idle connection %d, younger than the one closed: %q, %v", i, status, err)
+		}
+	}
+}
+
+// Connections that opened and never sent a request (slowloris-style) make
+// room too, once they have been silent for a second.
+func TestRunMakesRoomByClosingSilentConnections(t *testing.T) {
 	t.Parallel()
 	base, _, _ := mustRun(t, map[string]string{"MAX_CONNECTIONS": "2"})
-	var held []net.Conn
-	for range 2 {
-		conn, r := mustDial(t, base)
-		if status, err := rawGet(t, conn, r, 5*time.Second); err != nil || status != "200 OK" {
-			t.Fatalf("a connection within the cap: %q, %v", status, err)
-		}
-		held = append(held, conn) // kept alive: each holds its slot
+	first, r1 := mustDial(t, base)
+	second, r2 := mustDial(t, base)
+	mustHealthcheck(t, base, "a health check with every connection silent")
+	mustBeClosed(t, first, r1, "the oldest silent connection")
+	if status, err := rawGet(t, second, r2, 5*time.Second); err != nil || status != "200 OK" {
+		t.Fatalf("the younger silent connection: %q, %v", status, err)
 	}
-	extra, r := mustDial(t, base)
-	if status, err := rawGet(t, extra, r, 300*time.Millisecond); err == nil {
-		t.Fatalf("a third connection was served (%s) while two were open", status)
+}
+
+// A new connection gets a moment to send its request before it may be
+// closed to make room: here one takes a tenth of a second, with another
+// client already waiting for its slot, and both are answered.
+func TestRunSparesANewConnectionItsGrace(t *testing.T) {
+	t.Parallel()
+	base, _, _ := mustRun(t, map[string]string{"MAX_CONNECTIONS": "1"})
+	slow, r := mustDial(t, base)
+	waiting, wr := mustDial(t, base)
+	if _, err := io.WriteString(waiting, "GET /healthz HTTP/1.1\r\nHost: taskchat\r\n\r\n"); err != nil {
+		t.Fatal(err)
 	}
-	held[0].Close()
-	_ = extra.SetReadDeadline(time.Now().Add(5 * time.Second))
-	resp, err := http.ReadResponse(r, nil)
+	time.Sleep(100 * time.Millisecond) // a slow client, well within silentGrace
+	if status, err := rawGet(t, slow, r, 5*time.Second); err != nil || status != "200 OK" {
+		t.Fatalf("the slow new connection: %q, %v", status, err)
+	}
+	_ = waiting.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(wr, nil)
 	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("the waiting connection once one closed: %v, %v", resp, err)
+		t.Fatalf("the connection that waited for it: %v, %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// Connections serving a request are never closed to make room: a new one
+// waits, and is served as soon as one of them turns idle, long before
+// IDLE_TIMEOUT.
+func TestRunKeepsBusyConnections(t *testing.T) {
+	t.Parallel()
+	base, _, _ := mustRun(t, map[string]string{"MAX_CONNECTIONS": "2", "IDLE_TIMEOUT": "10m", "OFFLINE_MODEL_PACE": "300ms"})
+	waitHealthy(t, base)
+	user := storetest.UserID(t)
+	tok := mustMint(t, user)
+	var streams []*eventStream
+	for range 2 {
+		s := openStream(t, "POST", base+"/api/"+user+"/chat", tok, `{"message":"hello"}`, nil)
+		s.until(t, func(e event) bool { return e.name == "delta" })
+		streams = append(streams, s)
+	}
+	extra, r := mustDial(t, base)
+	if status, err := rawGet(t, extra, r, 200*time.Millisecond); err == nil {
+		t.Fatalf("a third connection was served (%s) while two streamed", status)
+	}
+	_ = extra.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the waiting connection once a stream ended: %v, %v", resp, err)
+	}
+	resp.Body.Close()
+	for i, s := range streams {
+		if rest := s.rest(); len(rest) == 0 || rest[len(rest)-1].name != "done" {
+			t.Errorf("stream %d ended with %v", i, names(rest))
+		}
+	}
+}
+
+// IDLE_TIMEOUT closes a kept-alive connection that sends nothing more.
+func TestRunClosesIdleConnections(t *testing.T) {
+	t.Parallel()
+	base, _, _ := mustRun(t, map[string]string{"IDLE_TIMEOUT": "300ms"})
+	conn, r := mustDial(t, base)
+	if status, err := rawGet(t, conn, r, 5*time.Second); err != nil || status != "200 OK" {
+		t.Fatalf("a request: %q, %v", status, err)
+	}
+	mustBeClosed(t, conn, r, "a connection idle past IDLE_TIMEOUT")
 }
 
 // Request headers are limited to what a token needs, not net/http's 1 MiB.
@@ -97,12 +199,12 @@ func TestConfigOfTheEdge(t *testing.T) {
 	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "JWT_SECRET": secret}
 	cfg, err := loadConfig(env(base))
-	if err != nil || cfg.WriteTimeout != 30*time.Second || cfg.MaxConnections != 1024 || cfg.MaxHeaderBytes != 16<<10 {
-		t.Fatalf("defaults: write timeout %s, max connections %d, max header bytes %d, %v", cfg.WriteTimeout, cfg.MaxConnections, cfg.MaxHeaderBytes, err)
+	if err != nil || cfg.WriteTimeout != 30*time.Second || cfg.MaxConnections != 1024 || cfg.IdleTimeout != 30*time.Second || cfg.MaxHeaderBytes != 16<<10 {
+		t.Fatalf("defaults: write timeout %s, max connections %d, idle timeout %s, max header bytes %d, %v", cfg.WriteTimeout, cfg.MaxConnections, cfg.IdleTimeout, cfg.MaxHeaderBytes, err)
 	}
-	base["WRITE_TIMEOUT"], base["MAX_CONNECTIONS"] = "soon", "0"
+	base["WRITE_TIMEOUT"], base["MAX_CONNECTIONS"], base["IDLE_TIMEOUT"] = "soon", "0", "0s"
 	_, err = loadConfig(env(base))
-	for _, name := range []string{"WRITE_TIMEOUT", "MAX_CONNECTIONS"} {
+	for _, name := range []string{"WRITE_TIMEOUT", "MAX_CONNECTIONS", "IDLE_TIMEOUT"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}

@@ -92,7 +92,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	ln = limitListener(ln, cfg.MaxConnections)
+	conns := limitListener(ln, cfg.MaxConnections)
 	// Turns run on this base context; cancelling it is the last resort of
 	// a shutdown whose timeout passed (see below).
 	base, cancelTurns := context.WithCancel(context.Background())
@@ -100,9 +100,10 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 	srv := &http.Server{
 		Handler:           handler,
 		BaseContext:       func(net.Listener) context.Context { return base },
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ConnState:         conns.ConnState,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -110,7 +111,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 	// no last event, so that their clients resume on another replica.
 	srv.RegisterOnShutdown(hub.EndFollowers)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(conns) }()
 	attrs := []any{"addr", ln.Addr().String(), "model", cfg.Provider}
 	if len(cfg.ApprovalTools) > 0 {
 		// An operator sees that approvals are on, and for which tools.
