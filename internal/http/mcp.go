@@ -86,7 +86,12 @@ func handleMCP(log *slog.Logger, v *auth.Verifier, f *mcpFront) http.Handler {
 			writeError(w, r, log, err)
 			return
 		}
-		toSDK.ServeHTTP(w, r.WithContext(mcptools.WithCallID(r.Context(), infoFrom(r.Context()).id)))
+		// The call's audit row takes an id of the server's own, never the
+		// client's X-Request-Id, which many calls may share: the request's
+		// log line pairs the two.
+		ri := infoFrom(r.Context())
+		ri.callID = "mcp-" + newID()
+		toSDK.ServeHTTP(w, r.WithContext(mcptools.WithCallID(r.Context(), ri.callID)))
 	})
 	authenticated := requireUser(v)(logUser(serve))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

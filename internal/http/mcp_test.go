@@ -245,8 +245,10 @@ func TestMCPManagesTheTokensUsersList(t *testing.T) {
 				t.Errorf("row %d = %+v, want %s recorded on its own", i, r, want[i])
 			}
 		}
-		if rows[0].CallID != addID || rows[1].CallID != listID {
-			t.Errorf("call ids %q, %q; want the requests' ids %q, %q", rows[0].CallID, rows[1].CallID, addID, listID)
+		for i, reqID := range []string{addID, listID} {
+			if line := requestLogLine(t, s, reqID); line["call_id"] != rows[i].CallID || !strings.HasPrefix(rows[i].CallID, "mcp-") {
+				t.Errorf("row %d's call id %q; the log line of its request %q: %v", i, rows[i].CallID, reqID, line)
+			}
 		}
 		if !jsonSame(t, rows[0].Arguments, []byte(`{"title":"Pay bills","description":"electricity"}`)) ||
 			!jsonSame(t, rows[0].Result, []byte(jsonOf(t, added))) || !jsonSame(t, rows[1].Result, []byte(jsonOf(t, listed))) {
@@ -380,6 +382,54 @@ func TestMCPRecordsCallsThatChangeNothing(t *testing.T) {
 	}
 	if list := mustRESTTasks(t, s, user); len(list) != 0 {
 		t.Fatal("a refused call changed the list")
+	}
+}
+
+// requestLogLine is the access log's line of the request whose id is id.
+func requestLogLine(tb testing.TB, s *testServer, id string) map[string]any {
+	tb.Helper()
+	for _, l := range strings.Split(s.logs.String(), "\n") {
+		var line map[string]any
+		if json.Unmarshal([]byte(l), &line) == nil && line["msg"] == "request" && line["request_id"] == id {
+			return line
+		}
+	}
+	tb.Fatalf("no log line for request %q", id)
+	return nil
+}
+
+// A client chooses its X-Request-Id, and may send the same one with many
+// calls: each call's audit row has an id of the server's own, unique,
+// which the request's log line pairs with the client's.
+func TestMCPCallIDsAreTheServersOwn(t *testing.T) {
+	t.Parallel()
+	s := mustServer(t, offline.New())
+	user := storetest.UserID(t)
+	tok := mustToken(t, user)
+	header := http.Header{"X-Request-Id": {"same-id"}}
+	for i, args := range []string{`{"title":"Buy milk"}`, `{"title":"Pay rent"}`, `{}`} {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add_task","arguments":%s}}`, i+1, args)
+		if r := s.mcpPost(t, tok, body, header); r.status != 200 || r.header.Get("X-Request-Id") != "same-id" {
+			t.Fatalf("call %d: %d %s, X-Request-Id %q", i, r.status, r.body, r.header.Get("X-Request-Id"))
+		}
+	}
+	rows := mustMCPAudit(t, user)
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.CallID == "same-id" || seen[r.CallID] || !strings.HasPrefix(r.CallID, "mcp-") {
+			t.Errorf("call id %q (of %d rows): want one of the server's own for each call", r.CallID, len(rows))
+		}
+		seen[r.CallID] = true
+	}
+	var logged []string
+	for _, l := range strings.Split(s.logs.String(), "\n") {
+		var line map[string]any
+		if json.Unmarshal([]byte(l), &line) == nil && line["request_id"] == "same-id" && line["path"] == "/mcp" {
+			logged = append(logged, fmt.Sprint(line["call_id"]))
+		}
+	}
+	if len(rows) != 3 || len(logged) != 3 || !seen[logged[0]] || !seen[logged[1]] || !seen[logged[2]] {
+		t.Fatalf("audit rows %+v, logged call ids %q: want three calls, each logged with the client's id", rows, logged)
 	}
 }
 

@@ -20,6 +20,7 @@ type requestInfo struct {
 	id             string
 	userID         string
 	conversationID int64
+	callID         string // the /mcp call's own id, its audit row's call_id
 	authError      string // why a 401 was answered; see auth.Reason
 }
 
@@ -38,14 +39,19 @@ func requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
 		if !plainID(id) {
-			b := make([]byte, 8)
-			_, _ = rand.Read(b)
-			id = hex.EncodeToString(b)
+			id = newID()
 		}
 		w.Header().Set("X-Request-Id", id)
 		ctx := context.WithValue(r.Context(), requestInfoKey{}, &requestInfo{id: id})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// newID is 16 random hex digits.
+func newID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func plainID(s string) bool {
@@ -117,6 +123,9 @@ func accessLog(log *slog.Logger, tel *telemetry.Telemetry) func(http.Handler) ht
 			}
 			if ri.conversationID != 0 {
 				attrs = append(attrs, slog.Int64("conversation_id", ri.conversationID))
+			}
+			if ri.callID != "" {
+				attrs = append(attrs, slog.String("call_id", ri.callID))
 			}
 			level := slog.LevelInfo
 			if (r.URL.Path == "/healthz" || r.URL.Path == "/readyz") && sw.status == http.StatusOK {

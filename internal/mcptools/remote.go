@@ -200,8 +200,10 @@ func NewHTTPHandler(servers *Servers, log *slog.Logger) http.Handler {
 type callIDKey struct{}
 
 // WithCallID returns ctx carrying the id under which a remote server
-// records the calls of one request. The HTTP front passes its request id,
-// which its access log carries too, so an audit row leads to its log line.
+// records the call of one request. It must be the server's own, one per
+// call: the HTTP front makes it, and its access log carries it next to the
+// client's X-Request-Id, so an audit row leads to its log line and the
+// client's id without trusting a client to keep ids apart.
 func WithCallID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, callIDKey{}, id)
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -39,12 +42,39 @@ func newServer(t *tools) *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		Instructions: "Tools to manage the current user's todo list. Refer to tasks by their number, as list_tasks shows it: each user's tasks are numbered 1, 2, 3…",
 	})
+	s.AddReceivingMiddleware(recoverPanics) // the innermost: a remote server records the call's answer
 	mcp.AddTool(s, addTaskTool, t.addTask)
 	mcp.AddTool(s, listTasksTool, t.listTasks)
 	mcp.AddTool(s, completeTaskTool, t.completeTask)
 	mcp.AddTool(s, deleteTaskTool, t.deleteTask)
 	mcp.AddTool(s, updateTaskTool, t.updateTask)
 	return s
+}
+
+// errPanicked answers a request whose handler panicked, but a tool call.
+var errPanicked = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+
+// recoverPanics answers a handler's panic as a failed call, and logs it
+// with its stack: a tool call gets the tool error of an unexpected failure,
+// any other request an internal error. The SDK runs handlers on goroutines
+// of its own, with no recover, where a panic would end the process and
+// every turn and request it serves. mcptools has no logger of its own: the
+// panic goes to slog's default one.
+func recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			slog.ErrorContext(ctx, "MCP handler panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res, err = nil, errPanicked
+			if _, ok := req.(*mcp.CallToolRequest); ok {
+				res, err = errorResult(toolError(fmt.Errorf("panic: %v", v)).Error()), nil
+			}
+		}()
+		return next(ctx, method, req)
+	}
 }
 
 // Connect builds userID's server (NewServer's) and returns a client session

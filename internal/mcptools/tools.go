@@ -12,7 +12,7 @@ import (
 
 // AddTaskArgs are add_task's arguments.
 type AddTaskArgs struct {
-	Title       string `json:"title" jsonschema:"Short title of the task, 1 to 200 characters, e.g. Buy groceries."`
+	Title       string `json:"title" jsonschema:"Short title of the task, one line of 1 to 200 characters, e.g. Buy groceries."`
 	Description string `json:"description,omitempty" jsonschema:"Optional details, at most 1000 characters."`
 }
 
@@ -41,7 +41,7 @@ type TaskIDArgs struct {
 // UpdateTaskArgs are update_task's arguments; title or description is required.
 type UpdateTaskArgs struct {
 	TaskID      int64   `json:"task_id" jsonschema:"The task's number (1, 2, 3…), as shown by list_tasks."`
-	Title       *string `json:"title,omitempty" jsonschema:"The new title, 1 to 200 characters."`
+	Title       *string `json:"title,omitempty" jsonschema:"The new title, one line of 1 to 200 characters."`
 	Description *string `json:"description,omitempty" jsonschema:"The new description, at most 1000 characters."`
 }
 

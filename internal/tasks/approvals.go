@@ -190,7 +190,7 @@ const MaxReasonLength = 1000
 
 // ValidateReason checks a decision's reason, which may be empty.
 func ValidateReason(reason string) (string, error) {
-	return validString("reason", reason, false, MaxReasonLength)
+	return validText("reason", reason, false, MaxReasonLength)
 }
 
 // Summarize says in plain words what a call of tool with args does, for

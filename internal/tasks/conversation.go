@@ -81,9 +81,10 @@ type ConversationStore interface {
 }
 
 // ValidateMessage trims a chat message and checks it is 1 to 4000
-// characters of valid UTF-8 without NUL bytes.
+// characters of text as a task's description is (see validText): it may
+// run over several lines, and holds no other control characters.
 func ValidateMessage(s string) (string, error) {
-	return validString("message", s, true, MaxMessageLen)
+	return validText("message", s, true, MaxMessageLen)
 }
 
 // TitleFrom makes a conversation title from its first message: the first

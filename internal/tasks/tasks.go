@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -161,7 +162,7 @@ func (s *Service) ListPage(ctx context.Context, userID string, f Filter, limit i
 	if err != nil {
 		return Page[Task]{}, err
 	}
-	query, err := validString("query", f.Query, false, MaxQueryLen)
+	query, err := validText("query", f.Query, false, MaxQueryLen) // its words may be set apart by any space
 	if err != nil {
 		return Page[Task]{}, err
 	}
@@ -238,32 +239,47 @@ func validTitle(title string) (string, error) {
 }
 
 func validDescription(d string) (string, error) {
-	return validString("description", d, false, MaxDescriptionLen)
+	return validText("description", d, false, MaxDescriptionLen)
 }
 
-// validString trims s and checks it against the rules every text field
-// shares: present if required, at most maxLen characters, storable.
+// validString trims s, a text of one line, and checks it against the rules
+// every text field shares (see validText): no line break of any kind, and
+// no tab, which would split it in two columns of a table it is copied to.
 func validString(field, s string, required bool, maxLen int) (string, error) {
+	s, err := validText(field, s, required, maxLen)
+	if err == nil && strings.ContainsAny(s, "\t\n\r\u2028\u2029") {
+		return "", Invalid(field, "must be one line, without tabs or line breaks")
+	}
+	return s, err
+}
+
+// validText trims s and checks it against the rules every text field
+// shares: present if required, at most maxLen characters (code points), and
+// text that shows as written wherever it is shown later. What a person may
+// write is kept exactly, accents and emoji included; refused are invalid
+// UTF-8, control characters (C0, DEL, C1) but for line feeds, tabs and the
+// carriage return of a CRLF, which one-line fields refuse too, and the
+// bidirectional embeddings, overrides and isolates that reorder what a
+// terminal or a spreadsheet shows (the Trojan Source characters): the
+// marks U+200E, U+200F and U+061C stay, as right-to-left writing uses them.
+func validText(field, s string, required bool, maxLen int) (string, error) {
 	s = strings.TrimSpace(s)
 	switch n := utf8.RuneCountInString(s); {
 	case n == 0 && required:
 		return "", Invalid(field, "is required")
 	case n > maxLen:
 		return "", Invalid(field, fmt.Sprintf("must be at most %d characters (got %d)", maxLen, n))
+	case !utf8.ValidString(s):
+		return "", Invalid(field, "must be valid UTF-8")
 	}
-	if err := validText(field, s); err != nil {
-		return "", err
+	for i, r := range s {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+		case unicode.IsControl(r):
+			return "", Invalid(field, fmt.Sprintf("must not contain control characters (%U)", r))
+		case r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069':
+			return "", Invalid(field, fmt.Sprintf("must not contain bidirectional overrides or isolates (%U)", r))
+		}
 	}
 	return s, nil
-}
-
-// validText refuses what PostgreSQL text cannot hold or a person cannot read.
-func validText(field, s string) error {
-	if !utf8.ValidString(s) {
-		return Invalid(field, "must be valid UTF-8")
-	}
-	if strings.ContainsRune(s, 0) {
-		return Invalid(field, "must not contain NUL characters")
-	}
-	return nil
 }

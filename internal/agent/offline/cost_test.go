@@ -27,6 +27,7 @@ var longShapes = []struct {
 	{"sentences", ". ", []string{"Add milk", "Thanks", "No wait", "Call the bank"}},
 	{"numbered", "\n", []string{"add these:", "1. bread", "2. milk", "3) call mom", "- fix the fence", "* email Bob"}},
 	{"one title", " ", []string{"remind me to", "look", "at", "the", "very", "long", "thing"}},
+	{"emoji", " ", []string{"add coffee ☕", "🎉🎉", "and tea 🍵,", "🍰 🍰", "rename task 2 to cake 🎂"}},
 }
 
 // longText repeats a shape's parts up to n bytes.

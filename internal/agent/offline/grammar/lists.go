@@ -93,11 +93,8 @@ func isItem(line string) bool {
 // introduces reports lines before a marked one that ask to add what
 // follows ("can you add these for me?") or only head it ("Things I need:").
 func introduces(header string) bool {
-	if header == "" {
-		return false
-	}
-	if adds(header) {
-		return true
+	if header == "" || adds(header) {
+		return header != ""
 	}
 	sentences := words.Sentences(header)
 	heading := sentences[len(sentences)-1]

@@ -1,6 +1,7 @@
 package words
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,11 +139,8 @@ func (ci closerIndex) opens(s string, i int, r rune) bool {
 
 // endsQuote reports whether the end of s, a space or punctuation follows end.
 func endsQuote(s string, end int) bool {
-	if end >= len(s) {
-		return true
-	}
 	next, _ := utf8.DecodeRuneInString(s[end:])
-	return unicode.IsSpace(next) || strings.ContainsRune(",.;:!?)", next)
+	return end == len(s) || unicode.IsSpace(next) || strings.ContainsRune(",.;:!?)", next)
 }
 
 // appendWord appends s[start:end], with a trailing ",", ":" or ";" as a word
@@ -209,13 +207,18 @@ func IsQuoted(text string) bool {
 	return ok && r != '\'' && len(text) > 1
 }
 
-// Span returns the text the words ws[i:j] cover in s, as it was written.
+// Span returns the text the words ws[i:j] cover in s, as it was written,
+// and the emoji right after them: a clause is trimmed of those as of
+// punctuation, but a title keeps every character ("Buy café au lait ☕").
 func Span(s string, ws []Word, i, j int) string {
 	if i >= j {
 		return ""
 	}
-	return s[ws[i].Start:ws[j-1].End]
+	return s[ws[i].Start : ws[j-1].End+len(emojiAfter.FindString(s[ws[j-1].End:]))]
 }
+
+// emojiAfter matches the words made of symbols only (isSymbols) that start a text.
+var emojiAfter = regexp.MustCompile(`^(?:\s+[\p{S}\x{FE0F}\x{200D}]+)*`)
 
 // Unquote trims s and removes quotes that wrap all of it.
 func Unquote(s string) string {
