@@ -50,7 +50,7 @@ type statements struct {
 	// sql/turns.sql
 	CommitLazily, PlanFromIndexes                                                    string
 	StartConversation, ClaimConversation, AddUserMessage                             string
-	HistoryMessages, HistoryToolCalls                                                string
+	HistoryWindow, HistoryMessages, HistoryToolCalls                                 string
 	FinishTurn, AbandonTurn, TurnCalls                                               string
 	LockConversationToRecover, RecoverConversationUnheld, RecoverConversationClaimed string
 	// sql/reopen.sql
