@@ -40,7 +40,8 @@ type statements struct {
 	RecordMCPCall string
 	// sql/conversations.sql
 	ListConversations, ListConversationsAfter, ConversationExists string
-	MessagesPage, MessagesPageToolCalls, DeleteConversation       string
+	MessagesPageEnd, MessagesPage, MessagesPageToolCalls          string
+	DeleteConversation                                            string
 	// sql/chat_ids.sql
 	ChatConversation string
 	// sql/idempotency.sql
