@@ -102,6 +102,16 @@ func argumentsText(raw json.RawMessage) string {
 	return string(raw)
 }
 
+// HistoryChars is the most characters, counting the text of stored
+// messages and their tool calls' arguments and results, that History can
+// keep within maxTokens: EstimateTokens counts a token for every four
+// characters at least, and History more for each message and call. A store
+// that reads the newest messages only while they add up to at most this
+// never leaves out one that History would keep.
+func HistoryChars(maxTokens int) int {
+	return 4 * maxTokens
+}
+
 func storedTokens(m tasks.Message) int {
 	n := EstimateTokens(m.Content) + 4
 	for _, c := range m.ToolCalls {

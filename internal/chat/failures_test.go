@@ -138,7 +138,7 @@ func TestConversationDeletedDuringTheTurn(t *testing.T) {
 			if n := len(env.mustTasks(t, user)); n != 1 {
 				t.Fatalf("%d tasks, want the one added before the deletion", n)
 			}
-			if _, err := env.convs.Messages(context.Background(), user, conv.Load(), 1000, ""); !errors.Is(err, tasks.ErrNotFound) {
+			if _, err := env.convs.Messages(context.Background(), user, conv.Load(), 1000, 1<<30, ""); !errors.Is(err, tasks.ErrNotFound) {
 				t.Fatalf("the deleted conversation reads as %v", err)
 			}
 			env.mustNotLogErrors(t)

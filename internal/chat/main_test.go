@@ -81,7 +81,7 @@ func (e engineEnv) mustTasks(tb testing.TB, user string) []tasks.Task {
 // mustMessages reads the conversation as a client would, in one page.
 func (e engineEnv) mustMessages(tb testing.TB, user string, convID int64) []tasks.Message {
 	tb.Helper()
-	page, err := e.convs.Messages(context.Background(), user, convID, 1000, "")
+	page, err := e.convs.Messages(context.Background(), user, convID, 1000, 1<<30, "")
 	if err != nil {
 		tb.Fatalf("messages of conversation %d: %v", convID, err)
 	}

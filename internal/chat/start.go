@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -14,7 +15,7 @@ import (
 func (e *Engine) start(ctx context.Context, req Request) (tasks.Turn, error) {
 	s := tasks.TurnStart{
 		UserID: req.UserID, ConversationID: req.ConversationID, Message: req.Message,
-		HistoryLimit: e.cfg.HistoryLimit, ClaimFor: e.claimFor(), IdempotencyKey: req.IdempotencyKey,
+		HistoryLimit: e.cfg.HistoryLimit, HistoryChars: agent.HistoryChars(e.cfg.HistoryTokens), ClaimFor: e.claimFor(), IdempotencyKey: req.IdempotencyKey,
 		DailyTokenBudget: e.cfg.DailyTokenBudget, MaxRunningTurns: e.cfg.MaxRunningTurns,
 	}
 	if req.ChatID != "" {

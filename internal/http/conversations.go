@@ -9,13 +9,18 @@ import (
 )
 
 // Page sizes of GET /conversations and GET /conversations/{id}/messages. A
-// message is at most a few kilobytes with its tool calls, so a full page of
-// messages stays a body of a few megabytes at worst.
+// page of messages is bounded in bytes too, counting their text and their
+// tool calls' arguments and results as stored: a reply whose calls listed
+// a thousand long tasks is megabytes, and a page of them was a body of
+// 63 MB held in memory whole. It ends early, with a next_cursor, at the
+// message that would pass maxMessagePageBytes; its first message is there
+// whatever its size, so a client always moves on.
 const (
 	defaultPageSize        = 20
 	maxPageSize            = 100
 	defaultMessagePageSize = 100
 	maxMessagePageSize     = 500
+	maxMessagePageBytes    = 1 << 20
 )
 
 // handleConversationsList answers the user's conversations, most recently
@@ -80,7 +85,7 @@ func handleMessagesList(log *slog.Logger, convs tasks.ConversationStore) http.Ha
 			writeError(w, r, log, err)
 			return
 		}
-		page, err := convs.Messages(r.Context(), userFrom(r.Context()), id, limit, q.Get("cursor"))
+		page, err := convs.Messages(r.Context(), userFrom(r.Context()), id, limit, maxMessagePageBytes, q.Get("cursor"))
 		if err != nil {
 			writeError(w, r, log, err)
 			return

@@ -55,18 +55,21 @@ func (s *Conversations) ListConversations(ctx context.Context, userID string, li
 	return page, nil
 }
 
-// Messages returns a page of userID's conversation: at most limit messages
-// after cursor, oldest first, each with its tool calls. A turn of it cut
-// short by a crash is finished first (see queueRecovery), in the same round
-// trip, so the thread shows what the turn did.
-func (s *Conversations) Messages(ctx context.Context, userID string, conversationID int64, limit int, cursor string) (tasks.Page[tasks.Message], error) {
+// Messages returns a page of userID's conversation: the messages after
+// cursor, oldest first, each with its tool calls, at most limit of them and
+// at most maxBytes of text and tool-call JSON together, but always one at
+// least (MessagesPageEnd). A turn of it cut short by a crash is finished
+// first (see queueRecovery), in the same round trip, so the thread shows
+// what the turn did.
+func (s *Conversations) Messages(ctx context.Context, userID string, conversationID int64, limit, maxBytes int, cursor string) (tasks.Page[tasks.Message], error) {
 	afterID, err := decodeMessageCursor(cursor)
 	if err != nil {
 		return tasks.Page[tasks.Message]{}, err
 	}
 	var (
-		exists bool
-		msgs   []tasks.Message
+		exists, more bool
+		lastID       int64
+		msgs         []tasks.Message
 	)
 	b := &pgx.Batch{}
 	queueRecovery(b, conversationID, userID)
@@ -78,7 +81,9 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 			}
 			return err
 		})
-	b.Queue(stmt.MessagesPage, conversationID, userID, afterID, limit+1).Query(func(rows pgx.Rows) error {
+	b.Queue(stmt.MessagesPageEnd, conversationID, userID, afterID, limit, maxBytes).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&lastID, &more) })
+	b.Queue(stmt.MessagesPage, conversationID, userID, afterID).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var m tasks.Message
 			if err := scanMessage(rows, &m); err != nil {
@@ -88,7 +93,7 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 		}
 		return rows.Err()
 	})
-	b.Queue(stmt.MessagesPageToolCalls, conversationID, userID, afterID, limit+1).Query(func(rows pgx.Rows) error { return attachToolCalls(rows, msgs) })
+	b.Queue(stmt.MessagesPageToolCalls, conversationID, userID, afterID).Query(func(rows pgx.Rows) error { return attachToolCalls(rows, msgs) })
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return tasks.Page[tasks.Message]{}, translate(err)
 	}
@@ -96,9 +101,8 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 		return tasks.Page[tasks.Message]{}, tasks.NotFound("conversation", conversationID)
 	}
 	page := tasks.Page[tasks.Message]{Items: msgs}
-	if len(msgs) > limit {
-		page.Items = msgs[:limit]
-		page.Next = encodeMessageCursor(page.Items[limit-1].ID)
+	if more {
+		page.Next = encodeMessageCursor(lastID)
 	}
 	return page, nil
 }

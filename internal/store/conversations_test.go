@@ -21,7 +21,7 @@ func newConversations(tb testing.TB) *store.Conversations {
 // mustMessages reads the whole conversation, in one page.
 func mustMessages(tb testing.TB, s *store.Conversations, user string, convID int64) []tasks.Message {
 	tb.Helper()
-	page, err := s.Messages(context.Background(), user, convID, 1000, "")
+	page, err := s.Messages(context.Background(), user, convID, 1000, 1<<30, "")
 	if err != nil {
 		tb.Fatalf("messages of conversation %d: %v", convID, err)
 	}
@@ -46,7 +46,7 @@ func TestConversationsOfAnotherUser(t *testing.T) {
 	if _, err := turns.StartTurn(ctx, tasks.TurnStart{UserID: bob, ConversationID: id, Message: "x", ClaimFor: time.Minute}); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("bob continues alice's conversation: %v", err)
 	}
-	if _, err := s.Messages(ctx, bob, id, 10, ""); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Messages(ctx, bob, id, 10, 1<<30, ""); !errors.Is(err, tasks.ErrNotFound) {
 		t.Errorf("bob reads alice's messages: %v", err)
 	}
 	if err := s.DeleteConversation(ctx, bob, id); !errors.Is(err, tasks.ErrNotFound) {
@@ -55,7 +55,7 @@ func TestConversationsOfAnotherUser(t *testing.T) {
 	if page, _ := s.ListConversations(ctx, bob, 10, ""); len(page.Items) != 0 {
 		t.Errorf("bob lists %+v", page.Items)
 	}
-	if page, err := s.Messages(ctx, alice, id, 10, ""); err != nil || len(page.Items) != 2 {
+	if page, err := s.Messages(ctx, alice, id, 10, 1<<30, ""); err != nil || len(page.Items) != 2 {
 		t.Errorf("alice's messages after bob's attempts: %v, %v", page.Items, err)
 	}
 }
@@ -96,7 +96,7 @@ func TestDeleteConversationKeepsItsToolCalls(t *testing.T) {
 		if list := mustList(t, ts, user); len(list) != 1 || list[0].ID != milk.ID {
 			t.Errorf("tasks after delete = %+v, want the task the chat added", list)
 		}
-		if _, err := s.Messages(ctx, user, turn.Conversation.ID, 10, ""); !errors.Is(err, tasks.ErrNotFound) {
+		if _, err := s.Messages(ctx, user, turn.Conversation.ID, 10, 1<<30, ""); !errors.Is(err, tasks.ErrNotFound) {
 			t.Errorf("messages of a deleted conversation: %v", err)
 		}
 	})
@@ -214,7 +214,7 @@ func TestMessagesFinishesATurnCutShort(t *testing.T) {
 			for i := range errs {
 				wg.Go(func() {
 					<-start
-					_, errs[i] = s.Messages(ctx, user, turn.Conversation.ID, 10, "")
+					_, errs[i] = s.Messages(ctx, user, turn.Conversation.ID, 10, 1<<30, "")
 				})
 			}
 			close(start)
@@ -245,7 +245,7 @@ func TestMessagesFinishesATurnCutShort(t *testing.T) {
 			for i := 1; i < len(errs); i++ {
 				wg.Go(func() {
 					<-start
-					_, errs[i] = s.Messages(ctx, user, turn.Conversation.ID, 10, "")
+					_, errs[i] = s.Messages(ctx, user, turn.Conversation.ID, 10, 1<<30, "")
 				})
 			}
 			close(start)

@@ -8,6 +8,7 @@ import (
 
 // The statements whose plans the tests of package store_test read.
 var (
+	HistoryWindow    = stmt.HistoryWindow
 	HistoryMessages  = stmt.HistoryMessages
 	HistoryToolCalls = stmt.HistoryToolCalls
 

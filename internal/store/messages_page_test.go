@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/store"
@@ -31,7 +32,7 @@ func TestMessagesPaginates(t *testing.T) {
 			var got []tasks.Message
 			cursor := ""
 			for pages := 0; ; pages++ {
-				page, err := s.Messages(ctx, user, convID, limit, cursor)
+				page, err := s.Messages(ctx, user, convID, limit, 1<<30, cursor)
 				if err != nil || pages > len(all) {
 					t.Fatalf("page %d: %v", pages, err)
 				}
@@ -59,7 +60,7 @@ func TestMessagesPaginates(t *testing.T) {
 		}
 	})
 	t.Run("the last page has no next", func(t *testing.T) {
-		page, err := s.Messages(ctx, user, convID, len(all), "")
+		page, err := s.Messages(ctx, user, convID, len(all), 1<<30, "")
 		if err != nil || len(page.Items) != len(all) || page.Next != "" {
 			t.Fatalf("a page holding everything: %d messages, next %q, %v", len(page.Items), page.Next, err)
 		}
@@ -67,7 +68,7 @@ func TestMessagesPaginates(t *testing.T) {
 	t.Run("a cursor that is not a message cursor", func(t *testing.T) {
 		convCursor := mustConversationCursor(t, s, user)
 		for _, c := range []string{"nope", convCursor, "bTA", "bS0x", "bTAx"} { // m0, m-1, m01
-			if _, err := s.Messages(ctx, user, convID, 2, c); !errors.Is(err, tasks.ErrInvalid) {
+			if _, err := s.Messages(ctx, user, convID, 2, 1<<30, c); !errors.Is(err, tasks.ErrInvalid) {
 				t.Errorf("cursor %q: %v, want invalid", c, err)
 			}
 		}
@@ -84,4 +85,59 @@ func mustConversationCursor(tb testing.TB, s *store.Conversations, user string) 
 		tb.Fatalf("no next cursor: %+v, %v", page, err)
 	}
 	return page.Next
+}
+
+// A page is bounded by bytes as well as by count: it ends before the
+// message that would take its text and tool-call JSON past the bound, and
+// a message larger than the bound is a page of its own, so that reading on
+// from next_cursor always moves on, through the whole thread.
+func TestMessagesPagesByBytes(t *testing.T) {
+	t.Parallel()
+	turns, s, user := newTurns(t), newConversations(t), storetest.UserID(t)
+	ctx := context.Background()
+	big := `{"tasks":[{"title":"` + strings.Repeat("x", 3000) + `"}]}`
+	var convID int64
+	for i := range 6 {
+		turn := mustStart(t, turns, user, convID, fmt.Sprintf("message %d", i))
+		result := `{"tasks":[]}`
+		if i%3 == 1 {
+			result = big
+		}
+		mustFinish(t, turns, turn, fmt.Sprintf("reply %d", i), call(fmt.Sprintf("call_%d", i), "list_tasks", `{}`, result))
+		convID = turn.Conversation.ID
+	}
+	all := mustMessages(t, s, user, convID)
+	size := func(m tasks.Message) int {
+		n := len(m.Content)
+		for _, c := range m.ToolCalls {
+			n += len(c.Arguments) + len(c.Result)
+		}
+		return n
+	}
+	const bound = 1000
+	var got []tasks.Message
+	cursor := ""
+	for pages := 0; ; pages++ {
+		page, err := s.Messages(ctx, user, convID, 500, bound, cursor)
+		if err != nil || pages > len(all) || len(page.Items) == 0 {
+			t.Fatalf("page %d: %d messages, %v", pages, len(page.Items), err)
+		}
+		total := 0
+		for _, m := range page.Items {
+			total += size(m)
+		}
+		if total > bound && len(page.Items) > 1 {
+			t.Errorf("page %d holds %d messages of %d bytes, past the bound of %d", pages, len(page.Items), total, bound)
+		}
+		got = append(got, page.Items...)
+		if cursor = page.Next; cursor == "" {
+			break
+		}
+		if next := all[len(got)]; total+size(next) <= bound {
+			t.Errorf("page %d ends at %d bytes, before message %d of %d bytes that fits", pages, total, next.ID, size(next))
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(all) {
+		t.Fatalf("pages = %+v\nwant the whole thread %+v", got, all)
+	}
 }

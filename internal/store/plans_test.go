@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,9 +62,11 @@ func longConversation(tb testing.TB, n int) (*pgxpool.Pool, string, int64) {
 
 // TestHistoryPlansStayBounded reads the plans of the history statements a
 // turn runs, custom and generic, on a conversation of 10,000 messages in
-// tables never analysed, as StartTurn runs them (after planFromIndexes). Each
-// may read from messages and tool_calls only about as many rows as the
-// history holds, whatever the conversation's length.
+// tables never analysed, as StartTurn runs them (after planFromIndexes, the
+// two reads after HistoryWindow). Each may read from messages and
+// tool_calls only about as many rows as the history holds, whatever the
+// conversation's length, and the window no more than its budget allows:
+// each message of longConversation is at least 9 characters.
 func TestHistoryPlansStayBounded(t *testing.T) {
 	t.Parallel()
 	pool, user, conv := longConversation(t, 10_000)
@@ -73,20 +76,41 @@ func TestHistoryPlansStayBounded(t *testing.T) {
 		WHERE relname IN ('messages', 'tool_calls') AND (last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL))`).Scan(&analysed); err != nil || analysed {
 		t.Fatalf("the tables must not have been analysed (analysed %v, %v)", analysed, err)
 	}
-	const limit = 50
-	for _, q := range []struct{ name, sql string }{{"messages", store.HistoryMessages}, {"tool calls", store.HistoryToolCalls}} {
+	window := func(limit, chars int) string {
+		return fmt.Sprintf("SELECT 1 FROM (%s) w", strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(
+			store.HistoryWindow, "$1", fmt.Sprint(conv)), "$2", "'"+user+"'"), "$3", fmt.Sprint(limit)), "$4", fmt.Sprint(chars)))
+	}
+	for _, c := range []struct {
+		name         string
+		limit, chars int
+	}{{"by count", 50, 1 << 30}, {"by size", 1000, 20 * 9}} {
+		most := float64(2*min(c.limit, c.chars/9) + 2)
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-			t.Run(q.name+" "+mode, func(t *testing.T) {
-				plan := explain(t, pool, mode, q.sql, conv, user, limit)
-				for _, n := range scans(plan) {
-					if n.Relation != "messages" && n.Relation != "tool_calls" {
-						continue
-					}
-					if read := n.ActualRows + n.RemovedByFilter; read > 2*limit+2 {
-						t.Errorf("%s on %s read %v rows of a %d-message conversation for a history of %d", n.Type, n.Relation, read, 10_000, limit)
-					}
-				}
+			t.Run(c.name+" window "+mode, func(t *testing.T) {
+				plan := explainAs(t, pool, mode, "bigint, text, int, bigint", store.HistoryWindow,
+					fmt.Sprintf("%d, '%s', %d, %d", conv, user, c.limit, c.chars))
+				checkRead(t, plan, most)
 			})
+			for _, q := range []struct{ name, sql string }{{"messages", store.HistoryMessages}, {"tool calls", store.HistoryToolCalls}} {
+				t.Run(c.name+" "+q.name+" "+mode, func(t *testing.T) {
+					plan := explainAfter(t, pool, true, window(c.limit, c.chars), mode, "bigint, text", q.sql, fmt.Sprintf("%d, '%s'", conv, user))
+					checkRead(t, plan, most)
+				})
+			}
+		}
+	}
+}
+
+// checkRead fails when a scan of messages or tool_calls in plan reads more
+// than most rows, over all its loops.
+func checkRead(t *testing.T, plan planNode, most float64) {
+	t.Helper()
+	for _, n := range scans(plan) {
+		if n.Relation != "messages" && n.Relation != "tool_calls" {
+			continue
+		}
+		if read := n.read(); read > most {
+			t.Errorf("%s on %s read %v rows of a 10,000-message conversation, more than %v", n.Type, n.Relation, read, most)
 		}
 	}
 }
@@ -141,7 +165,7 @@ func checkPagesRead(t *testing.T, pool *pgxpool.Pool, fromIndexes bool, relation
 					check(t, plan)
 				}
 				for _, s := range scans(plan) {
-					if read := s.ActualRows + s.RemovedByFilter; s.Relation == relation && read > float64(2*limit+2) {
+					if read := s.read(); s.Relation == relation && read > float64(2*limit+2) {
 						t.Errorf("%s on %s read %v rows for a page of %d", s.Type, relation, read, limit)
 					}
 				}
@@ -221,7 +245,7 @@ func TestTaskPagesReadOnlyThemselves(t *testing.T) {
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			plan := explainWith(t, pool, true, mode, c.types, c.sql, c.args)
 			for _, s := range scans(plan) {
-				if read := s.ActualRows + s.RemovedByFilter; s.Relation == "tasks" && read > c.most {
+				if read := s.read(); s.Relation == "tasks" && read > c.most {
 					t.Errorf("%s, a word no task holds, %s: %s read %v tasks, more than the user's %v", c.name, mode, s.Type, read, c.most)
 				}
 			}
@@ -235,18 +259,19 @@ type planNode struct {
 	Relation        string     `json:"Relation Name"`
 	ActualRows      float64    `json:"Actual Rows"`
 	RemovedByFilter float64    `json:"Rows Removed by Filter"`
+	Loops           float64    `json:"Actual Loops"`
 	Plans           []planNode `json:"Plans"`
 }
 
-// explain runs sql, prepared, under planFromIndexes' settings and the plan
-// cache mode given, and returns its plan.
-func explain(tb testing.TB, pool *pgxpool.Pool, mode, sql string, args ...any) planNode {
-	tb.Helper()
-	return explainAs(tb, pool, mode, "bigint, text, int", sql, fmt.Sprintf("%d, '%s', %d", args...))
+// read is how many rows the node read over all its loops: EXPLAIN gives
+// rows a loop.
+func (n planNode) read() float64 {
+	return (n.ActualRows + n.RemovedByFilter) * max(n.Loops, 1)
 }
 
-// explainAs is explain for a statement whose parameters have the types
-// given, executed with args, a list of SQL literals.
+// explainAs runs sql, prepared, under planFromIndexes' settings and the
+// plan cache mode given, its parameters of the types given and executed
+// with args, a list of SQL literals, and returns its plan.
 func explainAs(tb testing.TB, pool *pgxpool.Pool, mode, types, sql, args string) planNode {
 	tb.Helper()
 	return explainWith(tb, pool, true, mode, types, sql, args)
@@ -257,6 +282,13 @@ func explainAs(tb testing.TB, pool *pgxpool.Pool, mode, types, sql, args string)
 // without them.
 func explainWith(tb testing.TB, pool *pgxpool.Pool, fromIndexes bool, mode, types, sql, args string) planNode {
 	tb.Helper()
+	return explainAfter(tb, pool, fromIndexes, "", mode, types, sql, args)
+}
+
+// explainAfter is explainWith, in a transaction that runs before first,
+// unless it is empty.
+func explainAfter(tb testing.TB, pool *pgxpool.Pool, fromIndexes bool, before, mode, types, sql, args string) planNode {
+	tb.Helper()
 	ctx := context.Background()
 	tx, err := pool.Begin(ctx)
 	if err != nil {
@@ -266,6 +298,9 @@ func explainWith(tb testing.TB, pool *pgxpool.Pool, fromIndexes bool, mode, type
 	b := &pgx.Batch{}
 	if fromIndexes {
 		store.PlanFromIndexes(b)
+	}
+	if before != "" {
+		b.Queue(before)
 	}
 	b.Queue(`SELECT set_config('plan_cache_mode', $1, true)`, mode)
 	b.Queue(`PREPARE explained(` + types + `) AS ` + sql)

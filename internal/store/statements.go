@@ -40,7 +40,8 @@ type statements struct {
 	RecordMCPCall string
 	// sql/conversations.sql
 	ListConversations, ListConversationsAfter, ConversationExists string
-	MessagesPage, MessagesPageToolCalls, DeleteConversation       string
+	MessagesPageEnd, MessagesPage, MessagesPageToolCalls          string
+	DeleteConversation                                            string
 	// sql/chat_ids.sql
 	ChatConversation string
 	// sql/idempotency.sql
@@ -50,7 +51,7 @@ type statements struct {
 	// sql/turns.sql
 	CommitLazily, PlanFromIndexes                                                    string
 	StartConversation, ClaimConversation, AddUserMessage                             string
-	HistoryMessages, HistoryToolCalls                                                string
+	HistoryWindow, HistoryMessages, HistoryToolCalls                                 string
 	FinishTurn, AbandonTurn, TurnCalls                                               string
 	LockConversationToRecover, RecoverConversationUnheld, RecoverConversationClaimed string
 	// sql/reopen.sql

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"math"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -143,12 +144,18 @@ func queueUserMessage(b *pgx.Batch, in tasks.TurnStart, token string, turn *task
 	})
 }
 
-// queueHistory adds the two history queries to b, read from the index
-// (planFromIndexes). They skip the newest message, the user message the
-// same batch stores.
+// queueHistory adds the history statements to b, read from the index
+// (planFromIndexes): HistoryWindow bounds the history by count and by
+// size, and the two others read what it bounds. They skip the newest
+// message, the user message the same batch stores.
 func queueHistory(b *pgx.Batch, in tasks.TurnStart, turn *tasks.Turn) {
 	planFromIndexes(b)
-	b.Queue(stmt.HistoryMessages, in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
+	chars := int64(in.HistoryChars)
+	if chars <= 0 {
+		chars = math.MaxInt64
+	}
+	b.Queue(stmt.HistoryWindow, in.ConversationID, in.UserID, in.HistoryLimit, chars)
+	b.Queue(stmt.HistoryMessages, in.ConversationID, in.UserID).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var m tasks.Message
 			if err := scanMessage(rows, &m); err != nil {
@@ -158,7 +165,7 @@ func queueHistory(b *pgx.Batch, in tasks.TurnStart, turn *tasks.Turn) {
 		}
 		return rows.Err()
 	})
-	b.Queue(stmt.HistoryToolCalls, in.ConversationID, in.UserID, in.HistoryLimit).Query(func(rows pgx.Rows) error {
+	b.Queue(stmt.HistoryToolCalls, in.ConversationID, in.UserID).Query(func(rows pgx.Rows) error {
 		return attachToolCalls(rows, turn.History)
 	})
 }

@@ -72,11 +72,13 @@ type Page[T any] struct {
 type ConversationStore interface {
 	ListConversations(ctx context.Context, userID string, limit int, cursor string) (Page[Conversation], error)
 	// Messages returns a page of the conversation's messages, oldest first,
-	// each reply with its tool calls: at most limit of them, after cursor
-	// (the Next of the previous page; "" for the first). A turn cut short by
-	// a crash is finished first (see TurnStore), so the thread shows what
-	// it did.
-	Messages(ctx context.Context, userID string, conversationID int64, limit int, cursor string) (Page[Message], error)
+	// each reply with its tool calls, after cursor (the Next of the previous
+	// page; "" for the first): at most limit of them, and at most maxBytes
+	// of their text and tool calls' JSON, but always one at least, so that
+	// a message larger than maxBytes is a page of its own. A turn cut short
+	// by a crash is finished first (see TurnStore), so the thread shows
+	// what it did.
+	Messages(ctx context.Context, userID string, conversationID int64, limit, maxBytes int, cursor string) (Page[Message], error)
 	DeleteConversation(ctx context.Context, userID string, conversationID int64) error
 }
 

@@ -35,6 +35,10 @@ type TurnStart struct {
 	Message        string
 	HistoryLimit   int           // newest messages to load, before the new one
 	ClaimFor       time.Duration // how long the conversation is held for this turn
+	// HistoryChars, when positive, loads of those newest messages only the
+	// newest whose characters — text, and tool calls' arguments and
+	// results — add up to at most this (see agent.HistoryChars).
+	HistoryChars int
 	// IdempotencyKey, when set, is a key BeginIdempotent accepted: the key
 	// is told which turn it started, so that a retry can find the turn.
 	IdempotencyKey string

@@ -28,11 +28,45 @@ LIMIT $2
 -- Whether user $2 has conversation $1: no row if not.
 SELECT true FROM conversations WHERE id = $1 AND user_id = $2
 
+-- name: MessagesPageEnd
+-- Where a page of user $2's conversation $1 after the message $3 ends: it
+-- walks the messages oldest first, at most $4 of them, while their size
+-- adds up to at most $5 bytes — a message's text with its tool calls'
+-- arguments and results, as stored — but always takes the first, so that a
+-- client always moves on. It sets, for MessagesPage and
+-- MessagesPageToolCalls after it in its batch, the page's last message,
+-- and returns it with whether a message follows. One message past the
+-- bound has its size read, and no more.
+WITH RECURSIVE walk AS (
+    (SELECT m.id, m.size AS total, 1 AS n FROM (
+        SELECT m.id, octet_length(m.content) + (
+            SELECT coalesce(sum(octet_length(c.arguments::text) + coalesce(octet_length(c.result::text), 0)), 0)
+            FROM tool_calls c WHERE c.conversation_id = $1 AND c.message_id = m.id AND c.user_id = $2) AS size
+        FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2 AND m.id > $3
+        ORDER BY m.id LIMIT 1) m)
+  UNION ALL
+    SELECT m.id, walk.total + m.size, walk.n + 1
+    FROM walk CROSS JOIN LATERAL (
+        SELECT m.id, octet_length(m.content) + (
+            SELECT coalesce(sum(octet_length(c.arguments::text) + coalesce(octet_length(c.result::text), 0)), 0)
+            FROM tool_calls c WHERE c.conversation_id = $1 AND c.message_id = m.id AND c.user_id = $2) AS size
+        FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2 AND m.id > walk.id
+        ORDER BY m.id LIMIT 1) m
+    WHERE walk.n < $4 AND walk.total + m.size <= $5
+), last AS (
+    SELECT coalesce(max(id), 0) AS id FROM walk
+)
+SELECT set_config('taskchat.page_last', last.id::text, true)::bigint, EXISTS (
+    SELECT 1 FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > last.id AND last.id > 0)
+FROM last
+
 -- name: MessagesPage
--- At most $4 messages of user $2's conversation $1 after the message $3,
--- oldest first.
+-- The messages of user $2's conversation $1 after the message $3 and up to
+-- MessagesPageEnd's last, oldest first.
 SELECT id, conversation_id, role, content, interrupted, created_at
-FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4
+FROM messages WHERE conversation_id = $1 AND user_id = $2
+  AND id > $3 AND id <= current_setting('taskchat.page_last')::bigint
+ORDER BY id
 
 -- name: MessagesPageToolCalls
 -- The tool calls of MessagesPage's messages, by message and in order.
@@ -42,8 +76,8 @@ FROM tool_calls c LEFT JOIN LATERAL (
     SELECT a.id AS approval_id, approval_waits(a) AS approval_live FROM approvals a
     WHERE c.result->>'status' = 'awaiting_approval' AND a.turn_id = c.turn_id AND a.seq = c.seq
       AND a.user_id = c.user_id) w ON true
-WHERE conversation_id = $1 AND user_id = $2 AND message_id IN (
-    SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > $3 ORDER BY id LIMIT $4)
+WHERE conversation_id = $1 AND user_id = $2
+  AND message_id > $3 AND message_id <= current_setting('taskchat.page_last')::bigint
 ORDER BY message_id, seq
 
 -- name: DeleteConversation

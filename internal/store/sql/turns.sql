@@ -71,28 +71,58 @@ WITH m AS (
 )
 SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, r.id FROM m, r
 
+-- name: HistoryWindow
+-- Bounds the history of user $2's conversation $1 before it is read: walks
+-- its messages newest first, but for the newest (the user message its batch
+-- stores), at most $3 of them, and only while their size adds up to at most
+-- $4 characters — a message's text with its tool calls' arguments and
+-- results, as agent.History counts them at four characters a token at
+-- least, so the walk never stops before a message History would keep. It
+-- sets, for HistoryMessages and HistoryToolCalls after it in its batch, the
+-- window they read: from the oldest user message the walk reached (a
+-- history starts at one, as History's does) to the newest it walked; none
+-- when it reached no user message. One message past the budget has its
+-- size read, and no more.
+WITH RECURSIVE walk AS (
+    (SELECT id, role, size AS total, 1 AS n FROM (
+        SELECT m.id, m.role, char_length(m.content) + (
+            SELECT coalesce(sum(char_length(c.arguments::text) + coalesce(char_length(c.result::text), 0)), 0)
+            FROM tool_calls c WHERE c.conversation_id = $1 AND c.message_id = m.id AND c.user_id = $2) AS size
+        FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2
+        ORDER BY m.id DESC OFFSET 1 LIMIT 1) newest
+     WHERE size <= $4)
+  UNION ALL
+    SELECT m.id, m.role, walk.total + m.size, walk.n + 1
+    FROM walk CROSS JOIN LATERAL (
+        SELECT m.id, m.role, char_length(m.content) + (
+            SELECT coalesce(sum(char_length(c.arguments::text) + coalesce(char_length(c.result::text), 0)), 0)
+            FROM tool_calls c WHERE c.conversation_id = $1 AND c.message_id = m.id AND c.user_id = $2) AS size
+        FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2 AND m.id < walk.id
+        ORDER BY m.id DESC LIMIT 1) m
+    WHERE walk.n < $3 AND walk.total + m.size <= $4
+)
+SELECT set_config('taskchat.history_first', coalesce(min(id) FILTER (WHERE role = 'user'), 1)::text, true),
+       set_config('taskchat.history_last', CASE WHEN bool_or(role = 'user') THEN max(id) ELSE 0 END::text, true)
+FROM walk
+
 -- name: HistoryMessages
--- User $2's conversation $1's newest $3 messages but the newest (the user
--- message its batch stores), oldest first; after PlanFromIndexes.
-SELECT id, conversation_id, role, content, interrupted, created_at FROM (
-    SELECT id, conversation_id, role, content, interrupted, created_at
-    FROM messages WHERE conversation_id = $1 AND user_id = $2
-    ORDER BY id DESC LIMIT $3 OFFSET 1
-) newest ORDER BY id
+-- User $2's conversation $1's messages in HistoryWindow's window, oldest
+-- first; after PlanFromIndexes.
+SELECT id, conversation_id, role, content, interrupted, created_at
+FROM messages WHERE conversation_id = $1 AND user_id = $2
+  AND id BETWEEN current_setting('taskchat.history_first')::bigint AND current_setting('taskchat.history_last')::bigint
+ORDER BY id
 
 -- name: HistoryToolCalls
--- The tool calls of HistoryMessages' replies, by message and in order.
+-- The tool calls of HistoryMessages' messages, by message and in order.
 SELECT message_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
 FROM tool_calls c LEFT JOIN LATERAL (
     -- A placeholder's approval, and whether its call still waits.
     SELECT a.id AS approval_id, approval_waits(a) AS approval_live FROM approvals a
     WHERE c.result->>'status' = 'awaiting_approval' AND a.turn_id = c.turn_id AND a.seq = c.seq
       AND a.user_id = c.user_id) w ON true
-WHERE conversation_id = $1 AND user_id = $2 AND message_id >= (
-    SELECT coalesce(min(id), 0) FROM (
-        SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2
-        ORDER BY id DESC LIMIT $3 + 1
-    ) newest)
+WHERE conversation_id = $1 AND user_id = $2
+  AND message_id BETWEEN current_setting('taskchat.history_first')::bigint AND current_setting('taskchat.history_last')::bigint
 ORDER BY message_id, seq
 
 -- name: FinishTurn
