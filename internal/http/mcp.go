@@ -89,13 +89,15 @@ func newMCPFront(log *slog.Logger, handler http.Handler, cfg MCPConfig) *mcpFron
 // empty.
 func (f *mcpFront) take(ctx context.Context, userID string) error {
 	if f.shared != nil {
-		ctx, cancel := context.WithTimeout(ctx, mcpBucketWait)
-		defer cancel()
-		err := f.shared.TakeToken(ctx, userID, tasks.BucketMCP, f.rate)
+		wait, cancel := context.WithTimeout(ctx, mcpBucketWait)
+		err := f.shared.TakeToken(wait, userID, tasks.BucketMCP, f.rate)
+		cancel()
 		if err == nil || errors.Is(err, tasks.ErrRateLimited) {
 			return err
 		}
-		f.log.WarnContext(ctx, "the shared MCP rate bucket did not answer; this replica's decides", "error", err)
+		if ctx.Err() == nil { // not a client that left
+			f.log.WarnContext(ctx, "the shared MCP rate bucket did not answer; this replica's decides", "error", err)
+		}
 	}
 	return f.local.take(userID)
 }
