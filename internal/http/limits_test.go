@@ -120,3 +120,19 @@ func TestMCPRateFallsBackToTheReplicaWhenTheDatabaseStalls(t *testing.T) {
 		t.Fatal("the fallback was not logged")
 	}
 }
+
+// A streamed turn past the rate is refused before its stream starts: 429
+// with Retry-After, as a JSON turn is.
+func TestTurnRateRefusesAStreamBeforeItStarts(t *testing.T) {
+	t.Parallel()
+	s := mustServer(t, offline.New(), func(c *serverConfig) { c.chat.TurnRate = tasks.Rate{PerMinute: 1, Burst: 1} })
+	user := storetest.UserID(t)
+	if r := s.chat(t, user, 0, "hello"); r.status != http.StatusOK {
+		t.Fatalf("the first turn = %d %s", r.status, r.body)
+	}
+	resp := s.stream(t, context.Background(), user, chatBody(0, "hello again"), nil)
+	defer resp.Body.Close()
+	if ra := resp.Header.Get("Retry-After"); resp.StatusCode != http.StatusTooManyRequests || ra == "" || ra == "0" {
+		t.Fatalf("a streamed turn past the rate = %d, Retry-After %q", resp.StatusCode, ra)
+	}
+}
