@@ -270,6 +270,9 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 		Model: model, Prompt: agent.DefaultPrompt(),
 		Limits:       agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 2 * time.Minute, ToolTimeout: 30 * time.Second},
 		HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour, MaxRunningTurns: 4,
+		// A rate no load reaches, taken all the same: what the shared
+		// bucket costs a turn is part of what is measured.
+		TurnRate: tasks.Rate{PerMinute: 1e9, Burst: 1 << 30},
 	})
 	if err != nil {
 		return err
@@ -286,11 +289,11 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	hub.SetNotifier(l)
 	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 1024), log)
 	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, mcp, taskhttp.Config{
-		TurnsPerMinute: 1e9, TurnBurst: 1 << 30, MaxStreams: 1 << 20,
+		MaxStreams:   1 << 20,
 		Stream:       taskhttp.StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second},
 		WriteTimeout: 30 * time.Second,
 
-		MCP: taskhttp.MCPConfig{RequestsPerMinute: 1e9, Burst: 1 << 30},
+		MCP: taskhttp.MCPConfig{RequestsPerMinute: 1e9, Burst: 1 << 30, Buckets: store.NewLimits(pool)},
 	})
 	return serve(ctx, rec, h, cpuProfile)
 }

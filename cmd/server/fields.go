@@ -29,6 +29,8 @@ var (
 		"HistoryTokens":        "HISTORY_TOKENS",
 		"DailyTokenBudget":     "USER_DAILY_TOKEN_BUDGET",
 		"MaxRunningTurns":      "MAX_RUNNING_TURNS_PER_USER",
+		"TurnRate.PerMinute":   "RATE_LIMIT_TURNS_PER_MINUTE",
+		"TurnRate.Burst":       "RATE_LIMIT_BURST",
 		"ApprovalTools":        "APPROVAL_TOOLS",
 		"ApprovalTTL":          "APPROVAL_TTL",
 	}

@@ -217,7 +217,7 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	// NewServer puts them behind the API's authentication, at /mcp.
 	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, maxCachedServers), log)
 	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, mcp, taskhttp.Config{
-		TurnsPerMinute: cfg.TurnsPerMinute, TurnBurst: cfg.TurnBurst, MaxStreams: cfg.MaxStreams,
+		MaxStreams:   cfg.MaxStreams,
 		Stream:       taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
 		WriteTimeout: cfg.WriteTimeout,
 		DevLogin:     taskhttp.DevLogin{Enabled: cfg.DevLogin, TTL: cfg.TokenTTL},
@@ -225,7 +225,7 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 		CORS:         taskhttp.CORSConfig{AllowedOrigins: cfg.CORSOrigins, MaxAge: cfg.CORSMaxAge},
 
 		MCP: taskhttp.MCPConfig{
-			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst,
+			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst, Buckets: store.NewLimits(pool),
 			PublicURL: cfg.PublicURL, AuthorizationServers: cfg.MCPAuthorizationServers,
 		},
 	})
@@ -261,6 +261,7 @@ func chatConfig(cfg config, model agent.Model, prompt agent.Prompt, tel *telemet
 		Model: model, Prompt: prompt, Limits: cfg.Limits,
 		HistoryLimit: cfg.HistoryLimit, HistoryTokens: cfg.HistoryTokens, IdempotencyTTL: cfg.IdempotencyTTL,
 		DailyTokenBudget: cfg.DailyTokenBudget, MaxRunningTurns: cfg.MaxRunningTurns,
+		TurnRate:      tasks.Rate{PerMinute: cfg.TurnsPerMinute, Burst: cfg.TurnBurst},
 		ApprovalTools: cfg.ApprovalTools, ApprovalTTL: cfg.ApprovalTTL, Telemetry: tel,
 	}
 }

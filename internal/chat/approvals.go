@@ -25,6 +25,7 @@ func (e *Engine) Decide(ctx context.Context, d tasks.Decision) (tasks.Decided, *
 	// does not leave it half-known.
 	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
+	d.TurnRate = e.cfg.TurnRate // the continuation's token, taken before anything is decided
 	decided, err := e.turns.DecideApproval(writeCtx, d)
 	if err != nil || len(decided.Waiting) > 0 {
 		return decided, nil, err

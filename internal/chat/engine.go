@@ -34,6 +34,11 @@ type Config struct {
 	// once, on all replicas together: past it, turns are refused with a
 	// *tasks.RunningTurnsError. 0 is no cap.
 	MaxRunningTurns int
+	// TurnRate, when it limits, is each user's token bucket of turns, kept
+	// in the database and so shared by every replica: a turn takes a token
+	// as it starts, in the statement that starts it, and one past it is
+	// refused with a *tasks.RateLimitError. The zero Rate is none.
+	TurnRate tasks.Rate
 	// ApprovalTools are the tools whose calls wait for their person: such a
 	// call does not run, but asks for an approval (tasks.Approval), which
 	// expires after ApprovalTTL. Empty: every call runs.
@@ -66,6 +71,8 @@ func (c Config) validate() error {
 		{"IdempotencyTTL", c.IdempotencyTTL, c.IdempotencyTTL > 0, "must be positive"},
 		{"DailyTokenBudget", c.DailyTokenBudget, c.DailyTokenBudget >= 0, "must not be negative (0 is none)"},
 		{"MaxRunningTurns", c.MaxRunningTurns, c.MaxRunningTurns >= 0, "must not be negative (0 is none)"},
+		{"TurnRate.PerMinute", c.TurnRate.PerMinute, c.TurnRate.PerMinute >= 0, "must not be negative (0 is none)"},
+		{"TurnRate.Burst", c.TurnRate.Burst, c.TurnRate.Burst >= 0, "must not be negative (0 is none)"},
 		{"ApprovalTTL", c.ApprovalTTL, c.ApprovalTTL > 0 || len(c.ApprovalTools) == 0, "must be positive when ApprovalTools are set"},
 	} {
 		if !f.ok {

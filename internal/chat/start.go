@@ -16,7 +16,7 @@ func (e *Engine) start(ctx context.Context, req Request) (tasks.Turn, error) {
 	s := tasks.TurnStart{
 		UserID: req.UserID, ConversationID: req.ConversationID, Message: req.Message,
 		HistoryLimit: e.cfg.HistoryLimit, HistoryChars: agent.HistoryChars(e.cfg.HistoryTokens), ClaimFor: e.claimFor(), IdempotencyKey: req.IdempotencyKey,
-		DailyTokenBudget: e.cfg.DailyTokenBudget, MaxRunningTurns: e.cfg.MaxRunningTurns,
+		DailyTokenBudget: e.cfg.DailyTokenBudget, MaxRunningTurns: e.cfg.MaxRunningTurns, TurnRate: e.cfg.TurnRate,
 	}
 	if req.ChatID != "" {
 		id, err := e.turns.ChatConversation(ctx, req.UserID, req.ChatID)
@@ -32,8 +32,8 @@ func (e *Engine) start(ctx context.Context, req Request) (tasks.Turn, error) {
 	}
 	if req.Continue != 0 {
 		// Its message is the turn's own: the claim asks only that the turn
-		// be the conversation's last.
-		s.Message = ""
+		// be the conversation's last. Its decision took its token.
+		s.Message, s.TurnRate = "", tasks.Rate{}
 		turn, err := e.turns.ReopenTurn(ctx, s, req.Continue)
 		if errors.Is(err, tasks.ErrNoReplyToRegenerate) {
 			// A new message came in between the decision and now.

@@ -96,7 +96,7 @@ func handleApprovalShow(log *slog.Logger, store tasks.ApprovalStore) http.Handle
 // does: JSON, or Server-Sent Events when asked. While others wait, it
 // answers 202 with what still waits. A decision is idempotent by itself:
 // sent again, it answers what the first did (see chat.Engine.Decide).
-func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *userLimits, cfg StreamConfig) http.Handler {
+func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d, err := parseDecision(w, r)
 		if err != nil {

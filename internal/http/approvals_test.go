@@ -711,7 +711,7 @@ func TestApprovalAskedAgainByARegeneratedReply(t *testing.T) {
 // The turn rate refuses a decision before it is made.
 func TestApprovalRefusedByTheTurnRateIsNotMade(t *testing.T) {
 	t.Parallel()
-	s := mustServer(t, offline.New(), withApprovals(time.Hour, "delete_task"), func(c *serverConfig) { c.api.TurnsPerMinute, c.api.TurnBurst = 1, 2 })
+	s := mustServer(t, offline.New(), withApprovals(time.Hour, "delete_task"), func(c *serverConfig) { c.chat.TurnRate = tasks.Rate{PerMinute: 1, Burst: 2} })
 	user := storetest.UserID(t)
 	_, a := s.waitingDelete(t, user, "add wash the car")
 	if r := s.decide(t, user, a.ID, `{"approved":true}`); r.status != http.StatusTooManyRequests {

@@ -27,7 +27,7 @@ type chatRequest struct {
 // middleware; this decodes the request, applies the user's limits, hands
 // the turn to the engine and encodes what it says, as one JSON body or as
 // Server-Sent Events.
-func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *userLimits, cfg StreamConfig) http.Handler {
+func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, stream, err := parseChat(w, r)
 		if err != nil {
@@ -48,7 +48,7 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limi
 // that leaves, or stops reading, does not end it; a stop does (POST
 // …/stop). Each event is added to the turn's run as it is told, so that a
 // client can resume the stream, on any replica, after any event's id.
-func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, limits *userLimits, req chat.Request,
+func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, limits *streamLimits, req chat.Request,
 	stream bool, newOutput func() turnstream.Output) {
 	release, ok := admitTurn(w, r, limits, req.UserID, stream)
 	if !ok {
@@ -58,20 +58,18 @@ func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub 
 	answerTurn(w, r, engine, hub, &req, newOutput)
 }
 
-// admitTurn applies the user's limits to a turn about to start: its rate
-// and, for a stream, the streams the user holds. It answers 429 and
-// reports false when one is reached; else release gives back the stream.
-func admitTurn(w http.ResponseWriter, r *http.Request, limits *userLimits, userID string, stream bool) (release func(), ok bool) {
-	if err := limits.allowTurn(userID); err != nil {
-		writeRateLimited(w, err)
-		return nil, false
-	}
+// admitTurn applies this replica's limit to a turn about to start: for a
+// stream, the streams the user holds here. It answers 429 and reports
+// false when it is reached; else release gives back the stream. The
+// turn's rate, and how many turns the user runs, are checked with the
+// database as the turn starts (chat.Config), on every replica together.
+func admitTurn(w http.ResponseWriter, r *http.Request, limits *streamLimits, userID string, stream bool) (release func(), ok bool) {
 	if !stream {
 		return func() {}, true
 	}
 	closeStream, err := limits.openStream(userID)
 	if err != nil {
-		writeRateLimited(w, err)
+		writeProblem(w, toAPIError(err))
 		return nil, false
 	}
 	// A client that leaves holds no stream: its turn goes on, and it may

@@ -59,7 +59,7 @@ type uiUserMessage struct {
 // person approved or denied (addToolApprovalResponse, then the automatic
 // send), decides those approvals instead, and streams the turn they
 // continue (see handleApprovalDecide).
-func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *userLimits, cfg StreamConfig) http.Handler {
+func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, decisions, err := parseUIChat(w, r)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // appOrigin is a web app's origin that the tests' servers allow.
@@ -188,7 +189,7 @@ func TestCORSPreflight(t *testing.T) {
 func TestCORSPreflightsAreNotRequests(t *testing.T) {
 	t.Parallel()
 	s := mustServer(t, offline.New(), withCORS(appOrigin), func(c *serverConfig) {
-		c.api.TurnsPerMinute, c.api.TurnBurst = 1, 1
+		c.chat.TurnRate = tasks.Rate{PerMinute: 1, Burst: 1}
 		c.api.MCP.RequestsPerMinute, c.api.MCP.Burst = 1, 1
 	})
 	user := storetest.UserID(t)
@@ -260,7 +261,7 @@ func TestCORSAnswersAreReadable(t *testing.T) {
 		})
 	}
 	t.Run("a turn past the user's limit", func(t *testing.T) {
-		limited := mustServer(t, offline.New(), withCORS(appOrigin), func(c *serverConfig) { c.api.TurnsPerMinute, c.api.TurnBurst = 1, 1 })
+		limited := mustServer(t, offline.New(), withCORS(appOrigin), func(c *serverConfig) { c.chat.TurnRate = tasks.Rate{PerMinute: 1, Burst: 1} })
 		send := call{method: "POST", path: api + "/chat", token: tok, body: chatBody(0, "Add a task to rest"), header: origin}
 		limited.do(t, send)
 		r := limited.do(t, send)

@@ -152,6 +152,7 @@ func toAPIError(err error) *apiError {
 	var nf *tasks.NotFoundError
 	var be *tasks.BudgetError
 	var re *tasks.RunningTurnsError
+	var rl *tasks.RateLimitError
 	var ac *tasks.ApprovalClosedError
 	switch {
 	case errors.As(err, &ae):
@@ -168,6 +169,8 @@ func toAPIError(err error) *apiError {
 		return &apiError{code: codeUnauthorized, detail: "The bearer token is invalid or expired.", challenge: bearerChallenge + `, error="invalid_token"`}
 	case errors.As(err, &be):
 		return budgetExceeded(be, time.Now())
+	case errors.As(err, &rl):
+		return rateLimited(rl, "messages")
 	case errors.As(err, &re):
 		ae := apiErrf(codeRateLimited, "You already have %d replies being written, the most at once; wait for one to finish, or stop one, then send again. Your message was not saved.", re.Max)
 		ae.retryAfter = runningTurnsRetry

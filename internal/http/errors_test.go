@@ -14,6 +14,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // mustProblem checks r is a problem+json answer with status and code.
@@ -107,7 +108,7 @@ func TestErrorCodes(t *testing.T) {
 		mustProblem(t, s.do(t, call{method: "GET", path: "/api/" + user + "/chat", token: tok}), 405, "method_not_allowed")
 	})
 	t.Run("rate limited", func(t *testing.T) {
-		s := mustServer(t, offline.New(), func(c *serverConfig) { c.api.TurnsPerMinute, c.api.TurnBurst = 1, 2 })
+		s := mustServer(t, offline.New(), func(c *serverConfig) { c.chat.TurnRate = tasks.Rate{PerMinute: 1, Burst: 2} })
 		other := storetest.UserID(t)
 		for range 2 {
 			if r := s.chat(t, other, 0, "hello"); r.status != 200 {

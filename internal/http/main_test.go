@@ -41,7 +41,7 @@ type testServer struct {
 }
 
 // testAPIConfig lets a test send as many turns and streams as it likes.
-var testAPIConfig = Config{TurnsPerMinute: 6000, TurnBurst: 1000, MaxStreams: 100,
+var testAPIConfig = Config{MaxStreams: 100,
 	Stream: StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second}, WriteTimeout: 30 * time.Second,
 	MCP: MCPConfig{RequestsPerMinute: 6000, Burst: 1000}}
 
@@ -81,7 +81,7 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 			Limits:       agenttest.Limits(),
 			HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour,
 		},
-		api:       testAPIConfig,
+		api:       withBuckets(testAPIConfig, db),
 		wrapTurns: func(t tasks.TurnStore) tasks.TurnStore { return t },
 		runs:      testRuns,
 	}
@@ -102,6 +102,13 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 	s := &testServer{Server: httptest.NewServer(h), logs: logs, hub: hub, tools: tools}
 	tb.Cleanup(func() { hub.Close(); s.Close() }) // followers end first
 	return s
+}
+
+// withBuckets is cfg with /mcp's rate kept in db's buckets, as a server
+// keeps it.
+func withBuckets(cfg Config, db *pgxpool.Pool) Config {
+	cfg.MCP.Buckets = store.NewLimits(db)
+	return cfg
 }
 
 // mustHub starts a replica's runs, with its listening connection on db's

@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,20 +11,27 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/mcptools"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // MCPConfig is how /mcp, the task tools over MCP Streamable HTTP, treats
 // its clients.
 type MCPConfig struct {
-	// Each user's token bucket of /mcp requests on this replica.
+	// Each user's token bucket of /mcp requests.
 	RequestsPerMinute float64
 	Burst             int
+	// Buckets keeps the buckets where every replica takes from them
+	// (store.Limits), so that the rate holds across replicas; a request
+	// waits for it at most mcpBucketWait, then this replica's own bucket
+	// decides. Nil, and only this replica's bucket counts.
+	Buckets tasks.RateBuckets
 	// PublicURL is the server's URL as its clients reach it, such as
 	// https://tasks.example.com: the resource /mcp is PublicURL/mcp. ""
 	// makes it from each request's Host, over https when the request came
@@ -50,20 +58,48 @@ func (c MCPConfig) validate() error {
 // bytes.
 const maxMCPBody = 64 << 10
 
+// mcpBucketWait is how long a request to /mcp waits for the shared
+// bucket before this replica's own bucket decides: a database that is slow
+// to answer makes the rate a replica's for that while, neither refusing
+// every request nor letting all through.
+const mcpBucketWait = 250 * time.Millisecond
+
 // mcpFront is what /mcp and its metadata are served with.
 type mcpFront struct {
+	log      *slog.Logger
 	handler  http.Handler // mcptools.NewHTTPHandler, as cmd/server builds it
-	limits   *userLimits
+	rate     tasks.Rate
+	shared   tasks.RateBuckets // nil: local only
+	local    *localBuckets
 	resource protectedResource
 }
 
-func newMCPFront(handler http.Handler, cfg MCPConfig) *mcpFront {
+func newMCPFront(log *slog.Logger, handler http.Handler, cfg MCPConfig) *mcpFront {
+	r := tasks.Rate{PerMinute: cfg.RequestsPerMinute, Burst: cfg.Burst}
 	return &mcpFront{
-		handler: handler,
-		// The bucket is all it uses: an MCP answer is never a stream.
-		limits:   newUserLimits(cfg.RequestsPerMinute, cfg.Burst, 1),
+		log: log, handler: handler,
+		rate: r, shared: cfg.Buckets, local: newLocalBuckets(r),
 		resource: protectedResource{publicURL: strings.TrimRight(cfg.PublicURL, "/"), authorizationServers: cfg.AuthorizationServers},
 	}
+}
+
+// take takes a token from the user's bucket of /mcp requests: the shared
+// one, or, when that does not answer within mcpBucketWait, this
+// replica's. It fails with a *tasks.RateLimitError when the bucket is
+// empty.
+func (f *mcpFront) take(ctx context.Context, userID string) error {
+	if f.shared != nil {
+		wait, cancel := context.WithTimeout(ctx, mcpBucketWait)
+		err := f.shared.TakeToken(wait, userID, tasks.BucketMCP, f.rate)
+		cancel()
+		if err == nil || errors.Is(err, tasks.ErrRateLimited) {
+			return err
+		}
+		if ctx.Err() == nil { // not a client that left
+			f.log.WarnContext(ctx, "the shared MCP rate bucket did not answer; this replica's decides", "error", err)
+		}
+	}
+	return f.local.take(userID)
 }
 
 // handleMCP serves the task tools over MCP to the user of the request's
@@ -78,8 +114,9 @@ func handleMCP(log *slog.Logger, v *auth.Verifier, f *mcpFront) http.Handler {
 	// verified the token already, exp included.
 	toSDK := mcpauth.RequireBearerToken(verifiedUser, &mcpauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(f.handler)
 	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := f.limits.allow(userFrom(r.Context()), "MCP requests"); err != nil {
-			writeRateLimited(w, err)
+		var re *tasks.RateLimitError
+		if err := f.take(r.Context(), userFrom(r.Context())); errors.As(err, &re) {
+			writeProblem(w, rateLimited(re, "MCP requests"))
 			return
 		}
 		if err := oneMessage(w, r); err != nil {

@@ -39,6 +39,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // browserWait bounds each wait for the page; the page itself answers in
@@ -585,7 +586,7 @@ func TestPageInBrowser(t *testing.T) {
 
 	t.Run("too many messages: the page says how long to wait", func(t *testing.T) {
 		t.Parallel()
-		s := mustServer(t, offline.New(), func(c *serverConfig) { c.api.TurnBurst, c.api.TurnsPerMinute = 1, 1 })
+		s := mustServer(t, offline.New(), func(c *serverConfig) { c.chat.TurnRate = tasks.Rate{PerMinute: 1, Burst: 1} })
 		b := openTab(t, browser, s.URL+"/", 1280, 800)
 		b.signInWithToken(user("eve"))
 		b.send("Add a task to buy groceries")

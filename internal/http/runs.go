@@ -24,7 +24,7 @@ type resumable interface {
 // handleConversationStreamShow streams the conversation's running turn, on
 // whichever replica it runs, from its start or after Last-Event-ID, then
 // follows it live to its end; 204 when no turn runs.
-func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits, cfg StreamConfig) http.Handler {
+func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := conversationID(r)
 		if err != nil {
@@ -43,7 +43,7 @@ func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, limits *userL
 // handleChatUIStreamShow resumes a /chat/ui turn as a UI message stream:
 // the route the AI SDK's DefaultChatTransport calls for useChat({resume:
 // true}). 204 when no turn of the chat runs, or the chat has none yet.
-func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits, cfg StreamConfig) http.Handler {
+func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chatID, _ := pathParam(r, "chat_id")
 		if !chatIDPattern.MatchString(chatID) {
@@ -70,7 +70,7 @@ func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *userLimits,
 // client's Last-Event-ID is of it and it has more to send: the events
 // after it, or, when the run was cut short, the error that says so (whose
 // id, one past the last written, then makes it 204).
-func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, limits *userLimits, run tasks.Run, out resumable) {
+func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, limits *streamLimits, run tasks.Run, out resumable) {
 	after := 0
 	if last, ok := turnstream.ParseEventID(r.Header.Get("Last-Event-ID")); ok && last.Run == run.ID {
 		after = last.Seq
@@ -83,7 +83,7 @@ func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, limits *userL
 	userID := userFrom(r.Context())
 	release, err := limits.openStream(userID)
 	if err != nil {
-		writeRateLimited(w, err)
+		writeProblem(w, toAPIError(err))
 		return
 	}
 	defer release()

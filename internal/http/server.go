@@ -22,12 +22,10 @@ import (
 // Config is how the API treats its clients. Every field is required: the
 // defaults live with the rest of the configuration, in cmd/server.
 type Config struct {
-	// Per-user limits of this replica: a token bucket of chat turns
-	// (TurnsPerMinute, TurnBurst) and a cap on concurrent streams.
-	TurnsPerMinute float64
-	TurnBurst      int
-	MaxStreams     int
-	Stream         StreamConfig
+	// MaxStreams caps each user's open streams on this replica. (The rate
+	// of turns is the engine's: chat.Config.TurnRate.)
+	MaxStreams int
+	Stream     StreamConfig
 	// WriteTimeout is how long any answer but a stream may take to reach
 	// its client, from its first byte (see writeDeadline).
 	WriteTimeout time.Duration
@@ -45,7 +43,7 @@ type Config struct {
 }
 
 func (c Config) validate() error {
-	if c.TurnsPerMinute <= 0 || c.TurnBurst <= 0 || c.MaxStreams <= 0 || c.Stream.PingInterval <= 0 || c.Stream.WriteTimeout <= 0 || c.WriteTimeout <= 0 {
+	if c.MaxStreams <= 0 || c.Stream.PingInterval <= 0 || c.Stream.WriteTimeout <= 0 || c.WriteTimeout <= 0 {
 		return fmt.Errorf("http: every setting must be positive, got %+v", c)
 	}
 	if c.DevLogin.Enabled && c.DevLogin.TTL <= 0 {
@@ -85,15 +83,15 @@ func NewServer(log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.
 		writeProblem(w, apiErr(codeNotFound, "There is no such route."))
 	})
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
-	limits := newUserLimits(cfg.TurnsPerMinute, cfg.TurnBurst, cfg.MaxStreams)
+	limits := newStreamLimits(cfg.MaxStreams)
 	cfg.Telemetry.ObserveStreams(limits.openStreams)
-	addRoutes(r, log, verifier, db, svc, convs, engine, hub, limits, cfg.Stream, cfg.DevLogin, newMCPFront(mcp, cfg.MCP))
+	addRoutes(r, log, verifier, db, svc, convs, engine, hub, limits, cfg.Stream, cfg.DevLogin, newMCPFront(log, mcp, cfg.MCP))
 	return r
 }
 
 // addRoutes lists every route of the API; it reads like api/openapi.yaml.
 func addRoutes(r chi.Router, log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
-	engine *chat.Engine, hub *runs.Hub, limits *userLimits, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
+	engine *chat.Engine, hub *runs.Hub, limits *streamLimits, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, db))
 	page := mustPage(web.Files, web.Index)

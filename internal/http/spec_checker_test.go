@@ -22,6 +22,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // TestSpecCatchesWrongResponses shows that mustMatchSpec lets good answers
@@ -191,7 +192,7 @@ func TestSpecMatchesTheServer(t *testing.T) {
 		}
 	})
 	t.Run("rate limited", func(t *testing.T) {
-		limited := mustServer(t, offline.New(), func(c *serverConfig) { c.api.TurnsPerMinute, c.api.TurnBurst = 1, 1 })
+		limited := mustServer(t, offline.New(), func(c *serverConfig) { c.chat.TurnRate = tasks.Rate{PerMinute: 1, Burst: 1} })
 		for _, want := range []int{200, 429} {
 			if r := limited.do(t, send("Show me all my tasks", nil)); r.status != want {
 				t.Fatalf("status %d, want %d: %s", r.status, want, r.body)

@@ -46,10 +46,17 @@ func (s *Turns) RequestApproval(ctx context.Context, r tasks.ApprovalRequest) (t
 
 // DecideApproval decides an approval in one transaction: it locks its
 // turn's approvals, decides this one if it is live, and returns those that
-// still wait; see tasks.ApprovalStore.
+// still wait; see tasks.ApprovalStore. Under d.TurnRate, it first takes
+// a token from the user's bucket of turns, which a refused decision gives
+// back with the rest of its transaction.
 func (s *Turns) DecideApproval(ctx context.Context, d tasks.Decision) (tasks.Decided, error) {
 	var out tasks.Decided
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if d.TurnRate.Limited() {
+			if _, err := tx.Exec(ctx, stmt.TakeRateToken, d.UserID, tasks.BucketTurns, d.TurnRate.PerMinute, d.TurnRate.Burst); err != nil {
+				return err
+			}
+		}
 		turn, err := queryApprovals(ctx, tx, stmt.LockTurnApprovals, d.UserID, d.ApprovalID)
 		if err != nil {
 			return err
@@ -90,6 +97,9 @@ func (s *Turns) DecideApproval(ctx context.Context, d tasks.Decision) (tasks.Dec
 		var closed *tasks.ApprovalClosedError
 		if errors.Is(err, tasks.ErrNotFound) || errors.As(err, &closed) {
 			return tasks.Decided{}, err
+		}
+		if re := rateError(err, d.TurnRate); re != nil {
+			return tasks.Decided{}, re
 		}
 		return tasks.Decided{}, translate(err)
 	}

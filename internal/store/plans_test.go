@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -352,6 +353,30 @@ func BenchmarkTurnAtLength(b *testing.B) {
 				}
 				if _, err := s.FinishTurn(ctx, tasks.TurnEnd{UserID: user, ConversationID: conv, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
 					Reply: "Added.", ToolCalls: []tasks.ToolCall{{CallID: "c", Tool: "list_tasks", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{"tasks":[]}`)}}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTurnChecks measures StartTurn's batch, a new conversation's
+// (which commits without waiting for the disk), with and without the turn
+// rate's bucket (migration 000015): what the check adds to the batch that
+// starts a turn, which stays one round trip.
+func BenchmarkTurnChecks(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		rate tasks.Rate
+	}{
+		{"none", tasks.Rate{}},
+		{"rate", tasks.Rate{PerMinute: 1e9, Burst: 1 << 30}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := store.NewTurns(storetest.Pool(b))
+			in := tasks.TurnStart{UserID: storetest.UserID(b), Message: "add milk", HistoryLimit: 50, ClaimFor: time.Minute, TurnRate: c.rate}
+			for b.Loop() {
+				if _, err := s.StartTurn(context.Background(), in); err != nil {
 					b.Fatal(err)
 				}
 			}

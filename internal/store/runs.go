@@ -35,8 +35,13 @@ var _ tasks.RunStore = (*Runs)(nil)
 const runningTurnsExceeded = "TCR01"
 
 // queueChecks queues the checks that may refuse a turn before it writes
-// anything: the user's daily token budget and running turns, when set.
+// anything: the user's daily token budget, turn rate and running turns,
+// when set. A refusal aborts the batch's transaction, so a turn refused
+// for any of them takes no token from its bucket either.
 func queueChecks(b *pgx.Batch, in tasks.TurnStart) {
+	if in.TurnRate.Limited() {
+		queueTakeToken(b, in.UserID, tasks.BucketTurns, in.TurnRate)
+	}
 	if in.DailyTokenBudget > 0 {
 		queueBudgetCheck(b, in.UserID, in.DailyTokenBudget)
 	}
@@ -50,6 +55,9 @@ func queueChecks(b *pgx.Batch, in tasks.TurnStart) {
 func refusal(err error, in tasks.TurnStart) error {
 	if be := budgetError(err, in.DailyTokenBudget); be != nil {
 		return be
+	}
+	if re := rateError(err, in.TurnRate); re != nil {
+		return re
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == runningTurnsExceeded {

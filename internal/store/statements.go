@@ -56,6 +56,8 @@ type statements struct {
 	LockConversationToRecover, RecoverConversationUnheld, RecoverConversationClaimed string
 	// sql/reopen.sql
 	ReopenClaim, ReopenTurn, EarlierCalls, ConversationHeld string
+	// sql/limits.sql
+	TakeRateToken string
 	// sql/runs.sql
 	CheckRunningTurns, AppendRunEvents, LatestRun, WatchRun, ReadRun, ReadRunEvents, RequestStop, StopsRequested string
 	// sql/approvals.sql

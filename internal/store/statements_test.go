@@ -31,6 +31,7 @@ func TestEveryStatementPrepares(t *testing.T) {
 var notScopedToAUser = map[string]string{
 	"CheckTokenBudget":  "it calls check_token_budget (migration 000009) with the user",
 	"CheckRunningTurns": "it calls check_running_turns (migration 000013) with the user",
+	"TakeRateToken":     "it calls take_rate_token (migration 000015) with the user",
 	"CommitLazily":      "a setting of its transaction",
 	"PlanFromIndexes":   "a setting of its transaction",
 	"StopsRequested":    "a replica asks it of the runs it runs itself, whoever's they are",

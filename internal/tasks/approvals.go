@@ -89,6 +89,10 @@ type Decision struct {
 	ApprovalID int64
 	Approved   bool
 	Reason     string
+	// TurnRate, when it limits, takes a token from the user's bucket of
+	// turns (BucketTurns) for the turn the decision may continue, or
+	// refuses the decision with a *RateLimitError; nothing is decided.
+	TurnRate Rate
 }
 
 // Decided is how a decision went: the approval as decided, and the

@@ -55,6 +55,10 @@ type TurnStart struct {
 	// *RunningTurnsError if the user runs that many already, on any
 	// replica; nothing is written.
 	MaxRunningTurns int
+	// TurnRate, when it limits, takes a token from the user's bucket of
+	// turns (BucketTurns), shared by every replica, or refuses the turn
+	// with a *RateLimitError; nothing is written.
+	TurnRate Rate
 }
 
 // Turn is a started turn: the conversation (held by ClaimToken until the
@@ -186,8 +190,8 @@ type TurnStore interface {
 	// RecoverTurn). Its writes are committed, but may reach the disk only
 	// with the next durable write: a tool's, FinishTurn's or AbandonTurn's,
 	// one of which ends every turn before its client hears the outcome.
-	// A user over s.DailyTokenBudget gets a *BudgetError, and nothing is
-	// written.
+	// A user over s.DailyTokenBudget gets a *BudgetError, one past
+	// s.TurnRate a *RateLimitError, and nothing is written.
 	StartTurn(ctx context.Context, s TurnStart) (Turn, error)
 	// ReopenTurn starts the conversation's last turn again, to write its
 	// reply anew: it claims the conversation, deletes the turn's reply, so
