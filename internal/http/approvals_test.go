@@ -627,7 +627,10 @@ func TestApprovalDecidedWhileItsTurnStillWrites(t *testing.T) {
 	})
 	deciding := make(chan reply, 1)
 	go func() { deciding <- s.decide(t, user, id, `{"approved":true}`) }()
-	time.Sleep(100 * time.Millisecond) // the decision is made, and waits for the turn
+	waitFor(t, "the decision made, waiting for the turn", func() bool {
+		_, a := s.approval(t, user, id)
+		return a.State == tasks.ApprovalApproved
+	})
 	close(hold)
 	if r := <-asking; r.status != http.StatusOK {
 		t.Fatalf("the asking turn: %d %s", r.status, r.body)
