@@ -3,7 +3,6 @@ package tasks
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -68,12 +67,16 @@ func SummarizeList(list ListResult) ListSummary {
 	for i, t := range list.Tasks {
 		s.IDs[i] = t.ID
 	}
+	// The budget counts the bytes as PostgreSQL prints jsonb, a space
+	// after each comma and colon.
 	ids, _ := json.Marshal(s.IDs)
-	budget := MaxStoredJSON - len(ids) - len(s.NextCursor) - summaryOverhead
+	budget := MaxStoredJSON - len(ids) - len(s.IDs) - len(s.NextCursor) - summaryOverhead
 	for _, t := range list.Tasks[:min(len(list.Tasks), SummaryTasks)] {
 		item := SummaryItem{ID: t.ID, Title: t.Title, Completed: t.Completed}
 		b, _ := json.Marshal(item)
-		if budget -= len(b) + 1; budget < 0 {
+		// ", " between items, and a space after each of an item's two
+		// commas and three colons.
+		if budget -= len(b) + 2 + 5; budget < 0 {
 			break // long titles: fewer of them, so that the summary stays whole
 		}
 		s.Tasks = append(s.Tasks, item)
@@ -87,16 +90,15 @@ func SummarizeList(list ListResult) ListSummary {
 const summaryOverhead = 512
 
 func listNote(s ListSummary) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "A listing of %d tasks, kept as their ids", s.Count)
+	note := "A listing that found no tasks then; list_tasks shows the tasks as they are now."
 	if s.Count > 0 {
-		fmt.Fprintf(&b, ", the first %d with their titles", len(s.Tasks))
+		note = fmt.Sprintf("A listing of %d tasks as they were then, kept as their ids and the first %d with their titles; "+
+			"list_tasks shows the tasks as they are now.", s.Count, len(s.Tasks))
 	}
-	b.WriteString(" as they were then; list_tasks shows them as they are now.")
 	if s.NextCursor != "" {
-		b.WriteString(" More tasks matched than it listed.")
+		note += " More tasks matched than it listed."
 	}
-	return b.String()
+	return note
 }
 
 // StoredJSON is raw as a call's record keeps it: storable (StorableJSON),
@@ -106,14 +108,24 @@ func StoredJSON(raw json.RawMessage) json.RawMessage {
 	if len(b) <= MaxStoredJSON {
 		return b
 	}
-	head := b[:MaxStoredJSON]
-	for len(head) > 0 && !utf8.Valid(head) { // a character cut in two
-		head = head[:len(head)-1]
+	// The head is cut until its escaped form fits too, a few tries at most.
+	for n := MaxStoredJSON - truncatedOverhead; ; {
+		head := b[:n]
+		for len(head) > 0 && !utf8.Valid(head) { // a character cut in two
+			head = head[:len(head)-1]
+		}
+		out, _ := json.Marshal(TruncatedJSON{
+			Truncated: fmt.Sprintf("This was %d bytes long; only its first %d are kept.", len(b), len(head)),
+			Bytes:     len(b),
+			Head:      string(head),
+		})
+		if len(out)+truncatedOverhead <= MaxStoredJSON || n == 0 {
+			return out
+		}
+		n = n * (MaxStoredJSON - truncatedOverhead) / (len(out) + truncatedOverhead) // fewer, by how much it escaped
 	}
-	out, _ := json.Marshal(TruncatedJSON{
-		Truncated: fmt.Sprintf("This was %d bytes long; only its first %d are kept.", len(b), len(head)),
-		Bytes:     len(b),
-		Head:      string(head),
-	})
-	return out
 }
+
+// truncatedOverhead is room enough in a TruncatedJSON for its note, the
+// names of its members, and the spaces PostgreSQL prints in jsonb.
+const truncatedOverhead = 160

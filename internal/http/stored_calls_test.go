@@ -1,0 +1,94 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/agent/offline/results"
+	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
+)
+
+// What a call's record keeps is bounded: a listing of a thousand long tasks,
+// over /mcp or in a chat turn, is answered whole but stored as its count,
+// its ids and its first titles (tasks.ListSummary), a row of kilobytes
+// rather than megabytes, from which the audit still reads what was listed.
+func TestAListingIsStoredAsItsSummary(t *testing.T) {
+	t.Parallel()
+	s := mustServer(t, offline.New())
+	user := storetest.UserID(t)
+	ids := mustLongTasks(t, user, tasks.MaxTaskPage)
+
+	t.Run("over /mcp", func(t *testing.T) {
+		c := mustMCPClient(t, s, mustToken(t, user))
+		told := c.mustCall(t, "list_tasks", map[string]any{"limit": tasks.MaxTaskPage})
+		if n := len(told["tasks"].([]any)); n != len(ids) {
+			t.Fatalf("the client was told %d tasks, want all %d", n, len(ids))
+		}
+		mustStoredSummary(t, user, "mcp", ids)
+	})
+	t.Run("in a chat turn", func(t *testing.T) {
+		turn := s.chatTurn(t, user, 0, "show me my tasks")
+		if len(turn.ToolCalls) != 1 || turn.ToolCalls[0].Tool != "list_tasks" {
+			t.Fatalf("the turn called %+v, want list_tasks", turn.ToolCalls)
+		}
+		var told tasks.ListResult
+		if err := json.Unmarshal(turn.ToolCalls[0].Result, &told); err != nil || len(told.Tasks) != len(ids) {
+			t.Fatalf("the turn's answer holds %d tasks (%v), want all %d", len(told.Tasks), err, len(ids))
+		}
+		if lines := strings.Count(turn.Response, "\n- [ ] #"); lines != results.ShownTasks {
+			t.Errorf("the reply lists %d tasks, want the first %d", lines, results.ShownTasks)
+		}
+		mustStoredSummary(t, user, "chat", ids)
+	})
+}
+
+// mustLongTasks gives user n tasks of the longest title and description,
+// and returns their ids in order.
+func mustLongTasks(tb testing.TB, user string, n int) []int64 {
+	tb.Helper()
+	svc, ctx := tasks.NewService(store.NewTasks(storetest.Pool(tb))), context.Background()
+	ids := make([]int64, n)
+	for i := range ids {
+		title := fmt.Sprintf("%04d %s", i+1, strings.Repeat("a long title ", tasks.MaxTitleLen/13))[:tasks.MaxTitleLen]
+		task, err := svc.Add(ctx, user, title, strings.Repeat("d", tasks.MaxDescriptionLen), nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ids[i] = task.ID
+	}
+	return ids
+}
+
+// mustStoredSummary checks the one list_tasks row of user's calls from
+// source: at most tasks.MaxStoredJSON bytes, a summary naming every task
+// listed, in order, and the first of them with their titles.
+func mustStoredSummary(tb testing.TB, user, source string, ids []int64) {
+	tb.Helper()
+	var (
+		size int
+		raw  json.RawMessage
+	)
+	mustQuery(tb.(*testing.T), `SELECT octet_length(result::text), result FROM tool_calls WHERE user_id = $1 AND source = $2 AND tool = 'list_tasks'`,
+		[]any{user, source}, &size, &raw)
+	tb.Logf("%s: the listing of %d tasks is stored in %d bytes", source, len(ids), size)
+	if size > tasks.MaxStoredJSON {
+		tb.Errorf("the stored listing is %d bytes, want at most %d", size, tasks.MaxStoredJSON)
+	}
+	var got tasks.ListSummary
+	if err := json.Unmarshal(raw, &got); err != nil || got.Count != len(ids) || !slices.Equal(got.IDs, ids) {
+		tb.Fatalf("the stored listing says %d tasks, ids %v… (%v), want %d from %d", got.Count, got.IDs[:min(len(got.IDs), 3)], err, len(ids), ids[0])
+	}
+	if len(got.Tasks) < 2 || got.Tasks[1].ID != ids[1] || !strings.HasPrefix(got.Tasks[1].Title, "0002 a long title") {
+		tb.Errorf("the stored listing's first tasks are %+v", got.Tasks[:min(len(got.Tasks), 2)])
+	}
+	if !strings.Contains(got.Note, "list_tasks shows the tasks as they are now") {
+		tb.Errorf("the stored listing's note says %q", got.Note)
+	}
+}
