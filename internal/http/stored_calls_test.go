@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
@@ -90,5 +92,34 @@ func mustStoredSummary(tb testing.TB, user, source string, ids []int64) {
 	}
 	if !strings.Contains(got.Note, "list_tasks shows the tasks as they are now") {
 		tb.Errorf("the stored listing's note says %q", got.Note)
+	}
+}
+
+// Whatever a model writes as arguments is kept within the bound too, cut
+// and marked so: here a megabyte the tools' schemas refuse. (A call that
+// changes a task has arguments its schema bounds, kilobytes at most.)
+func TestLongArgumentsAreStoredCut(t *testing.T) {
+	t.Parallel()
+	padding := strings.Repeat("padding ", 1<<17) // 1 MiB
+	fake := newFakeOpenAI(t,
+		openaitest.Step{Calls: []agent.ToolCall{
+			{ID: "call_add", Name: "add_task", Arguments: fmt.Sprintf(`{"title":"Buy milk","padding":%q}`, padding)},
+			{ID: "call_list", Name: "list_tasks", Arguments: fmt.Sprintf(`{"query":%q}`, padding)},
+		}},
+		openaitest.Step{Text: "Done."},
+	)
+	s := mustServer(t, fake.Model())
+	user := storetest.UserID(t)
+	s.chatTurn(t, user, 0, "Add milk")
+	for _, id := range []string{"call_add", "call_list"} {
+		var (
+			size int
+			raw  json.RawMessage
+		)
+		mustQuery(t, `SELECT octet_length(arguments::text), arguments FROM tool_calls WHERE user_id = $1 AND call_id = $2`, []any{user, id}, &size, &raw)
+		var cut tasks.TruncatedJSON
+		if err := json.Unmarshal(raw, &cut); err != nil || size > tasks.MaxStoredJSON || cut.Bytes < len(padding) || !strings.Contains(cut.Truncated, "are kept") {
+			t.Errorf("%s: arguments of more than %d bytes stored in %d: %.120s", id, len(padding), size, raw)
+		}
 	}
 }
