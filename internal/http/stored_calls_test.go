@@ -10,8 +10,8 @@ import (
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
-	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/agent/offline/results"
+	"github.com/taskchat/taskchat/internal/agent/openaitest"
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -79,7 +79,6 @@ func mustStoredSummary(tb testing.TB, user, source string, ids []int64) {
 	)
 	mustQuery(tb.(*testing.T), `SELECT octet_length(result::text), result FROM tool_calls WHERE user_id = $1 AND source = $2 AND tool = 'list_tasks'`,
 		[]any{user, source}, &size, &raw)
-	tb.Logf("%s: the listing of %d tasks is stored in %d bytes", source, len(ids), size)
 	if size > tasks.MaxStoredJSON {
 		tb.Errorf("the stored listing is %d bytes, want at most %d", size, tasks.MaxStoredJSON)
 	}
@@ -87,6 +86,7 @@ func mustStoredSummary(tb testing.TB, user, source string, ids []int64) {
 	if err := json.Unmarshal(raw, &got); err != nil || got.Count != len(ids) || !slices.Equal(got.IDs, ids) {
 		tb.Fatalf("the stored listing says %d tasks, ids %v… (%v), want %d from %d", got.Count, got.IDs[:min(len(got.IDs), 3)], err, len(ids), ids[0])
 	}
+	tb.Logf("%s: the listing of %d tasks is stored in %d bytes, the first %d with their titles", source, len(ids), size, len(got.Tasks))
 	if len(got.Tasks) < 2 || got.Tasks[1].ID != ids[1] || !strings.HasPrefix(got.Tasks[1].Title, "0002 a long title") {
 		tb.Errorf("the stored listing's first tasks are %+v", got.Tasks[:min(len(got.Tasks), 2)])
 	}

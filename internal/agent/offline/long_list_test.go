@@ -52,6 +52,11 @@ func TestALongListShowsItsFirstPage(t *testing.T) {
 		t.Errorf("what the reply said to do showed\n%s", next.Reply)
 	}
 
+	found := say(0, "anything about a long title?")
+	if lines := strings.Split(found.Reply, "\n"); len(lines) != results.ShownTasks+2 || !strings.Contains(lines[0], "1000 tasks matching") {
+		t.Errorf("a search that matches every task replied %d lines, %d bytes, starting %q", len(lines), len(found.Reply), lines[0])
+	}
+
 	again := say(0, "what's on my list?")
 	done := say(again.ConversationID, "the second one is done")
 	if len(done.Calls) != 1 || done.Calls[0].Tool != "complete_task" || string(done.Calls[0].Arguments) != `{"task_id":2}` {

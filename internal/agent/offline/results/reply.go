@@ -101,16 +101,22 @@ func describeList(status string, ts []Task, more bool) string {
 	default:
 		head = fmt.Sprintf("You have %s:", Plural(n, "task"))
 	}
-	if n <= ShownTasks {
-		return head + "\n" + TaskLines(ts) // a page with a cursor holds a task or more
+	return head + "\n" + PageLines(ts) // a page with a cursor holds a task or more
+}
+
+// PageLines is TaskLines of ts when they are ShownTasks or fewer; of more,
+// the first ShownTasks by their titles only, so that the page stays short
+// enough to be read and to stay in the history a later message sees, and
+// how to see the others.
+func PageLines(ts []Task) string {
+	if len(ts) <= ShownTasks {
+		return TaskLines(ts)
 	}
-	// Titles only: the page stays short enough to be read, and to stay in
-	// the history a later message sees.
 	page := make([]Task, ShownTasks)
 	for i, t := range ts[:ShownTasks] {
 		page[i] = Task{ID: t.ID, Title: t.Title, Completed: t.Completed}
 	}
-	return head + "\n" + TaskLines(page) + "\n" + seeMore(ts[ShownTasks].ID)
+	return TaskLines(page) + "\n" + seeMore(ts[ShownTasks].ID)
 }
 
 // seeMore says how to see the tasks after those a reply listed, the next
