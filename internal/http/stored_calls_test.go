@@ -123,3 +123,31 @@ func TestLongArgumentsAreStoredCut(t *testing.T) {
 		}
 	}
 }
+
+// A later turn's model reads an old listing in its history as what was
+// stored: the summary, which says what it is and how to see the tasks now.
+func TestAnOldListingReachesTheModelAsItsSummary(t *testing.T) {
+	t.Parallel()
+	fake := newFakeOpenAI(t,
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "call_list", Name: "list_tasks", Arguments: `{"limit":1000}`}}},
+		openaitest.Step{Text: "Here they are."},
+		openaitest.Step{Text: "Task 2."},
+	)
+	s := mustServer(t, fake.Model())
+	user := storetest.UserID(t)
+	ids := mustLongTasks(t, user, tasks.MaxTaskPage)
+	first := s.chatTurn(t, user, 0, "List my tasks")
+	s.chatTurn(t, user, first.ConversationID, "Which was the second one?")
+
+	var listing string
+	for _, m := range fake.Request(2)["messages"].([]any) {
+		if m := m.(map[string]any); m["role"] == "tool" && m["tool_call_id"] == "call_list" {
+			listing, _ = m["content"].(string)
+		}
+	}
+	var got tasks.ListSummary
+	if err := json.Unmarshal([]byte(listing), &got); err != nil || len(listing) > tasks.MaxStoredJSON || got.Count != len(ids) ||
+		got.Tasks[1].ID != ids[1] || !strings.Contains(got.Note, "list_tasks shows the tasks as they are now") {
+		t.Fatalf("the next turn's model read the listing as %d bytes: %.300s", len(listing), listing)
+	}
+}
