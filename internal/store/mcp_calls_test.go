@@ -123,7 +123,7 @@ func TestRecordCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := mustMCPRows(t, user)
-	if len(rows) != 2 || rows[0].Tool != "list_tasks" || rows[0].IsError || !storetest.SameJSON(rows[0].Result, json.RawMessage(`{"tasks":[]}`)) ||
+	if len(rows) != 2 || rows[0].Tool != "list_tasks" || rows[0].IsError || !storetest.SameJSON(rows[0].Result, tasks.StoredResult("list_tasks", json.RawMessage(`{"tasks":[]}`))) ||
 		rows[1].Tool != "delete_task" || !rows[1].IsError || !storetest.SameJSON(rows[1].Arguments, json.RawMessage(`{"task_id":9}`)) {
 		t.Fatalf("rows = %+v", rows)
 	}

@@ -19,7 +19,7 @@ func (s *Tasks) RecordCall(ctx context.Context, userID string, rec tasks.CallRec
 		return fmt.Errorf("record a %q call: %w", rec.Source, tasks.ErrInvalid)
 	}
 	_, err := s.pool.Exec(ctx, stmt.RecordMCPCall, userID, auditName(rec.CallID, "call"), auditName(rec.Tool, "unnamed"), jsonOr(rec.Arguments, "{}"),
-		jsonOr(result, "null"), isError, time.Since(rec.Started).Milliseconds())
+		storedResult(rec.Tool, result, isError), isError, time.Since(rec.Started).Milliseconds())
 	return translate(err)
 }
 
@@ -88,19 +88,32 @@ func newCallColumns(calls []tasks.ToolCall) callColumns {
 	}
 	for i, call := range calls {
 		c.callIDs[i], c.tools[i], c.isErr[i] = auditName(call.CallID, "call"), auditName(call.Tool, "unnamed"), call.IsError
-		c.args[i], c.results[i] = jsonOr(call.Arguments, "{}"), jsonOr(call.Result, "null")
+		c.args[i], c.results[i] = jsonOr(call.Arguments, "{}"), storedResult(call.Tool, call.Result, call.IsError)
 		c.rounds[i], c.durations[i], c.seqs[i] = int32(call.Round), int32(call.Duration.Milliseconds()), int32(call.Seq)
 	}
 	return c
 }
 
-// jsonOr returns raw as storable jsonb text, or def when raw is empty.
+// jsonOr returns raw as a call's record keeps it, as jsonb text
+// (tasks.StoredJSON: storable and bounded), or def when raw is empty.
 func jsonOr(raw []byte, def string) string {
 	if len(raw) == 0 {
 		return def
 	}
-	b, _ := tasks.StorableJSON(raw)
-	return string(b)
+	return string(tasks.StoredJSON(raw))
+}
+
+// storedResult is what a call's record keeps of the result a call to tool
+// answered (tasks.StoredResult: a listing's summary, anything else
+// bounded), as jsonb text; "null" when it has none.
+func storedResult(tool string, result []byte, isError bool) string {
+	switch {
+	case len(result) == 0:
+		return "null"
+	case isError:
+		return string(tasks.StoredJSON(result))
+	}
+	return string(tasks.StoredResult(tool, result))
 }
 
 // auditName makes a model-given name or id fit its column: 1 to 255

@@ -230,7 +230,7 @@ func TestFinishTurnAttachesRecordedCalls(t *testing.T) {
 	if got[1].Duration != added.Duration {
 		t.Errorf("recorded call's duration = %v, want the engine's %v", got[1].Duration, added.Duration)
 	}
-	if !storetest.SameJSON(got[0].Result, listed.Result) || !got[2].IsError || !storetest.SameJSON(got[2].Result, refused.Result) {
+	if !storetest.SameJSON(got[0].Result, tasks.StoredResult("list_tasks", listed.Result)) || !got[2].IsError || !storetest.SameJSON(got[2].Result, refused.Result) {
 		t.Errorf("unrecorded calls stored as %+v and %+v", got[0], got[2])
 	}
 	for _, r := range mustAuditRows(t, user, turn.ID()) {

@@ -125,8 +125,8 @@ func mustTaskTools(tb testing.TB) *mcp.ClientSession {
 }
 
 // TestOfflineReadsALongListWhole: list_tasks answers a page at a time.
-// The offline model shows the first page of a long list and says there is
-// more, and follows next_cursor to the end to find a task named by its
+// The offline model shows the first tasks of a long list (results.ShownTasks)
+// and says there is more and how to see it, and follows next_cursor to the end to find a task named by its
 // title, however far down the list it is, within the turn's default limits.
 func TestOfflineReadsALongListWhole(t *testing.T) {
 	ctx := context.Background()
@@ -156,7 +156,8 @@ func TestOfflineReadsALongListWhole(t *testing.T) {
 	}
 
 	shown := say("show my tasks")
-	if len(shown.Calls) != 1 || strings.Count(shown.Reply, "\n- [ ] #") != results.ListPage || !strings.HasPrefix(shown.Reply, "You have more than") {
+	if len(shown.Calls) != 1 || strings.Count(shown.Reply, "\n- [ ] #") != results.ShownTasks || !strings.HasPrefix(shown.Reply, "You have more than") ||
+		!strings.Contains(shown.Reply, "To see more") {
 		t.Fatalf("show my tasks: calls %s, a reply of %d lines starting %q", calls(shown), strings.Count(shown.Reply, "\n"), shown.Reply[:min(len(shown.Reply), 80)])
 	}
 	deleted := say("delete the dentist task")

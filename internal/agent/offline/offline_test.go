@@ -413,7 +413,7 @@ func TestOfflineReadsListingsRecordedBeforePages(t *testing.T) {
 	assertCalls(t, resp.ToolCalls, wantOnTask("delete_task", 6))
 }
 
-// A list shown is its first page, said to be one; a list the steps read
+// A list shown is its first results.ShownTasks tasks, said to be a part; a list the steps read
 // from is read to its last page; and one listing serves both when a
 // message shows the list and then acts on a task named by its title.
 func TestOfflinePagesOfAList(t *testing.T) {
@@ -436,15 +436,15 @@ func TestOfflinePagesOfAList(t *testing.T) {
 
 	t.Run("shown", func(t *testing.T) {
 		resp := mustRoundTwo(t, "show my tasks", first)
-		if !strings.HasPrefix(resp.Text, fmt.Sprintf("You have more than %d tasks; here are the first %d:\n- [ ] #1 task 1\n", results.ListPage, results.ListPage)) ||
-			strings.Count(resp.Text, "\n") != results.ListPage || len(resp.ToolCalls) != 0 {
+		if !strings.HasPrefix(resp.Text, fmt.Sprintf("You have more than %d tasks; here are the first %d:\n- [ ] #1 task 1\n", results.ListPage, results.ShownTasks)) ||
+			strings.Count(resp.Text, "\n") != results.ShownTasks+1 || len(resp.ToolCalls) != 0 {
 			t.Fatalf("reply %q…, calls %v", resp.Text[:min(len(resp.Text), 120)], resp.ToolCalls)
 		}
 	})
 	deleted := `{"task_id":1500,"status":"deleted","title":"Call the dentist"}`
 	for _, c := range []struct{ say, start string }{
 		{"delete the dentist task", "Deleted task 1500"},
-		{"show my tasks and delete the dentist task", "You have 1600 tasks:\n- [ ] #1 task 1\n"},
+		{"show my tasks and delete the dentist task", fmt.Sprintf("You have 1600 tasks; here are the first %d:\n- [ ] #1 task 1\n", results.ShownTasks)},
 	} {
 		t.Run(c.say, func(t *testing.T) {
 			msgs := []agent.Message{userSays(c.say)}

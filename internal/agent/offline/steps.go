@@ -248,10 +248,10 @@ func (e *executor) doFind(s grammar.Step) {
 				strings.Join(s.Ref.Words, " "))
 			return
 		}
-		e.say("You have %s matching %q:", results.Plural(len(found), "task"), strings.Join(s.Ref.Words, " "))
+		e.say("You have %s matching %q%s:", results.Plural(len(found), "task"), strings.Join(s.Ref.Words, " "), firstOf(len(found)))
 	}
 	if len(found) > 0 {
-		e.say("%s", results.TaskLines(found))
+		e.say("%s", results.PageLines(found))
 		e.setFocus(e.step, found...)
 		e.shown = found
 	}
@@ -275,4 +275,13 @@ func (e *executor) answerQuery(targets []results.Task) {
 		e.say(said[current.Completed], current.ID, current.Title)
 		e.setFocus(e.step, current)
 	}
+}
+
+// firstOf says that a reply shows the first tasks of n, when it does
+// (results.PageLines).
+func firstOf(n int) string {
+	if n <= results.ShownTasks {
+		return ""
+	}
+	return fmt.Sprintf("; here are the first %d", results.ShownTasks)
 }

@@ -157,7 +157,7 @@ func (m *Memory) finish(conversationID int64, res agent.Result, failed bool) tas
 	reply := tasks.Message{ConversationID: conversationID, Role: tasks.RoleAssistant, Content: tasks.StorableText(res.Reply), Interrupted: failed}
 	for _, c := range res.Calls {
 		reply.ToolCalls = append(reply.ToolCalls, tasks.ToolCall{CallID: c.ID, Tool: c.Tool, Arguments: storableArguments(c.Arguments),
-			Result: storableResult(c.Result), IsError: c.IsError, Round: c.Round, Seq: c.Seq, Duration: c.Duration})
+			Result: storableResult(c.Tool, c.Result, c.IsError), IsError: c.IsError, Round: c.Round, Seq: c.Seq, Duration: c.Duration})
 	}
 	if failed && res.Reply == "" && len(res.Calls) == 0 {
 		return reply
@@ -174,18 +174,21 @@ func (m *Memory) finish(conversationID int64, res agent.Result, failed bool) tas
 // a storable object.
 func storableArguments(raw json.RawMessage) json.RawMessage {
 	if b, ok := tasks.StorableJSON(raw); ok && bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{")) {
-		return b
+		return tasks.StoredJSON(b)
 	}
 	b, _ := json.Marshal(tasks.StorableText(string(raw)))
-	return b
+	return tasks.StoredJSON(b)
 }
 
 // storableResult is a call's result as the store keeps it: null when the
-// call never ran.
-func storableResult(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
+// call never ran, a listing's summary (tasks.StoredResult), anything else
+// bounded (tasks.StoredJSON).
+func storableResult(tool string, raw json.RawMessage, isError bool) json.RawMessage {
+	switch {
+	case len(raw) == 0:
 		return json.RawMessage("null")
+	case isError:
+		return tasks.StoredJSON(raw)
 	}
-	b, _ := tasks.StorableJSON(raw)
-	return b
+	return tasks.StoredResult(tool, raw)
 }

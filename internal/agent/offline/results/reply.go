@@ -68,17 +68,26 @@ func whatWaits(call agent.ToolCall, out Outcome) string {
 	return verb + " your tasks"
 }
 
-// describeList writes a listing's tasks a line each; more says more follow.
-func describeList(status string, tasks []Task, more bool) string {
-	n := len(tasks)
+// ShownTasks is how many tasks a reply lists at most: a longer listing
+// shows its first ShownTasks and says how to see the others. They are the
+// tasks a listing's record keeps with their titles (tasks.SummaryTasks), so
+// that "the second one" in a later message reads the same in the history.
+const ShownTasks = tasks.SummaryTasks
+
+// describeList writes a listing's tasks a line each, the first ShownTasks
+// of a longer one; more says more follow than were listed.
+func describeList(status string, ts []Task, more bool) string {
+	n := len(ts)
+	noun := "task"
+	if status == "pending" || status == "completed" {
+		noun = status + " task"
+	}
 	var head string
 	switch {
 	case more:
-		noun := "task"
-		if status == "pending" || status == "completed" {
-			noun = status + " task"
-		}
-		head = fmt.Sprintf("You have more than %s; here are the first %d:", Plural(n, noun), n)
+		head = fmt.Sprintf("You have more than %s; here are the first %d:", Plural(n, noun), min(n, ShownTasks))
+	case n > ShownTasks:
+		head = fmt.Sprintf("You have %s; here are the first %d:", Plural(n, noun), ShownTasks)
 	case status == "pending" && n == 0:
 		return "You have no pending tasks — all caught up!"
 	case status == "completed" && n == 0:
@@ -92,7 +101,30 @@ func describeList(status string, tasks []Task, more bool) string {
 	default:
 		head = fmt.Sprintf("You have %s:", Plural(n, "task"))
 	}
-	return head + "\n" + TaskLines(tasks) // a page with a cursor holds a task or more
+	return head + "\n" + PageLines(ts) // a page with a cursor holds a task or more
+}
+
+// PageLines is TaskLines of ts when they are ShownTasks or fewer; of more,
+// the first ShownTasks by their titles only, so that the page stays short
+// enough to be read and to stay in the history a later message sees, and
+// how to see the others.
+func PageLines(ts []Task) string {
+	if len(ts) <= ShownTasks {
+		return TaskLines(ts)
+	}
+	page := make([]Task, ShownTasks)
+	for i, t := range ts[:ShownTasks] {
+		page[i] = Task{ID: t.ID, Title: t.Title, Completed: t.Completed}
+	}
+	return TaskLines(page) + "\n" + seeMore(ts[ShownTasks].ID)
+}
+
+// seeMore says how to see the tasks after those a reply listed, the next
+// of them numbered next, in words the offline model understands: a range of
+// task numbers (at most 20), a word of a title, or one task.
+func seeMore(next int64) string {
+	return fmt.Sprintf("To see more, say \"show me tasks %d to %d\", or ask about a word of a title (\"anything about groceries?\"); "+
+		"\"show me task %d\" shows one with its description.", next, next+19, next)
 }
 
 // TaskLines is tasks as a Markdown checklist: "- [x] #3 Call mom", a line each.
