@@ -202,7 +202,10 @@ func (e *executor) record(q queued, out results.Outcome, call agent.ToolCall) {
 		e.lastAct = q.act
 		e.setFocus(q.step, results.Task{ID: out.TaskID, Title: out.Title, Completed: q.act == grammar.ActComplete, Deleted: q.act == grammar.ActDelete})
 		if q.act == grammar.ActDelete {
-			e.shown = results.MarkDeleted(e.shown, out.TaskID)
+			e.shown = slices.Clone(e.shown) // maybe an earlier turn's
+			if i := slices.IndexFunc(e.shown, func(t results.Task) bool { return t.ID == out.TaskID }); i >= 0 {
+				e.shown[i].Deleted = true
+			}
 		}
 	}
 }

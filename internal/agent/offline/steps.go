@@ -248,7 +248,11 @@ func (e *executor) doFind(s grammar.Step) {
 				strings.Join(s.Ref.Words, " "))
 			return
 		}
-		e.say("You have %s matching %q%s:", results.Plural(len(found), "task"), strings.Join(s.Ref.Words, " "), firstOf(len(found)))
+		head := fmt.Sprintf("You have %s matching %q", results.Plural(len(found), "task"), strings.Join(s.Ref.Words, " "))
+		if len(found) > results.ShownTasks { // results.PageLines shows the first
+			head += fmt.Sprintf("; here are the first %d", results.ShownTasks)
+		}
+		e.say("%s:", head)
 	}
 	if len(found) > 0 {
 		e.say("%s", results.PageLines(found))
@@ -275,13 +279,4 @@ func (e *executor) answerQuery(targets []results.Task) {
 		e.say(said[current.Completed], current.ID, current.Title)
 		e.setFocus(e.step, current)
 	}
-}
-
-// firstOf says that a reply shows the first tasks of n, when it does
-// (results.PageLines).
-func firstOf(n int) string {
-	if n <= results.ShownTasks {
-		return ""
-	}
-	return fmt.Sprintf("; here are the first %d", results.ShownTasks)
 }

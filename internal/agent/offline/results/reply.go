@@ -94,12 +94,10 @@ func describeList(status string, ts []Task, more bool) string {
 		return "You haven't completed any tasks yet."
 	case n == 0:
 		return `You have no tasks yet. Try "Add a task to buy groceries".`
-	case status == "pending":
-		head = fmt.Sprintf("You have %s:", Plural(n, "pending task"))
 	case status == "completed":
 		head = fmt.Sprintf("You have completed %s:", Plural(n, "task"))
 	default:
-		head = fmt.Sprintf("You have %s:", Plural(n, "task"))
+		head = fmt.Sprintf("You have %s:", Plural(n, noun))
 	}
 	return head + "\n" + PageLines(ts) // a page with a cursor holds a task or more
 }

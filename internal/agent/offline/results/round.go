@@ -159,17 +159,6 @@ type Task struct {
 	Deleted bool `json:"-"`
 }
 
-// MarkDeleted returns a copy of list, maybe an earlier turn's, with task id deleted.
-func MarkDeleted(list []Task, id int64) []Task {
-	out := append([]Task(nil), list...)
-	for i := range out {
-		if out[i].ID == id {
-			out[i].Deleted = true
-		}
-	}
-	return out
-}
-
 // WithoutDeleted returns the tasks of list the conversation has not deleted.
 func WithoutDeleted(list []Task) []Task {
 	return TasksWhere(list, func(t Task) bool { return !t.Deleted })
