@@ -105,7 +105,8 @@ func describeList(status string, ts []Task, more bool) string {
 // PageLines is TaskLines of ts when they are ShownTasks or fewer; of more,
 // the first ShownTasks by their titles only, so that the page stays short
 // enough to be read and to stay in the history a later message sees, and
-// how to see the others.
+// how to see the others in words the offline model understands: a range of
+// task numbers (at most 20), a word of a title, or one task.
 func PageLines(ts []Task) string {
 	if len(ts) <= ShownTasks {
 		return TaskLines(ts)
@@ -114,14 +115,8 @@ func PageLines(ts []Task) string {
 	for i, t := range ts[:ShownTasks] {
 		page[i] = Task{ID: t.ID, Title: t.Title, Completed: t.Completed}
 	}
-	return TaskLines(page) + "\n" + seeMore(ts[ShownTasks].ID)
-}
-
-// seeMore says how to see the tasks after those a reply listed, the next
-// of them numbered next, in words the offline model understands: a range of
-// task numbers (at most 20), a word of a title, or one task.
-func seeMore(next int64) string {
-	return fmt.Sprintf("To see more, say \"show me tasks %d to %d\", or ask about a word of a title (\"anything about groceries?\"); "+
+	next := ts[ShownTasks].ID
+	return TaskLines(page) + "\n" + fmt.Sprintf("To see more, say \"show me tasks %d to %d\", or ask about a word of a title (\"anything about groceries?\"); "+
 		"\"show me task %d\" shows one with its description.", next, next+19, next)
 }
 

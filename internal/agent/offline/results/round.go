@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -201,10 +202,8 @@ func Titled(targets, list []Task) {
 
 // FindTask finds task id in ts.
 func FindTask(ts []Task, id int64) (Task, bool) {
-	for _, t := range ts {
-		if t.ID == id {
-			return t, true
-		}
+	if i := slices.IndexFunc(ts, func(t Task) bool { return t.ID == id }); i >= 0 {
+		return ts[i], true
 	}
 	return Task{}, false
 }
