@@ -31,7 +31,12 @@ type pasted struct {
 // readPasted reads text as a pasted list: one line that starts with a
 // mark, two or more marked lines, or lines after one that asks to add.
 func readPasted(text string) (pasted, bool) {
-	lines := nonEmptyLines(text)
+	var lines []string // those that hold anything
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+	}
 	var p pasted
 	first, last := -1, -1 // the first and the last marked line
 	for i, line := range lines {
@@ -66,16 +71,6 @@ func readPasted(text string) (pasted, bool) {
 // unmark takes a line's mark off; itemMark matches at its start only.
 func unmark(line string) string {
 	return strings.TrimSpace(itemMark.ReplaceAllString(line, ""))
-}
-
-func nonEmptyLines(text string) []string {
-	var out []string
-	for _, line := range strings.Split(text, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			out = append(out, line)
-		}
-	}
-	return out
 }
 
 // readAlone reads text as a message of its own.

@@ -147,7 +147,8 @@ func WithFrameSpelled(ws []words.Word) []words.Word {
 	}
 	for _, f := range frameTypos {
 		typed := ws[0].Low
-		if typed != f.keyword && f.next[ws[1].Low] && oneEditApart(typed, f.keyword) && !isFormOf(typed, f.keyword) &&
+		formOf := typed == f.keyword+"s" || strings.HasSuffix(f.keyword, "e") && typed == f.keyword+"d" // "deleted"; "addd" is a typo
+		if typed != f.keyword && f.next[ws[1].Low] && oneEditApart(typed, f.keyword) && !formOf &&
 			(len(f.keyword) > 3 || len(typed) != len(f.keyword)) {
 			out := append([]words.Word(nil), ws...)
 			out[0].Low = f.keyword
@@ -155,11 +156,6 @@ func WithFrameSpelled(ws []words.Word) []words.Word {
 		}
 	}
 	return ws
-}
-
-// isFormOf reports keyword with an ending: "reminds", "deleted" ("addd" is a typo).
-func isFormOf(typed, keyword string) bool {
-	return typed == keyword+"s" || strings.HasSuffix(keyword, "e") && typed == keyword+"d"
 }
 
 // oneEditApart reports whether a and b differ by exactly one letter
