@@ -60,7 +60,11 @@ func respond(msgs []agent.Message) agent.Response {
 	if mem.question == nil && len(mem.focus) == 1 {
 		mem.run = r.changeRun(last, mem.lastAct)
 	}
-	e := r.play(last, mem, results.FirstCallID(msgs))
+	firstID := 1 // numbered after the turn's calls so far, ids stay unique without any stored state
+	for _, m := range msgs {
+		firstID += len(m.ToolCalls)
+	}
+	e := r.play(last, mem, firstID)
 	switch {
 	case e.sent != nil:
 		return *e.sent

@@ -218,7 +218,11 @@ func describe(c clause) (Step, bool) {
 func retitle(c clause) (Step, bool) {
 	r := slots.ParseRef(slots.WithoutFieldWords(c.words("task")))
 	title, desc := slots.SplitDescription(c.raw("title"))
-	title = words.CapitalizeFirst(slots.WithoutInstead(slots.CleanText(title)))
+	title = slots.CleanText(title)
+	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") { // "rename it to clean the attic instead"
+		title = slots.CleanText(title[:n])
+	}
+	title = words.CapitalizeFirst(title)
 	return Step{Act: ActUpdate, Ref: r, Title: title, Desc: slots.CleanText(desc)}, r.Kind != slots.RefNone && title != ""
 }
 

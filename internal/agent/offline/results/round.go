@@ -123,16 +123,6 @@ func (p Planned) Holds(c agent.ToolCall) bool {
 	return reflect.DeepEqual(got, want)
 }
 
-// FirstCallID numbers a turn's next call after those msgs hold, so ids stay
-// unique across the rounds of a turn without any stored state.
-func FirstCallID(msgs []agent.Message) int {
-	n := 1
-	for _, m := range msgs {
-		n += len(m.ToolCalls)
-	}
-	return n
-}
-
 // Call is the call p plans, its id numbered n.
 func (p Planned) Call(n int) agent.ToolCall {
 	args, _ := json.Marshal(p.Args) // a map of strings and numbers always marshals

@@ -279,14 +279,6 @@ func SplitDescription(s string) (title, description string) {
 	return s[:loc[0]], s[loc[1]:]
 }
 
-// WithoutInstead takes "instead" off a new title: "rename it to clean the attic instead".
-func WithoutInstead(title string) string {
-	if n := len(title) - len(" instead"); n > 0 && strings.EqualFold(title[n:], " instead") {
-		return CleanText(title[:n])
-	}
-	return title
-}
-
 // WithoutFieldWords drops "title" and "name" from "task 1 title".
 func WithoutFieldWords(ws []words.Word) []words.Word {
 	return slices.DeleteFunc(slices.Clone(ws), func(w words.Word) bool { return w.Low == "title" || w.Low == "name" })
