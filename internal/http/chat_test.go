@@ -331,7 +331,18 @@ func TestStreamClientThatStopsReadingEndsTheTurn(t *testing.T) {
 			return false
 		}
 		id := int64(convs[0].(map[string]any)["id"].(float64))
-		msgs = s.do(t, call{method: "GET", path: fmt.Sprintf("/api/%s/conversations/%d/messages", user, id), token: mustToken(t, user)}).json(t)["messages"].([]any)
+		// The reply, 8 MiB, is a page of its own: the page before it holds
+		// the user's message alone (a page is bounded by bytes).
+		msgs = nil
+		for cursor := ""; ; {
+			page := s.do(t, call{method: "GET", path: fmt.Sprintf("/api/%s/conversations/%d/messages?cursor=%s", user, id, cursor), token: mustToken(t, user)}).json(t)
+			msgs = append(msgs, page["messages"].([]any)...)
+			next, _ := page["next_cursor"].(string)
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
 		return len(msgs) == 2
 	})
 	// Whether the model had finished when the write gave up decides

@@ -12,26 +12,27 @@ import (
 )
 
 // A page of messages is bounded by bytes, not only by count: a thread of
-// long task listings, asked for 500 messages a page, comes a megabyte or so
-// at a time, each page with a next_cursor, and reading on from it gives
-// the whole thread, each message once.
+// long replies, asked for 500 messages a page, comes a megabyte or so at a
+// time, each page with a next_cursor, and reading on from it gives the
+// whole thread, each message once. (The replies are written straight to
+// the table: the service itself keeps a turn's stored calls small, and a
+// thread this large takes long to make by talking.)
 func TestMessagesPageBoundedByBytes(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	s := mustServerOn(t, pool, offline.New())
 	user := storetest.UserID(t)
-	if _, err := pool.Exec(context.Background(), `INSERT INTO tasks (user_id, title, description)
-		SELECT $1, 'Task ' || g || repeat(' long title', 17), repeat('a long description ', 52) FROM generate_series(1, 100) g`, user); err != nil {
-		t.Fatal(err)
+	r := s.chat(t, user, 0, "hi")
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %.300s", r.status, r.body)
 	}
-	var conv int64
-	const turns = 8 // each about 250 kB: the reply lists the tasks, and so does its call's result
-	for range turns {
-		r := s.chat(t, user, conv, "show me all my tasks")
-		if r.status != http.StatusOK {
-			t.Fatalf("status %d: %.300s", r.status, r.body)
-		}
-		conv = int64(r.json(t)["conversation_id"].(float64))
+	conv := int64(r.json(t)["conversation_id"].(float64))
+	const turns = 8 // the first, and seven of about 250 kB each
+	if _, err := pool.Exec(context.Background(), `INSERT INTO messages (conversation_id, user_id, role, content)
+		SELECT $1, $2, CASE WHEN g % 2 = 0 THEN 'user' ELSE 'assistant' END,
+		       CASE WHEN g % 2 = 0 THEN 'show me all my tasks' ELSE repeat('- [ ] a long task title, listed again ', 6500) END
+		FROM generate_series(0, $3) g ORDER BY g`, conv, user, 2*(turns-1)-1); err != nil {
+		t.Fatal(err)
 	}
 	var ids []int64
 	cursor, pages := "", 0
