@@ -74,3 +74,15 @@ LANGUAGE sql STABLE AS $$
         SELECT 1 FROM messages m
         WHERE m.conversation_id = a.conversation_id AND m.id > a.turn_id AND m.role = 'user')
 $$;
+
+-- A chat turn's calls as they are read back (the history, a reopened
+-- turn's calls, the messages page): each placeholder with its approval's
+-- id and whether its call still waits. The approval is looked for only for
+-- a result that says it waits.
+CREATE VIEW tool_calls_read AS
+SELECT c.message_id, c.conversation_id, c.user_id, c.turn_id, c.call_id, c.tool, c.arguments, c.result, c.is_error,
+       c.round, c.seq, c.duration_ms, c.created_at, w.approval_id, w.approval_live
+FROM tool_calls c LEFT JOIN LATERAL (
+    SELECT a.id AS approval_id, approval_waits(a) AS approval_live FROM approvals a
+    WHERE c.result->>'status' = 'awaiting_approval' AND a.turn_id = c.turn_id AND a.seq = c.seq
+      AND a.user_id = c.user_id) w ON true;

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/agent/openaitest"
@@ -92,6 +93,22 @@ func (s *testServer) waitingDelete(tb testing.TB, user, add string) (int64, turn
 	return conv, resp.Approvals[0]
 }
 
+// deletions counts the user's delete_task calls that deleted a task.
+func deletions(tb testing.TB, user string) int {
+	tb.Helper()
+	return storetest.Count(tb, `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND tool = 'delete_task' AND result->>'status' = 'deleted'`, user)
+}
+
+// decideInTheStore approves approval id as a replica does before it
+// continues the turn: one that stops there leaves the decision made and
+// nothing run.
+func decideInTheStore(tb testing.TB, pool *pgxpool.Pool, user string, id int64) {
+	tb.Helper()
+	if _, err := store.NewTurns(pool).DecideApproval(context.Background(), tasks.Decision{UserID: user, ApprovalID: id, Approved: true}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // storedTitles are the user's tasks' titles, in number order.
 func storedTitles(tb testing.TB, user string) []string {
 	tb.Helper()
@@ -162,7 +179,7 @@ func TestApprovalWaitsThenRunsOnce(t *testing.T) {
 	if got := storedTitles(t, user); len(got) != 1 || got[0] != "Walk the dog" {
 		t.Fatalf("tasks = %v", got)
 	}
-	if n := storetest.Count(t, `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND tool = 'delete_task' AND result->>'status' = 'deleted'`, user); n != 1 {
+	if n := deletions(t, user); n != 1 {
 		t.Fatalf("the approved call ran %d times", n)
 	}
 
@@ -423,7 +440,7 @@ func TestApprovalDecidedOnTwoReplicasAtOnce(t *testing.T) {
 			t.Fatalf("decision %d: %d %s", i, r.status, r.body)
 		}
 	}
-	if n := storetest.Count(t, `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND tool = 'delete_task' AND result->>'status' = 'deleted'`, user); n != 1 {
+	if n := deletions(t, user); n != 1 {
 		t.Fatalf("the approved call ran %d times", n)
 	}
 }
@@ -437,9 +454,7 @@ func TestApprovalDecidedBeforeACrashRunsOnTheNextRequest(t *testing.T) {
 	user := storetest.UserID(t)
 	_, a := s.waitingDelete(t, user, "add sort the mail")
 	// The decision is stored; its replica stops before it continues the turn.
-	if _, err := store.NewTurns(pool).DecideApproval(context.Background(), tasks.Decision{UserID: user, ApprovalID: a.ID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	decideInTheStore(t, pool, user, a.ID)
 	if got := storedTitles(t, user); len(got) != 1 {
 		t.Fatalf("tasks = %v", got)
 	}
@@ -504,7 +519,7 @@ func TestApprovalWithTheAISDK(t *testing.T) {
 		if got := storedTitles(t, user); len(got) != tasksLeft {
 			t.Fatalf("%s: tasks = %v", decision, got)
 		}
-		if n := storetest.Count(t, `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND tool = 'delete_task' AND result->>'status' = 'deleted'`, user); n != 1-tasksLeft {
+		if n := deletions(t, user); n != 1-tasksLeft {
 			t.Fatalf("%s: the call ran %d times", decision, n)
 		}
 	}
@@ -540,9 +555,7 @@ func TestApprovalWithAnOpenAIModel(t *testing.T) {
 	)
 	s := mustServer(t, fake.Model(), withApprovals(time.Hour, "delete_task"))
 	user := storetest.UserID(t)
-	if _, err := tasks.NewService(store.NewTasks(storetest.Pool(t))).Add(context.Background(), user, "Buy milk", "", nil); err != nil {
-		t.Fatal(err)
-	}
+	addTask(t, user, "Buy milk")
 	resp := s.chatTurn(t, user, 0, "delete the milk one")
 	if len(resp.Approvals) != 1 || resp.Response != "Task 1 will be deleted once you approve." {
 		t.Fatalf("turn = %+v", resp)
@@ -651,9 +664,7 @@ func TestApprovalDecidedThenSupersededReadsSuperseded(t *testing.T) {
 	s := mustServerOn(t, pool, offline.New(), withApprovals(time.Hour, "delete_task"))
 	user := storetest.UserID(t)
 	conv, a := s.waitingDelete(t, user, "add sort the mail")
-	if _, err := store.NewTurns(pool).DecideApproval(context.Background(), tasks.Decision{UserID: user, ApprovalID: a.ID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	decideInTheStore(t, pool, user, a.ID)
 	s.chatTurn(t, user, conv, "show my tasks")
 	if _, got := s.approval(t, user, a.ID); got.State != tasks.ApprovalSuperseded {
 		t.Fatalf("approval = %+v, want superseded: its call never ran", got)

@@ -71,11 +71,7 @@ ORDER BY id
 -- name: MessagesPageToolCalls
 -- The tool calls of MessagesPage's messages, by message and in order.
 SELECT message_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
-FROM tool_calls c LEFT JOIN LATERAL (
-    -- A placeholder's approval, and whether its call still waits.
-    SELECT a.id AS approval_id, approval_waits(a) AS approval_live FROM approvals a
-    WHERE c.result->>'status' = 'awaiting_approval' AND a.turn_id = c.turn_id AND a.seq = c.seq
-      AND a.user_id = c.user_id) w ON true
+FROM tool_calls_read
 WHERE conversation_id = $1 AND user_id = $2
   AND message_id > $3 AND message_id <= current_setting('taskchat.page_last')::bigint
 ORDER BY message_id, seq

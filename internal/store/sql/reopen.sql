@@ -42,11 +42,7 @@ SELECT u.id, u.conversation_id, u.role, u.content, u.interrupted, u.created_at, 
 -- Every call the last turn of user $2's conversation $1 made, in order,
 -- while the token $3 holds the conversation.
 SELECT call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
-FROM tool_calls c LEFT JOIN LATERAL (
-    -- A placeholder's approval, and whether its call still waits.
-    SELECT a.id AS approval_id, approval_waits(a) AS approval_live FROM approvals a
-    WHERE c.result->>'status' = 'awaiting_approval' AND a.turn_id = c.turn_id AND a.seq = c.seq
-      AND a.user_id = c.user_id) w ON true
+FROM tool_calls_read
 WHERE user_id = $2 AND turn_id = (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
   AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3)
 ORDER BY seq

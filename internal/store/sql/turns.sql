@@ -116,11 +116,7 @@ ORDER BY id
 -- name: HistoryToolCalls
 -- The tool calls of HistoryMessages' messages, by message and in order.
 SELECT message_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
-FROM tool_calls c LEFT JOIN LATERAL (
-    -- A placeholder's approval, and whether its call still waits.
-    SELECT a.id AS approval_id, approval_waits(a) AS approval_live FROM approvals a
-    WHERE c.result->>'status' = 'awaiting_approval' AND a.turn_id = c.turn_id AND a.seq = c.seq
-      AND a.user_id = c.user_id) w ON true
+FROM tool_calls_read
 WHERE conversation_id = $1 AND user_id = $2
   AND message_id BETWEEN current_setting('taskchat.history_first')::bigint AND current_setting('taskchat.history_last')::bigint
 ORDER BY message_id, seq
@@ -185,11 +181,7 @@ WHERE id = $1 AND user_id = $2 AND claim_token = $3
 -- name: TurnCalls
 -- Every call user $1's turn $2 recorded, in order.
 SELECT call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
-FROM tool_calls c LEFT JOIN LATERAL (
-    -- A placeholder's approval, and whether its call still waits.
-    SELECT a.id AS approval_id, approval_waits(a) AS approval_live FROM approvals a
-    WHERE c.result->>'status' = 'awaiting_approval' AND a.turn_id = c.turn_id AND a.seq = c.seq
-      AND a.user_id = c.user_id) w ON true
+FROM tool_calls_read
 WHERE user_id = $1 AND turn_id = $2 ORDER BY seq
 
 -- name: LockConversationToRecover
