@@ -52,28 +52,28 @@ var (
 	yes, no = true, false
 
 	addTaskTool = &mcp.Tool{
-		Name:        "add_task",
+		Name:        tasks.ToolAddTask,
 		Description: "Create a new task on the user's todo list. Use when the user wants to add, create or remember something. Returns the new task's id.",
 		Annotations: &mcp.ToolAnnotations{Title: "Add task", DestructiveHint: &no, OpenWorldHint: &no},
 	}
 	listTasksTool = &mcp.Tool{
-		Name:        "list_tasks",
+		Name:        tasks.ToolListTasks,
 		Description: "List the user's tasks, oldest first, with their ids, titles and whether they are completed, 100 at a time unless limit says otherwise: when the result has next_cursor, more tasks match, and calling again with it as cursor reads them. Use it to answer questions about tasks, and to find a task's id before acting on a task named by its title (query finds it by words of its title).",
 		Annotations: &mcp.ToolAnnotations{Title: "List tasks", ReadOnlyHint: true, OpenWorldHint: &no},
 		InputSchema: listTasksSchema(),
 	}
 	completeTaskTool = &mcp.Tool{
-		Name:        "complete_task",
+		Name:        tasks.ToolCompleteTask,
 		Description: "Mark one of the user's tasks as completed, by id. Completing a completed task changes nothing.",
 		Annotations: &mcp.ToolAnnotations{Title: "Complete task", DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no},
 	}
 	deleteTaskTool = &mcp.Tool{
-		Name:        "delete_task",
+		Name:        tasks.ToolDeleteTask,
 		Description: "Permanently delete one of the user's tasks, by id. If the user named the task by title, call list_tasks first and ask when several tasks match.",
 		Annotations: &mcp.ToolAnnotations{Title: "Delete task", DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no},
 	}
 	updateTaskTool = &mcp.Tool{
-		Name:        "update_task",
+		Name:        tasks.ToolUpdateTask,
 		Description: "Change the title, the description, or both, of one of the user's tasks, by id.",
 		Annotations: &mcp.ToolAnnotations{Title: "Update task", DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no},
 	}

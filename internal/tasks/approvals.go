@@ -213,16 +213,16 @@ func Summarize(tool string, args json.RawMessage, title string) string {
 		task += ", " + title
 	}
 	switch tool {
-	case "add_task":
+	case ToolAddTask:
 		if a.Title != nil {
 			return fmt.Sprintf("Add a task, %s", *a.Title)
 		}
 		return "Add a task"
-	case "delete_task":
+	case ToolDeleteTask:
 		return "Delete " + task
-	case "complete_task":
+	case ToolCompleteTask:
 		return "Complete " + task
-	case "update_task":
+	case ToolUpdateTask:
 		var changes []string
 		if a.Title != nil {
 			changes = append(changes, fmt.Sprintf("rename it to %q", *a.Title))
@@ -234,7 +234,7 @@ func Summarize(tool string, args json.RawMessage, title string) string {
 			return "Update " + task
 		}
 		return "Update " + task + ": " + strings.Join(changes, " and ")
-	case "list_tasks":
+	case ToolListTasks:
 		return "List your tasks"
 	}
 	return fmt.Sprintf("Run %s with %s", tool, args)

@@ -17,6 +17,16 @@ import (
 // tool answered (mcptools' TestToolCallsForATurnAreRecorded, the store's
 // TestRecordedChangeCommitsWithItsRecord) hold the two to the same JSON.
 
+// The task tools' names, as their MCP server declares them and the
+// records of their calls keep them.
+const (
+	ToolAddTask      = "add_task"
+	ToolListTasks    = "list_tasks"
+	ToolCompleteTask = "complete_task"
+	ToolDeleteTask   = "delete_task"
+	ToolUpdateTask   = "update_task"
+)
+
 // ChangeResult is what a tool that changes one task answers: add_task,
 // complete_task, delete_task and update_task.
 type ChangeResult struct {

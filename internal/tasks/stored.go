@@ -51,7 +51,7 @@ type TruncatedJSON struct {
 // answered: a ListSummary for a listing, and any other result as it was,
 // bounded (StoredJSON).
 func StoredResult(tool string, result json.RawMessage) json.RawMessage {
-	if tool == "list_tasks" {
+	if tool == ToolListTasks {
 		var list ListResult
 		if json.Unmarshal(result, &list) == nil && list.Tasks != nil {
 			b, _ := json.Marshal(SummarizeList(list))

@@ -10,13 +10,13 @@ import (
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
-// The task tools the offline model calls, as the MCP server names them.
+// The task tools the offline model calls (tasks names them).
 const (
-	ToolAddTask      = "add_task"
-	ToolListTasks    = "list_tasks"
-	ToolCompleteTask = "complete_task"
-	ToolDeleteTask   = "delete_task"
-	ToolUpdateTask   = "update_task"
+	ToolAddTask      = tasks.ToolAddTask
+	ToolListTasks    = tasks.ToolListTasks
+	ToolCompleteTask = tasks.ToolCompleteTask
+	ToolDeleteTask   = tasks.ToolDeleteTask
+	ToolUpdateTask   = tasks.ToolUpdateTask
 )
 
 // Round is an assistant message's calls and their results, by call id.
