@@ -21,7 +21,8 @@ func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res 
 
 // store stores what the turn did. A turn that produced anything — text or
 // tool calls — is stored, marked interrupted when it did not complete; one
-// that produced nothing only releases its claim. Either way the tokens its
+// that produced nothing only releases its claim: a regenerated reply that
+// failed before it said or did anything new leaves the old one in place. Either way the tokens its
 // model used count towards the user's day. A failure after tools changed
 // tasks is a *PartialError, so the client hears what was done. The client
 // is shown a placeholder's resolution in its place (shownCalls); the
@@ -39,7 +40,8 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 	}
 	out.ToolCalls = shownCalls(calls)
 	used := usageOf(res.Usage)
-	if runErr != nil && res.Reply == "" && len(res.Calls) == 0 {
+	nothing := len(res.Calls) == 0 || req.Regenerate && len(res.Calls) == len(turn.Earlier)
+	if runErr != nil && res.Reply == "" && nothing {
 		if stopped {
 			return out, e.abandonStopped(ctx, req, turn, used, out)
 		}
@@ -48,7 +50,7 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 	end := tasks.TurnEnd{
 		UserID: req.UserID, ConversationID: convID, TurnID: turn.ID(), ClaimToken: turn.ClaimToken,
 		Reply: res.Reply, Interrupted: runErr != nil, ToolCalls: auditOf(calls, res.Calls),
-		Usage: used,
+		Usage: used, Replaces: turn.Replaces,
 	}
 	// A keyed request keeps its key, with what the turn did to replay, when
 	// the turn completed, ran a tool or was stopped: a retry must not run

@@ -323,6 +323,52 @@ func TestUIChatRetryAfterAModelFailure(t *testing.T) {
 	}
 }
 
+// A regenerated reply replaces the old one only once it is stored: a
+// regeneration whose model fails leaves the conversation as it was, the old
+// reply with its tool call, and a later one still replaces it.
+func TestUIChatFailedRegenerateKeepsTheReply(t *testing.T) {
+	t.Parallel()
+	fake := newFakeOpenAI(t,
+		openaitest.Step{Calls: []agent.ToolCall{{ID: "call_a", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}},
+		openaitest.Step{Text: "Added Buy milk."},
+		openaitest.Step{Status: 500}, openaitest.Step{Status: 500},
+		openaitest.Step{Text: "I've added Buy milk as task 1."},
+	)
+	s := mustServer(t, fake.Model())
+	user := storetest.UserID(t)
+	s.ui(t, user, uiBody("keep", "submit-message", "", "add buy milk"), nil)
+	convID, turnID := mustLastTurn(t, user)
+	regenerate := uiBody("keep", "regenerate-message", fmt.Sprintf("reply-%d", turnID), "add buy milk")
+
+	failed := uiChunks(t, s.ui(t, user, regenerate, nil).body)
+	if got := chunkTypes(failed); !strings.HasSuffix(got, "error") {
+		t.Fatalf("the failed regeneration streamed %s, want an error at its end", got)
+	}
+	if replies := mustReplies(t, user, convID); len(replies) != 1 || replies[0] != "Added Buy milk." {
+		t.Fatalf("replies after a failed regeneration = %q, want the old one", replies)
+	}
+	held := `SELECT count(*) FROM tool_calls c JOIN messages m ON m.id = c.message_id
+		WHERE c.user_id = $1 AND c.turn_id = $2 AND m.content = $3`
+	if n := storetest.Count(t, held, user, turnID, "Added Buy milk."); n != 1 {
+		t.Fatalf("the old reply holds %d calls, want its add_task", n)
+	}
+	page := s.do(t, call{method: "GET", path: fmt.Sprintf("/api/%s/conversations/%d/messages", user, convID), token: mustToken(t, user)})
+	if page.status != 200 || !strings.Contains(string(page.body), "Added Buy milk.") {
+		t.Fatalf("the conversation after a failed regeneration = %d %s", page.status, page.body)
+	}
+
+	s.ui(t, user, regenerate, nil)
+	if replies := mustReplies(t, user, convID); len(replies) != 1 || replies[0] != "I've added Buy milk as task 1." {
+		t.Fatalf("replies = %q, want the new one in the old one's place", replies)
+	}
+	if n := storetest.Count(t, held, user, turnID, "I've added Buy milk as task 1."); n != 1 {
+		t.Fatalf("the new reply holds %d calls, want the add_task", n)
+	}
+	if n := storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
+		t.Fatalf("%d tasks, want the one added once", n)
+	}
+}
+
 // mustLastTurn returns the conversation and id of user's newest message.
 func mustLastTurn(tb testing.TB, user string) (convID, turnID int64) {
 	tb.Helper()

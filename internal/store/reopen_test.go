@@ -38,13 +38,15 @@ func TestReopenTurnMovesTheCallsToTheNewReply(t *testing.T) {
 		!storetest.SameJSON(again.Earlier[0].Result, mustJSON(t, map[string]any{"task_id": 1, "status": "created", "title": "Buy milk"})) {
 		t.Fatalf("earlier calls = %+v, want the turn's two, with the recorded result", again.Earlier)
 	}
-	if got := roles(mustMessages(t, convs, user, turn.Conversation.ID)); got != "user assistant user" {
-		t.Fatalf("messages while the reply is rewritten = %s, want the old reply gone", got)
+	before := mustMessages(t, convs, user, turn.Conversation.ID)
+	if roles(before) != "user assistant user assistant" || before[3].Content != "Done, I guess." || len(before[3].ToolCalls) != 2 {
+		t.Fatalf("messages while the reply is rewritten = %s %+v, want the old reply and its calls still there", roles(before), before[3])
 	}
-	for _, r := range mustAuditRows(t, user, turn.ID()) {
-		if r.MessageID != nil || r.ConversationID == nil {
-			t.Fatalf("call %d belongs to message %v of conversation %v, want no reply yet, same conversation", r.Seq, r.MessageID, r.ConversationID)
-		}
+	if again.Replaces != before[3].ID {
+		t.Fatalf("the reopened turn replaces %d, want the old reply %d", again.Replaces, before[3].ID)
+	}
+	if len(again.History) != 2 {
+		t.Fatalf("history = %+v, want neither the turn's message nor its old reply", again.History)
 	}
 
 	calls := append(again.Earlier, call("call_2", "list_tasks", `{}`, `{"tasks":[{"id":1}]}`))
@@ -55,7 +57,7 @@ func TestReopenTurnMovesTheCallsToTheNewReply(t *testing.T) {
 	}
 	msgs := mustMessages(t, convs, user, turn.Conversation.ID)
 	if roles(msgs) != "user assistant user assistant" || msgs[3].ID != reply.ID || msgs[3].Content != "I've added Buy milk." {
-		t.Fatalf("messages = %+v, want the new reply last", msgs)
+		t.Fatalf("messages = %+v, want the new reply in the old one's place", msgs)
 	}
 	if len(msgs[3].ToolCalls) != 3 {
 		t.Fatalf("new reply's calls = %+v, want the earlier two and the new one", msgs[3].ToolCalls)
@@ -107,26 +109,54 @@ func TestReopenTurnRefuses(t *testing.T) {
 	}
 }
 
-// A reopened turn whose new run dies is finished like any turn cut short:
-// its calls get an interrupted reply, and nothing of the audit is lost.
-func TestReopenedTurnCutShortKeepsItsCalls(t *testing.T) {
+// A reopened turn whose new run dies before it changed anything leaves the
+// conversation as it was: its old reply, with the calls of its first run.
+func TestReopenedTurnCutShortKeepsItsReply(t *testing.T) {
 	t.Parallel()
 	turns, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add milk")
 	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
 	mustFinish(t, turns, turn, "Added.", call("call_0", "add_task", `{"title":"Buy milk"}`, `{}`))
-	if _, err := turns.ReopenTurn(context.Background(), tasks.TurnStart{UserID: user, ConversationID: turn.Conversation.ID,
-		Message: "Add milk", HistoryLimit: 50, ClaimFor: time.Minute}, 0); err != nil {
+	again, err := turns.ReopenTurn(context.Background(), tasks.TurnStart{UserID: user, ConversationID: turn.Conversation.ID,
+		Message: "Add milk", HistoryLimit: 50, ClaimFor: time.Minute}, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := turns.AbandonTurn(context.Background(), user, turn.Conversation.ID, again.ClaimToken); err != nil {
+		t.Fatal(err) // the model failed before it said anything
+	}
+	mustStart(t, turns, user, turn.Conversation.ID, "Did it work?")
+	msgs := mustMessages(t, convs, user, turn.Conversation.ID)
+	if roles(msgs) != "user assistant user" || msgs[1].Content != "Added." || len(msgs[1].ToolCalls) != 1 {
+		t.Fatalf("messages = %s %+v, want the old reply with its call", roles(msgs), msgs[1])
+	}
+}
+
+// A reopened turn whose new run dies after it changed a task is finished
+// like any turn cut short: an interrupted reply takes the old one's place,
+// with the calls of both runs, and nothing of the audit is lost.
+func TestReopenedTurnCutShortKeepsItsCalls(t *testing.T) {
+	t.Parallel()
+	turns, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
+	turn := mustStart(t, turns, user, 0, "Add milk and eggs")
+	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
+	mustFinish(t, turns, turn, "Added milk.", call("call_0", "add_task", `{"title":"Buy milk"}`, `{}`))
+	again, err := turns.ReopenTurn(context.Background(), tasks.TurnStart{UserID: user, ConversationID: turn.Conversation.ID,
+		Message: "Add milk and eggs", HistoryLimit: 50, ClaimFor: time.Minute}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := recordOf(again, 1, "add_task", `{"title":"Buy eggs"}`)
+	mustCreate(t, ts, user, "Buy eggs", rec)
 	mustLapse(t, turn.Conversation.ID) // the replica died while the model wrote
 
 	next := mustStart(t, turns, user, turn.Conversation.ID, "Did it work?")
 	msgs := mustMessages(t, convs, user, turn.Conversation.ID)
-	if roles(msgs) != "user assistant(interrupted) user" || len(msgs[1].ToolCalls) != 1 || msgs[1].ToolCalls[0].Tool != "add_task" {
-		t.Fatalf("messages = %s %+v, want the add_task call under an interrupted reply", roles(msgs), msgs[1].ToolCalls)
+	if roles(msgs) != "user assistant(interrupted) user" || len(msgs[1].ToolCalls) != 2 ||
+		msgs[1].ToolCalls[0].CallID != "call_0" || msgs[1].ToolCalls[1].Tool != "add_task" {
+		t.Fatalf("messages = %s %+v, want both runs' calls under an interrupted reply", roles(msgs), msgs[1].ToolCalls)
 	}
-	if len(next.History) != 2 || len(next.History[1].ToolCalls) != 1 {
-		t.Fatalf("history = %+v, want the turn with its call", next.History)
+	if len(next.History) != 2 || len(next.History[1].ToolCalls) != 2 {
+		t.Fatalf("history = %+v, want the turn with its calls", next.History)
 	}
 }

@@ -55,7 +55,7 @@ type statements struct {
 	FinishTurn, AbandonTurn, TurnCalls                                               string
 	LockConversationToRecover, RecoverConversationUnheld, RecoverConversationClaimed string
 	// sql/reopen.sql
-	ReopenClaim, ReopenTurn, EarlierCalls, ConversationHeld string
+	ReopenClaim, ReopenTurn, EarlierCalls string
 	// sql/limits.sql
 	TakeRateToken string
 	// sql/runs.sql

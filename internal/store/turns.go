@@ -205,7 +205,7 @@ func (s *Turns) FinishTurn(ctx context.Context, e tasks.TurnEnd) (tasks.Message,
 		e.ConversationID, e.UserID, e.ClaimToken, e.Reply, e.Interrupted,
 		calls.callIDs, calls.tools, calls.args, calls.results, calls.isErr, calls.rounds, calls.durations,
 		response, key, e.TurnID, calls.seqs, max(e.Usage.InputTokens, 0), max(e.Usage.OutputTokens, 0),
-		run.id, run.first, run.count, run.events, tasks.RunChannelPrefix).Scan(&m.ID, &m.CreatedAt, nil)
+		run.id, run.first, run.count, run.events, tasks.RunChannelPrefix, e.Replaces).Scan(&m.ID, &m.CreatedAt, nil)
 	var pgErr *pgconn.PgError
 	deletedMidway := errors.As(err, &pgErr) && pgErr.Code == "23503"
 	if errors.Is(err, pgx.ErrNoRows) || deletedMidway {

@@ -62,7 +62,7 @@ func mustFinish(tb testing.TB, s *store.Turns, turn tasks.Turn, reply string, ca
 func turnEnd(turn tasks.Turn, reply string, calls ...tasks.ToolCall) tasks.TurnEnd {
 	return tasks.TurnEnd{
 		UserID: turn.Conversation.UserID, ConversationID: turn.Conversation.ID, TurnID: turn.ID(),
-		ClaimToken: turn.ClaimToken, Reply: reply, ToolCalls: calls,
+		ClaimToken: turn.ClaimToken, Reply: reply, ToolCalls: calls, Replaces: turn.Replaces,
 	}
 }
 

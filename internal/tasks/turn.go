@@ -75,6 +75,9 @@ type Turn struct {
 	// RunID is the turn's run, the log of its events (see RunStore),
 	// started with it; its lease ends with the claim.
 	RunID int64
+	// Replaces is a reopened turn's reply, which its new one replaces
+	// (TurnEnd.Replaces); 0 for a new turn.
+	Replaces int64
 }
 
 // ID identifies the turn: it is its user message's id.
@@ -96,6 +99,10 @@ type TurnEnd struct {
 	// Run, when set, is the end of the turn's run, written with the reply:
 	// a follower sees the run end exactly when the reply is stored.
 	Run *RunEnd
+	// Replaces, when set, is the reply the turn had before it was reopened
+	// (Turn.Replaces): the new reply takes its place and its calls, while
+	// the turn still holds its conversation.
+	Replaces int64
 }
 
 // RunEnd is what is left of a turn's run to write when its reply is
@@ -194,9 +201,10 @@ type TurnStore interface {
 	// s.TurnRate a *RateLimitError, and nothing is written.
 	StartTurn(ctx context.Context, s TurnStart) (Turn, error)
 	// ReopenTurn starts the conversation's last turn again, to write its
-	// reply anew: it claims the conversation, deletes the turn's reply, so
-	// its tool calls have none until the new one is stored, and returns the
-	// turn with the history before it and its calls (Earlier). s.Message
+	// reply anew: it claims the conversation and returns the turn with the
+	// history before it and its calls (Earlier). The turn's reply stays
+	// until FinishTurn stores the new one in its place; a run abandoned
+	// (AbandonTurn) leaves it, and its calls, as they were. s.Message
 	// must be the turn's message, and turnID, when not 0, the turn's id;
 	// otherwise ErrNoReplyToRegenerate. ChatID is not used. A turn reopened
 	// and then cut short is finished like any other (see RecoverTurn).

@@ -1,33 +1,43 @@
 -- A conversation's last turn started again, to write its reply anew (a
 -- regenerated reply; ReopenTurn). The message of a conversation's last turn
 -- is its newest user message:
---   (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
+--   (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
 
 -- name: ReopenClaim
 -- Claims user $2's conversation $1 for token $3 for $4 when no turn holds
 -- it and its last turn is the one asked for: its message is $5 (unless
--- NULL), its id $6 (unless 0), and at most its reply follows it.
-UPDATE conversations
-SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
-WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
-    SELECT 1 FROM messages u
-    WHERE u.id = (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
-      AND ($5::text IS NULL OR u.content = $5) AND ($6::bigint = 0 OR u.id = $6)
-      AND (SELECT count(*) FROM messages r WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id) <= 1)
-RETURNING id, user_id, title, created_at, updated_at
+-- NULL), its id $6 (unless 0), and at most its reply follows it. It
+-- returns the conversation, whether it claimed it and whether its last
+-- turn is the one asked for, all as of one moment: a conversation whose
+-- turn was still writing when the claim was tried reads busy, not moved
+-- on, even if that turn has let it go since. No row: no such conversation.
+WITH last AS (
+    SELECT EXISTS (
+        SELECT 1 FROM messages u
+        WHERE u.id = (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+          AND ($5::text IS NULL OR u.content = $5) AND ($6::bigint = 0 OR u.id = $6)
+          AND (SELECT count(*) FROM messages r WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id) <= 1) AS ok
+), claimed AS (
+    UPDATE conversations
+    SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
+    WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND (SELECT ok FROM last)
+    RETURNING id, updated_at
+)
+SELECT c.id, c.user_id, c.title, c.created_at, coalesce(claimed.updated_at, c.updated_at), claimed.id IS NOT NULL, (SELECT ok FROM last)
+FROM conversations c LEFT JOIN claimed ON true
+WHERE c.id = $1 AND c.user_id = $2
 
 -- name: ReopenTurn
--- Deletes the reply of the last turn of user $2's conversation $1, which
--- the token $3 claimed (ReopenClaim), starts the turn's new run, leased for
--- $5, and tells the request's idempotency key $4 (if any) its turn, the
--- reopened one. It returns the turn's message and the run.
+-- Starts a new run of the last turn of user $2's conversation $1, which the
+-- token $3 claimed (ReopenClaim), leased for $5, and tells the request's
+-- idempotency key $4 (if any) its turn, the reopened one. It returns the
+-- turn's message, the run and the turn's reply, which stays until a new one
+-- replaces it (FinishTurn), so a run that fails loses nothing.
 WITH u AS (
     SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at
     FROM messages m JOIN conversations c ON c.id = m.conversation_id AND c.user_id = m.user_id
-    WHERE m.id = (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
+    WHERE m.id = (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
       AND c.claim_token = $3
-), d AS (
-    DELETE FROM messages r USING u WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id
 ), k AS (
     UPDATE idempotency_keys SET conversation_id = $1, turn_id = u.id, locked_until = now() + $5::interval
     FROM u WHERE idempotency_keys.user_id = $2 AND key = $4
@@ -36,18 +46,15 @@ WITH u AS (
     SELECT u.conversation_id, $2, u.id, now() + $5::interval FROM u
     RETURNING id
 )
-SELECT u.id, u.conversation_id, u.role, u.content, u.interrupted, u.created_at, r.id FROM u, r
+SELECT u.id, u.conversation_id, u.role, u.content, u.interrupted, u.created_at, r.id,
+    coalesce((SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > u.id ORDER BY id LIMIT 1), 0)
+FROM u, r
 
 -- name: EarlierCalls
 -- Every call the last turn of user $2's conversation $1 made, in order,
 -- while the token $3 holds the conversation.
 SELECT call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
 FROM tool_calls_read
-WHERE user_id = $2 AND turn_id = (SELECT max(id) FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user')
+WHERE user_id = $2 AND turn_id = (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
   AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3)
 ORDER BY seq
-
--- name: ConversationHeld
--- Whether a turn holds user $2's conversation $1: no row if the user has
--- no such conversation.
-SELECT NOT (claimed_until IS NULL OR claimed_until < now()) FROM conversations WHERE id = $1 AND user_id = $2

@@ -73,8 +73,9 @@ SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, 
 
 -- name: HistoryWindow
 -- Bounds the history of user $2's conversation $1 before it is read: walks
--- its messages newest first, but for the newest (the user message its batch
--- stores), at most $3 of them, and only while their size adds up to at most
+-- its messages before the turn's (its newest user message, which the batch
+-- stores or reopens; a reopened turn's old reply, after it, is not read)
+-- newest first, at most $3 of them, and only while their size adds up to at most
 -- $4 characters — a message's text with its tool calls' arguments and
 -- results, as agent.History counts them at four characters a token at
 -- least, so the walk never stops before a message History would keep. It
@@ -89,7 +90,8 @@ WITH RECURSIVE walk AS (
             SELECT coalesce(sum(char_length(c.arguments::text) + coalesce(char_length(c.result::text), 0)), 0)
             FROM tool_calls c WHERE c.conversation_id = $1 AND c.message_id = m.id AND c.user_id = $2) AS size
         FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2
-        ORDER BY m.id DESC OFFSET 1 LIMIT 1) newest
+          AND m.id < (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+        ORDER BY m.id DESC LIMIT 1) newest
      WHERE size <= $4)
   UNION ALL
     SELECT m.id, m.role, walk.total + m.size, walk.n + 1
@@ -130,18 +132,26 @@ ORDER BY message_id, seq
 -- writes its last $21 events $22 from number $20 and wakes its followers
 -- on the channel $23 || run id: one statement, so one transaction and one
 -- round trip. A call recorded when it ran (it changed a task) gets the
--- reply; the others are inserted.
+-- reply; the others are inserted. A reopened turn's reply replaces the one
+-- it had, $24 (ReopenTurn kept it until now), and takes its calls.
 WITH m AS (
     INSERT INTO messages (conversation_id, user_id, role, content, interrupted)
     SELECT id, user_id, 'assistant', $4, $5 FROM conversations WHERE id = $1 AND user_id = $2
     RETURNING id, created_at
+), old AS (
+    -- The reply $24 a reopened turn had (0: none), while the turn's claim
+    -- stands: once another turn took the conversation, it is left alone.
+    DELETE FROM messages r USING m
+    WHERE r.id = $24 AND r.conversation_id = $1 AND r.user_id = $2 AND r.role = 'assistant'
+      AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3)
+    RETURNING r.id
 ), t AS (
     INSERT INTO tool_calls AS c (conversation_id, message_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
     SELECT $1, m.id, $15, $2, x.call_id, x.tool, x.arguments::jsonb, x.result::jsonb, x.is_error, x.round, x.seq, x.duration_ms
     FROM m, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::bool[], $11::int[], $12::int[], $16::int[])
         AS x(call_id, tool, arguments, result, is_error, round, duration_ms, seq)
     ON CONFLICT (turn_id, seq) DO UPDATE SET message_id = excluded.message_id, duration_ms = excluded.duration_ms
-    WHERE c.user_id = excluded.user_id AND c.message_id IS NULL
+    WHERE c.user_id = excluded.user_id AND (c.message_id IS NULL OR c.message_id IN (SELECT id FROM old))
 ), c AS (
     UPDATE conversations SET claim_token = NULL, claimed_until = NULL, updated_at = now()
     WHERE id = $1 AND user_id = $2 AND claim_token = $3
@@ -201,7 +211,9 @@ FOR UPDATE
 -- get an interrupted reply with no text. At most one turn of a conversation
 -- is ever in that state, since the next turn's StartTurn runs the second
 -- first, under the claim it just took; other callers lock the row first
--- (LockConversationToRecover).
+-- (LockConversationToRecover). That turn is the conversation's last: a
+-- reply after its message is the one it had before it was reopened, which
+-- the interrupted reply replaces, with its calls, as FinishTurn's would.
 
 -- name: RecoverConversationUnheld
 WITH m AS (
@@ -210,9 +222,14 @@ WITH m AS (
     WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
         SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
     RETURNING id
+), old AS (
+    DELETE FROM messages r USING m
+    WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.role = 'assistant'
+      AND r.id > (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+    RETURNING r.id
 )
 UPDATE tool_calls SET message_id = m.id FROM m
-WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL
+WHERE conversation_id = $1 AND user_id = $2 AND (message_id IS NULL OR message_id IN (SELECT id FROM old))
 
 -- name: RecoverConversationClaimed
 WITH m AS (
@@ -221,6 +238,11 @@ WITH m AS (
     WHERE id = $1 AND user_id = $2 AND claim_token = $3::uuid AND EXISTS (
         SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
     RETURNING id
+), old AS (
+    DELETE FROM messages r USING m
+    WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.role = 'assistant'
+      AND r.id > (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+    RETURNING r.id
 )
 UPDATE tool_calls SET message_id = m.id FROM m
-WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL
+WHERE conversation_id = $1 AND user_id = $2 AND (message_id IS NULL OR message_id IN (SELECT id FROM old))
