@@ -92,7 +92,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	conns := limitListener(ln, cfg.MaxConnections)
+	conns := limitListener(ln, cfg.MaxConnections, tel)
 	// Turns run on this base context; cancelling it is the last resort of
 	// a shutdown whose timeout passed (see below).
 	base, cancelTurns := context.WithCancel(context.Background())
