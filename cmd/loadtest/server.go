@@ -266,7 +266,9 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	svc := tasks.NewService(store.NewTasks(pool))
 	// The service's own settings (cmd/server's defaults), but for limits
 	// that a load would hit on purpose.
-	engine, err := chat.New(log, store.NewTurns(pool), mcptools.NewServers(svc, 1024), chat.Config{
+	tools := mcptools.NewServers(svc, 1024)
+	tools.Log = log
+	engine, err := chat.New(log, store.NewTurns(pool), tools, chat.Config{
 		Model: model, Prompt: agent.DefaultPrompt(),
 		Limits:       agent.Limits{MaxModelCalls: 10, MaxToolCalls: 20, MaxTokens: 100_000, TurnTimeout: 2 * time.Minute, ToolTimeout: 30 * time.Second},
 		HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour, MaxRunningTurns: 4,
@@ -287,7 +289,9 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	l := store.Listen(databaseURL, log, []string{tasks.StopChannel}, hub.Notify, hub.Reconnected)
 	defer l.Close()
 	hub.SetNotifier(l)
-	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, 1024), log)
+	remote := mcptools.NewRemoteServers(svc, 1024)
+	remote.Log = log
+	mcp := mcptools.NewHTTPHandler(remote, log)
 	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, mcp, taskhttp.Config{
 		MaxStreams:   1 << 20,
 		Stream:       taskhttp.StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second},

@@ -64,11 +64,12 @@ func mustHealthcheck(tb testing.TB, base, what string) {
 }
 
 // At MAX_CONNECTIONS, idle kept-alive connections make room for a new
-// client, the oldest first: a health check is answered at once.
+// client, the oldest first: a health check is answered at once. Each one
+// closed so is counted.
 func TestRunMakesRoomByClosingTheOldestIdleConnection(t *testing.T) {
 	t.Parallel()
 	const max = 8
-	base, _, _ := mustRun(t, map[string]string{"MAX_CONNECTIONS": fmt.Sprint(max), "IDLE_TIMEOUT": "10m"})
+	base, _, logs := mustRun(t, map[string]string{"MAX_CONNECTIONS": fmt.Sprint(max), "IDLE_TIMEOUT": "10m", "METRICS_ADDR": "127.0.0.1:0"})
 	conns := make([]net.Conn, max)
 	readers := make([]*bufio.Reader, max)
 	for i := range max {
@@ -83,6 +84,13 @@ func TestRunMakesRoomByClosingTheOldestIdleConnection(t *testing.T) {
 		if status, err := rawGet(t, conns[i], readers[i], 5*time.Second); err != nil || status != "200 OK" {
 			t.Fatalf("idle connection %d, younger than the one closed: %q, %v", i, status, err)
 		}
+	}
+	m := metricsListening.FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no metrics listener in the log:\n%s", logs)
+	}
+	if status, text := get(t, "http://"+m[1]+"/metrics"); status != 200 || !strings.Contains(text, "\ntaskchat_connections_evicted_total 1\n") {
+		t.Errorf("metrics (%d) do not count the one connection closed to make room", status)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
 // silentGrace is how long a new connection may stay silent before it may be
@@ -26,10 +28,12 @@ const silentGrace = time.Second
 // unserved, for one to turn quiet or close; meanwhile the clients after it
 // wait in the kernel's listen backlog.
 //
+// Each connection closed to make room is counted in tel (which may be nil).
 // The http.Server must report each connection's state to ConnState.
-func limitListener(ln net.Listener, max int) *limitedListener {
+func limitListener(ln net.Listener, max int, tel *telemetry.Telemetry) *limitedListener {
 	return &limitedListener{
 		Listener: ln,
+		tel:      tel,
 		slots:    make(chan struct{}, max),
 		idled:    make(chan struct{}, 1),
 		closed:   make(chan struct{}),
@@ -38,6 +42,7 @@ func limitListener(ln net.Listener, max int) *limitedListener {
 
 type limitedListener struct {
 	net.Listener
+	tel       *telemetry.Telemetry
 	slots     chan struct{} // one token per open connection
 	idled     chan struct{} // signalled when a connection turns idle
 	closed    chan struct{}
@@ -111,6 +116,7 @@ func (l *limitedListener) closeLeastRecentlyUsed() (wait time.Duration) {
 		}
 		c.busy = true // never chosen twice
 		l.mu.Unlock()
+		l.tel.CountEvictedConnection()
 		// net/http's goroutine for c sees its read fail and ends; the slot
 		// is given back now, by this Close.
 		c.Close()

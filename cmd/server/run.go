@@ -92,7 +92,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer, li
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	conns := limitListener(ln, cfg.MaxConnections)
+	conns := limitListener(ln, cfg.MaxConnections, tel)
 	// Turns run on this base context; cancelling it is the last resort of
 	// a shutdown whose timeout passed (see below).
 	base, cancelTurns := context.WithCancel(context.Background())
@@ -202,7 +202,10 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	svc := tasks.NewService(store.NewTasks(pool))
 	// The engine's tool servers carry each call's turn record from the
 	// engine to the tool that makes its change (mcptools.Servers.CallMeta).
+	// Their handlers' panics go to this log, not slog's default one, which
+	// serve leaves alone: a test runs several replicas in one process.
 	tools := mcptools.NewServers(svc, maxCachedServers)
+	tools.Log = log
 	engine, err := chat.New(log, store.NewTurns(pool), tools, chatConfig(cfg, model, prompt, tel))
 	if err != nil {
 		return nil, nil, fromEnv(chatVars, err)
@@ -215,7 +218,9 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	// each acts only for its bearer token's user, and never takes a chat
 	// turn's record from a client (see mcptools.NewRemoteServer).
 	// NewServer puts them behind the API's authentication, at /mcp.
-	mcp := mcptools.NewHTTPHandler(mcptools.NewRemoteServers(svc, maxCachedServers), log)
+	remote := mcptools.NewRemoteServers(svc, maxCachedServers)
+	remote.Log = log
+	mcp := mcptools.NewHTTPHandler(remote, log)
 	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, mcp, taskhttp.Config{
 		MaxStreams:   cfg.MaxStreams,
 		Stream:       taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},

@@ -76,6 +76,7 @@ func TestRunServesMetricsApartAndExportsSpans(t *testing.T) {
 		`gen_ai_execute_tool_duration_seconds_count{error_type="",gen_ai_tool_name="add_task"} 1`,
 		`taskchat_db_pool_connections{state="idle"}`,
 		`taskchat_open_streams 0`,
+		`taskchat_connections_evicted_total 0`,
 		`go_goroutines`,
 	} {
 		if status != 200 || !strings.Contains(text, want) {

@@ -35,7 +35,13 @@ import (
 // It holds userID and svc and nothing else, so one server may serve all of
 // its user's requests at once.
 func NewRemoteServer(userID string, svc *tasks.Service) *mcp.Server {
-	s := newServer(&tools{userID: userID, svc: svc, recordOf: remoteRecord})
+	return newRemoteServer(userID, svc, nil)
+}
+
+// newRemoteServer is NewRemoteServer's server, which logs to log (nil:
+// slog's default logger).
+func newRemoteServer(userID string, svc *tasks.Service, log *slog.Logger) *mcp.Server {
+	s := newServer(&tools{userID: userID, svc: svc, recordOf: remoteRecord}, log)
 	s.AddReceivingMiddleware(requireUser(userID), recordCalls(userID, svc))
 	return s
 }

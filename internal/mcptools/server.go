@@ -24,25 +24,26 @@ var schemas = mcp.NewSchemaCache()
 // whose table of records each of them reads (see Servers.CallMeta);
 // outside clients get NewRemoteServer's.
 func NewServer(userID string, svc *tasks.Service) *mcp.Server {
-	return newTurnServer(userID, svc, nil)
+	return newTurnServer(userID, svc, nil, nil)
 }
 
 // newTurnServer returns userID's server for the chat engine, which takes
-// each call's record from records (nil: none).
-func newTurnServer(userID string, svc *tasks.Service, records *callRecords) *mcp.Server {
+// each call's record from records (nil: none) and logs to log.
+func newTurnServer(userID string, svc *tasks.Service, records *callRecords, log *slog.Logger) *mcp.Server {
 	return newServer(&tools{userID: userID, svc: svc, recordOf: func(_ context.Context, req *mcp.CallToolRequest) (*tasks.CallRecord, error) {
 		return records.take(userID, req)
-	}})
+	}}, log)
 }
 
-// newServer builds a server with t's five tools.
-func newServer(t *tools) *mcp.Server {
+// newServer builds a server with t's five tools, which logs a handler's
+// panic to log (nil: slog's default logger).
+func newServer(t *tools, log *slog.Logger) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "taskchat-tasks", Version: "1.0.0"}, &mcp.ServerOptions{
 		SchemaCache:  schemas,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		Instructions: "Tools to manage the current user's todo list. Refer to tasks by their number, as list_tasks shows it: each user's tasks are numbered 1, 2, 3…",
 	})
-	s.AddReceivingMiddleware(recoverPanics) // the innermost: a remote server records the call's answer
+	s.AddReceivingMiddleware(recoverPanics(log)) // the innermost: a remote server records the call's answer
 	mcp.AddTool(s, addTaskTool, t.addTask)
 	mcp.AddTool(s, listTasksTool, t.listTasks)
 	mcp.AddTool(s, completeTaskTool, t.completeTask)
@@ -58,22 +59,28 @@ var errPanicked = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "inte
 // with its stack: a tool call gets the tool error of an unexpected failure,
 // any other request an internal error. The SDK runs handlers on goroutines
 // of its own, with no recover, where a panic would end the process and
-// every turn and request it serves. mcptools has no logger of its own: the
-// panic goes to slog's default one.
-func recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-		defer func() {
-			v := recover()
-			if v == nil {
-				return
-			}
-			slog.ErrorContext(ctx, "MCP handler panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			res, err = nil, errPanicked
-			if _, ok := req.(*mcp.CallToolRequest); ok {
-				res, err = errorResult(toolError(fmt.Errorf("panic: %v", v)).Error()), nil
-			}
-		}()
-		return next(ctx, method, req)
+// every turn and request it serves. The panic goes to log, the server's
+// own (Servers.Log), or to slog's default logger when log is nil.
+func recoverPanics(log *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			defer func() {
+				v := recover()
+				if v == nil {
+					return
+				}
+				l := log
+				if l == nil {
+					l = slog.Default()
+				}
+				l.ErrorContext(ctx, "MCP handler panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				res, err = nil, errPanicked
+				if _, ok := req.(*mcp.CallToolRequest); ok {
+					res, err = errorResult(toolError(fmt.Errorf("panic: %v", v)).Error()), nil
+				}
+			}()
+			return next(ctx, method, req)
+		}
 	}
 }
 

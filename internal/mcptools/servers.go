@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +25,11 @@ import (
 // record travels with each call (CallMeta), so a session carries nothing
 // from one turn to the next.
 type Servers struct {
+	// Log is where the servers log a tool handler's panic; nil means
+	// slog's default logger. Each server reads it once, as it is built:
+	// set it before the first call.
+	Log *slog.Logger
+
 	build func(userID string) *mcp.Server
 	max   int
 	// records are the records of the calls under way, which CallMeta puts
@@ -46,20 +52,22 @@ type cachedServer struct {
 // the chat engine, in process: each takes the record of every call it is
 // sent from the table of records these servers share (see CallMeta).
 func NewServers(svc *tasks.Service, max int) *Servers {
-	s := newServers(nil, max)
+	s := newServers(max)
 	s.records = &callRecords{}
-	s.build = func(userID string) *mcp.Server { return newTurnServer(userID, svc, s.records) }
+	s.build = func(userID string) *mcp.Server { return newTurnServer(userID, svc, s.records, s.Log) }
 	return s
 }
 
 // NewRemoteServers returns a cache of at most max users' servers over svc,
 // as NewRemoteServer builds them: for outside clients.
 func NewRemoteServers(svc *tasks.Service, max int) *Servers {
-	return newServers(func(userID string) *mcp.Server { return NewRemoteServer(userID, svc) }, max)
+	s := newServers(max)
+	s.build = func(userID string) *mcp.Server { return newRemoteServer(userID, svc, s.Log) }
+	return s
 }
 
-func newServers(build func(string) *mcp.Server, max int) *Servers {
-	return &Servers{build: build, max: max, order: list.New(), byID: map[string]*list.Element{}}
+func newServers(max int) *Servers {
+	return &Servers{max: max, order: list.New(), byID: map[string]*list.Element{}}
 }
 
 // CallMeta is the _meta of a call made for rec on userID's server, one of

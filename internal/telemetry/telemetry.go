@@ -36,6 +36,7 @@ type Telemetry struct {
 	modelCalls   *prometheus.HistogramVec
 	tokens       *prometheus.HistogramVec
 	toolCalls    *prometheus.HistogramVec
+	evictions    prometheus.Counter
 	streamsMu    sync.Mutex
 	streamCounts []func() int // summed by the open-streams gauge
 }
@@ -89,11 +90,15 @@ func (t *Telemetry) register(reg *prometheus.Registry) {
 		Help:    "Duration of each tool execution, by tool; error_type is set when it failed (tool_error: the tool answered with an error).",
 		Buckets: toolBuckets,
 	}, []string{"gen_ai_tool_name", "error_type"})
+	t.evictions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "taskchat_connections_evicted_total",
+		Help: "Client connections closed to make room for a new one at MAX_CONNECTIONS: idle between requests, or silent past their grace.",
+	})
 	openStreams := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "taskchat_open_streams",
 		Help: "Chat turns streaming to their clients now.",
 	}, t.openStreams)
-	reg.MustRegister(t.requests, t.turns, t.modelCalls, t.tokens, t.toolCalls, openStreams,
+	reg.MustRegister(t.requests, t.turns, t.modelCalls, t.tokens, t.toolCalls, t.evictions, openStreams,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
@@ -127,6 +132,14 @@ func (t *Telemetry) DeclareTurnOutcomes(outcomes ...string) {
 func (t *Telemetry) CountTurn(outcome string) {
 	if t.Metrics() {
 		t.turns.WithLabelValues(outcome).Inc()
+	}
+}
+
+// CountEvictedConnection counts a client connection closed to make room
+// for a new one.
+func (t *Telemetry) CountEvictedConnection() {
+	if t.Metrics() {
+		t.evictions.Inc()
 	}
 }
 

@@ -181,6 +181,7 @@ func TestNoTelemetryObservesNothing(t *testing.T) {
 		q.End("GET", "/", 200, 0)
 	}
 	tel.CountTurn("completed")
+	tel.CountEvictedConnection()
 	tel.ObserveStreams(func() int { return 1 })
 	w := httptest.NewRecorder()
 	tel.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
