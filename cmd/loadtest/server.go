@@ -294,6 +294,7 @@ func runServer(databaseURL, modelURL, certFile, cpuProfile string) error {
 	mcp := mcptools.NewHTTPHandler(remote, log)
 	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, mcp, taskhttp.Config{
 		MaxStreams:   1 << 20,
+		Streams:      store.NewLimits(pool),
 		Stream:       taskhttp.StreamConfig{PingInterval: 15 * time.Second, WriteTimeout: 10 * time.Second},
 		WriteTimeout: 30 * time.Second,
 

@@ -45,7 +45,7 @@ func runRetention(ctx context.Context, r *store.Retention, every time.Duration, 
 		start := time.Now()
 		swept, err := r.Sweep(ctx)
 		if swept.Total() > 0 {
-			log.Info("retention pass", "runs", swept.Runs,
+			log.Info("retention pass", "runs", swept.Runs, "stream_leases", swept.StreamLeases,
 				"conversations", swept.Conversations, "tool_calls", swept.ToolCalls,
 				"idempotency_keys", swept.IdempotencyKeys, "usage_days", swept.UsageDays,
 				"batches", swept.Batches, "took", time.Since(start).String())

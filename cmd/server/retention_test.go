@@ -74,7 +74,7 @@ func TestRetentionRunsUntilShutdown(t *testing.T) {
 	}
 
 	l := logs.String()
-	if !strings.Contains(l, `"msg":"retention on","days":30`) || !strings.Contains(l, `"msg":"retention pass","runs":0,"conversations":`) {
+	if !strings.Contains(l, `"msg":"retention on","days":30`) || !strings.Contains(l, `"msg":"retention pass","runs":0,"stream_leases":0,"conversations":`) {
 		t.Fatalf("the log lacks the start or a pass:\n%s", l)
 	}
 	if strings.Contains(l, "user-old") || strings.Contains(l, `"title"`) {

@@ -221,8 +221,10 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 	remote := mcptools.NewRemoteServers(svc, maxCachedServers)
 	remote.Log = log
 	mcp := mcptools.NewHTTPHandler(remote, log)
+	limits := store.NewLimits(pool) // the per-user limits every replica shares
 	h := taskhttp.NewServer(log, verifier, pool, svc, store.NewConversations(pool), engine, hub, mcp, taskhttp.Config{
 		MaxStreams:   cfg.MaxStreams,
+		Streams:      limits,
 		Stream:       taskhttp.StreamConfig{PingInterval: cfg.PingInterval, WriteTimeout: cfg.StreamWriteTimeout},
 		WriteTimeout: cfg.WriteTimeout,
 		DevLogin:     taskhttp.DevLogin{Enabled: cfg.DevLogin, TTL: cfg.TokenTTL},
@@ -230,7 +232,7 @@ func wire(ctx context.Context, cfg config, log *slog.Logger, tel *telemetry.Tele
 		CORS:         taskhttp.CORSConfig{AllowedOrigins: cfg.CORSOrigins, MaxAge: cfg.CORSMaxAge},
 
 		MCP: taskhttp.MCPConfig{
-			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst, Buckets: store.NewLimits(pool),
+			RequestsPerMinute: cfg.MCPRequestsPerMinute, Burst: cfg.MCPBurst, Buckets: limits,
 			PublicURL: cfg.PublicURL, AuthorizationServers: cfg.MCPAuthorizationServers,
 		},
 	})

@@ -40,7 +40,7 @@ func unstarted(err error) string {
 	case errors.Is(err, tasks.ErrUnavailable):
 		return outcomeStore
 	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, tasks.ErrConflict), errors.Is(err, tasks.ErrKeyMismatch),
-		errors.Is(err, tasks.ErrTooManyRunningTurns):
+		errors.Is(err, tasks.ErrTooManyRunningTurns), errors.Is(err, tasks.ErrTooManyStreams), errors.Is(err, tasks.ErrRateLimited):
 		return outcomeRefused
 	case errors.Is(err, context.Canceled):
 		return outcomeCanceled

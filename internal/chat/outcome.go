@@ -44,6 +44,12 @@ type Request struct {
 	// Log, when set, is the log of the turn's events its front keeps (its
 	// run): its end is written with the reply, in the same transaction.
 	Log RunLog
+	// Stream, when set, is the lease of the stream the front answers the
+	// turn on, taken as the turn starts (tasks.TurnStart.Stream): a user
+	// who holds as many streams as they may is refused with a
+	// *tasks.StreamsError before anything is written. The front gives the
+	// lease back when its stream closes.
+	Stream *tasks.StreamLease
 }
 
 // RunLog is the log of a turn's events that its front keeps, whose end

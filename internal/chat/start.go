@@ -17,6 +17,7 @@ func (e *Engine) start(ctx context.Context, req Request) (tasks.Turn, error) {
 		UserID: req.UserID, ConversationID: req.ConversationID, Message: req.Message,
 		HistoryLimit: e.cfg.HistoryLimit, HistoryChars: agent.HistoryChars(e.cfg.HistoryTokens), ClaimFor: e.claimFor(), IdempotencyKey: req.IdempotencyKey,
 		DailyTokenBudget: e.cfg.DailyTokenBudget, MaxRunningTurns: e.cfg.MaxRunningTurns, TurnRate: e.cfg.TurnRate,
+		Stream: req.Stream,
 	}
 	if req.ChatID != "" {
 		id, err := e.turns.ChatConversation(ctx, req.UserID, req.ChatID)

@@ -96,7 +96,7 @@ func handleApprovalShow(log *slog.Logger, store tasks.ApprovalStore) http.Handle
 // does: JSON, or Server-Sent Events when asked. While others wait, it
 // answers 202 with what still waits. A decision is idempotent by itself:
 // sent again, it answers what the first did (see chat.Engine.Decide).
-func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
+func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d, err := parseDecision(w, r)
 		if err != nil {
@@ -105,11 +105,13 @@ func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, 
 		}
 		// The limits come first: a decision they refuse is not made.
 		stream := wantsStream(r)
-		release, ok := admitTurn(w, r, limits, d.UserID, stream)
-		if !ok {
-			return
+		if stream {
+			release, ok := admitStream(w, r, leases, d.UserID)
+			if !ok {
+				return
+			}
+			defer release()
 		}
-		defer release()
 		decided, cont, err := engine.Decide(r.Context(), d)
 		if err != nil {
 			writeError(w, r, log, err)

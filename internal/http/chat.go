@@ -27,7 +27,7 @@ type chatRequest struct {
 // middleware; this decodes the request, applies the user's limits, hands
 // the turn to the engine and encodes what it says, as one JSON body or as
 // Server-Sent Events.
-func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
+func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, stream, err := parseChat(w, r)
 		if err != nil {
@@ -38,7 +38,7 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limi
 		if stream {
 			newOutput = func() turnstream.Output { return turnstream.NewSSE(w, r, log, cfg, problems{log}) }
 		}
-		serveTurn(w, r, engine, hub, limits, req, stream, newOutput)
+		serveTurn(w, r, engine, hub, leases, req, stream, newOutput)
 	})
 }
 
@@ -48,35 +48,39 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limi
 // that leaves, or stops reading, does not end it; a stop does (POST
 // …/stop). Each event is added to the turn's run as it is told, so that a
 // client can resume the stream, on any replica, after any event's id.
-func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, limits *streamLimits, req chat.Request,
+func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, leases *streamLeases, req chat.Request,
 	stream bool, newOutput func() turnstream.Output) {
-	release, ok := admitTurn(w, r, limits, req.UserID, stream)
-	if !ok {
-		return
+	if stream {
+		// The stream's lease is taken with the turn, in the statement that
+		// starts it: a user at the cap is refused before anything is saved.
+		lease, giveBack := leases.forTurn(req.UserID)
+		req.Stream = lease
+		defer heldWhileConnected(r, giveBack)()
 	}
-	defer release()
 	answerTurn(w, r, engine, hub, &req, newOutput)
 }
 
-// admitTurn applies this replica's limit to a turn about to start: for a
-// stream, the streams the user holds here. It answers 429 and reports
-// false when it is reached; else release gives back the stream. The
-// turn's rate, and how many turns the user runs, are checked with the
-// database as the turn starts (chat.Config), on every replica together.
-func admitTurn(w http.ResponseWriter, r *http.Request, limits *streamLimits, userID string, stream bool) (release func(), ok bool) {
-	if !stream {
-		return func() {}, true
-	}
-	closeStream, err := limits.openStream(userID)
+// admitStream takes the lease of a stream that starts no turn of its own
+// yet — a decision's, whose turn goes on only once it is decided — in a
+// statement of its own, so that a decision the cap refuses is not made. It
+// answers 429 and reports false when the user holds as many streams as
+// they may; else release gives the lease back.
+func admitStream(w http.ResponseWriter, r *http.Request, leases *streamLeases, userID string) (release func(), ok bool) {
+	giveBack, err := leases.openStream(r.Context(), userID)
 	if err != nil {
 		writeProblem(w, toAPIError(err))
 		return nil, false
 	}
-	// A client that leaves holds no stream: its turn goes on, and it may
-	// follow it again at once.
-	closeStream = sync.OnceFunc(closeStream)
-	stop := context.AfterFunc(r.Context(), closeStream)
-	return func() { stop(); closeStream() }, true
+	return heldWhileConnected(r, giveBack), true
+}
+
+// heldWhileConnected returns a func that gives back a stream's lease, also
+// called as soon as the client leaves: a client that leaves holds no
+// stream, its turn goes on, and it may follow it again at once.
+func heldWhileConnected(r *http.Request, giveBack func()) (release func()) {
+	giveBack = sync.OnceFunc(giveBack)
+	stop := context.AfterFunc(r.Context(), giveBack)
+	return func() { stop(); giveBack() }
 }
 
 // answerTurn runs the turn on a context of its own, adding each event to

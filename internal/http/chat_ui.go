@@ -59,7 +59,7 @@ type uiUserMessage struct {
 // person approved or denied (addToolApprovalResponse, then the automatic
 // send), decides those approvals instead, and streams the turn they
 // continue (see handleApprovalDecide).
-func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
+func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, decisions, err := parseUIChat(w, r)
 		if err != nil {
@@ -68,11 +68,11 @@ func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, li
 		}
 		newOutput := func() turnstream.Output { return turnstream.NewUI(w, r, log, cfg, problems{log}) }
 		if len(decisions) == 0 {
-			serveTurn(w, r, engine, hub, limits, req, true, newOutput)
+			serveTurn(w, r, engine, hub, leases, req, true, newOutput)
 			return
 		}
 		// The limits come first: decisions they refuse are not made.
-		release, ok := admitTurn(w, r, limits, userFrom(r.Context()), true)
+		release, ok := admitStream(w, r, leases, userFrom(r.Context()))
 		if !ok {
 			return
 		}

@@ -153,6 +153,7 @@ func toAPIError(err error) *apiError {
 	var be *tasks.BudgetError
 	var re *tasks.RunningTurnsError
 	var rl *tasks.RateLimitError
+	var se *tasks.StreamsError
 	var ac *tasks.ApprovalClosedError
 	switch {
 	case errors.As(err, &ae):
@@ -174,6 +175,10 @@ func toAPIError(err error) *apiError {
 	case errors.As(err, &re):
 		ae := apiErrf(codeRateLimited, "You already have %d replies being written, the most at once; wait for one to finish, or stop one, then send again. Your message was not saved.", re.Max)
 		ae.retryAfter = runningTurnsRetry
+		return ae
+	case errors.As(err, &se):
+		ae := apiErrf(codeRateLimited, "Too many open streams: at most %d at a time. Close one (or wait for a reply to finish), then try again.", se.Max)
+		ae.retryAfter = time.Second
 		return ae
 	case errors.As(err, &fe):
 		return &apiError{code: codeInvalidRequest, detail: fe.Error(),

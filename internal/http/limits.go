@@ -1,6 +1,9 @@
 package http
 
 import (
+	"context"
+	"crypto/rand"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -10,53 +13,131 @@ import (
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
-// The per-user rates, of turns and of /mcp requests, are token buckets in
-// PostgreSQL (tasks.RateBuckets), shared by every replica: a turn takes its
-// token in the statement that starts it (chat.Config.TurnRate), a request
-// to /mcp in one statement of its own (mcpFront.take). What is kept here,
-// in this replica's memory, is the cap on each user's open streams, which
-// bounds what a user holds of this replica, and /mcp's fallback bucket for
-// when the database does not answer in time.
+// The per-user limits are kept in PostgreSQL, shared by every replica:
+// the rates of turns and of /mcp requests are token buckets
+// (tasks.RateBuckets) — a turn takes its token in the statement that starts
+// it (chat.Config.TurnRate), a request to /mcp in one statement of its own
+// (mcpFront.take) — and each user's open streams are leases
+// (tasks.StreamLeases), which streamLeases takes, renews and gives back.
+// What is kept here, in this replica's memory, is the leases of its own
+// streams, to renew them, and /mcp's fallback bucket for when the database
+// does not answer in time.
 
-// streamLimits caps each user's open streams on this replica.
-type streamLimits struct {
+// Stream leases last streamLease unless renewed; a replica renews those of
+// its open streams every third of it. A replica that dies leaves its
+// streams' leases to run out within streamLease: until then they count
+// against their users.
+const streamLease = 30 * time.Second
+
+// streamLeases caps each user's open streams, on every replica together,
+// with a lease per stream (tasks.StreamLeases).
+type streamLeases struct {
+	store      tasks.StreamLeases
 	maxStreams int
+	log        *slog.Logger
 
-	mu      sync.Mutex
-	streams map[string]int
-	open    int // streams open now, all users'
+	mu       sync.Mutex
+	open     map[string]struct{} // the ids of this replica's leases
+	renewing bool                // whether the renewal loop runs
 }
 
-func newStreamLimits(maxStreams int) *streamLimits {
-	return &streamLimits{maxStreams: maxStreams, streams: map[string]int{}}
+func newStreamLeases(store tasks.StreamLeases, maxStreams int, log *slog.Logger) *streamLeases {
+	return &streamLeases{store: store, maxStreams: maxStreams, log: log, open: map[string]struct{}{}}
 }
 
-// openStream counts a stream against the user's cap; release undoes it.
-func (l *streamLimits) openStream(userID string) (release func(), err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.streams[userID] >= l.maxStreams {
-		ae := apiErrf(codeRateLimited, "Too many open streams: at most %d at a time.", l.maxStreams)
-		ae.retryAfter = time.Second
-		return nil, ae
+// forTurn returns a new lease for a streamed turn to take as it starts
+// (chat.Request.Stream), counted and renewed here from now on, and the
+// func that gives it back.
+func (l *streamLeases) forTurn(userID string) (*tasks.StreamLease, func()) {
+	lease := l.add()
+	return lease, func() { l.close(userID, lease.ID) }
+}
+
+// openStream takes a lease for a stream that starts no turn (a follower's,
+// or a decision's, whose turn starts only once it is decided), in a
+// statement of its own. It fails with a 429 when the user holds as many as
+// they may; release gives the lease back.
+func (l *streamLeases) openStream(ctx context.Context, userID string) (release func(), err error) {
+	lease := l.add()
+	if err := l.store.OpenStream(ctx, userID, *lease); err != nil {
+		l.forget(lease.ID)
+		return nil, err
 	}
-	l.streams[userID]++
-	l.open++
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.open--
-		if l.streams[userID]--; l.streams[userID] <= 0 {
-			delete(l.streams, userID)
-		}
-	}, nil
+	return func() { l.close(userID, lease.ID) }, nil
 }
 
-// openStreams is how many streams are open now, for the metrics.
-func (l *streamLimits) openStreams() int {
+// add makes a lease and counts it here, starting the renewal loop if it
+// is the only one.
+func (l *streamLeases) add() *tasks.StreamLease {
+	lease := &tasks.StreamLease{ID: rand.Text(), Max: l.maxStreams, For: streamLease}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.open
+	l.open[lease.ID] = struct{}{}
+	if !l.renewing {
+		l.renewing = true
+		go l.renew()
+	}
+	return lease
+}
+
+// close gives a lease back: no longer renewed here, and deleted. A stream
+// that closes has its answer written: the deletion may take its time, and
+// one the database does not answer leaves the lease to run out.
+func (l *streamLeases) close(userID, id string) {
+	l.forget(id)
+	ctx, cancel := context.WithTimeout(context.Background(), streamLease/3)
+	defer cancel()
+	if err := l.store.CloseStream(ctx, userID, id); err != nil {
+		l.log.Warn("give back a stream's lease", "err", err)
+	}
+}
+
+func (l *streamLeases) forget(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.open, id)
+}
+
+// renew renews this replica's leases every third of their length, in one
+// statement, for as long as it has any.
+func (l *streamLeases) renew() {
+	t := time.NewTicker(streamLease / 3)
+	defer t.Stop()
+	for range t.C {
+		if !l.renewOnce() {
+			return
+		}
+	}
+}
+
+// renewOnce renews the leases held now, and reports whether there were
+// any; when there were none, the loop ends (add starts another).
+func (l *streamLeases) renewOnce() bool {
+	l.mu.Lock()
+	ids := make([]string, 0, len(l.open))
+	for id := range l.open {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		l.renewing = false
+	}
+	l.mu.Unlock()
+	if len(ids) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), streamLease/3)
+	defer cancel()
+	if err := l.store.RenewStreams(ctx, ids, streamLease); err != nil {
+		l.log.Warn("renew the streams' leases", "streams", len(ids), "err", err)
+	}
+	return true
+}
+
+// openStreams is how many streams this replica holds open, for the metrics.
+func (l *streamLeases) openStreams() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.open)
 }
 
 // localBuckets are each user's token buckets in this replica's memory:

@@ -2,13 +2,19 @@ package http
 
 import (
 	"context"
+	"crypto/rand"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/agent/offline"
+	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -134,5 +140,131 @@ func TestTurnRateRefusesAStreamBeforeItStarts(t *testing.T) {
 	defer resp.Body.Close()
 	if ra := resp.Header.Get("Retry-After"); resp.StatusCode != http.StatusTooManyRequests || ra == "" || ra == "0" {
 		t.Fatalf("a streamed turn past the rate = %d, Retry-After %q", resp.StatusCode, ra)
+	}
+}
+
+// The cap on a user's open streams is the user's, whatever replica a
+// stream reaches: with one stream allowed, a turn streaming on one replica
+// leaves no room on the other, for a streamed turn (refused before
+// anything is saved) or a follower, until its client leaves.
+func TestStreamCapHoldsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	waiting := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+		onText("Working on it")
+		<-ctx.Done() // until stopped
+		return agent.Response{Text: "Working on it"}, ctx.Err()
+	})
+	one := func(c *serverConfig) { c.api.MaxStreams = 1 }
+	a, b := mustServerOn(t, pool, waiting, one), mustServerOn(t, pool, waiting, one)
+	user := storetest.UserID(t)
+	ctx, leave := context.WithCancel(context.Background())
+	defer leave()
+	first := a.stream(t, ctx, user, chatBody(0, "hello"), nil)
+	defer first.Body.Close()
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("the first stream = %d", first.StatusCode)
+	}
+	var conv int64
+	waitFor(t, "the first turn to start", func() bool {
+		conv, _ = mustLastTurn(t, user)
+		return conv != 0
+	})
+
+	refused := b.stream(t, context.Background(), user, chatBody(0, "hello too"), nil)
+	body, _ := io.ReadAll(refused.Body)
+	refused.Body.Close()
+	if ra := refused.Header.Get("Retry-After"); refused.StatusCode != http.StatusTooManyRequests || ra == "" || ra == "0" ||
+		!strings.Contains(string(body), "Too many open streams") {
+		t.Fatalf("a second stream on the other replica = %d, Retry-After %q: %s", refused.StatusCode, ra, body)
+	}
+	if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1`, user); n != 1 {
+		t.Fatalf("%d messages: the refused turn saved its message", n)
+	}
+	if r := b.getStream(t, user, conv, ""); r.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a follower on the other replica = %d, want 429", r.StatusCode)
+	}
+	// Another user's streams are their own.
+	other := storetest.UserID(t)
+	if r := b.stream(t, ctx, other, chatBody(0, "hello"), nil); r.StatusCode != http.StatusOK {
+		t.Fatalf("another user's stream = %d", r.StatusCode)
+	}
+
+	leave() // the first client leaves; its turn goes on, holding no stream
+	waitFor(t, "the first stream's lease to be given back", func() bool {
+		return storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1`, user) == 0
+	})
+	follower := b.getStream(t, user, conv, "")
+	if follower.StatusCode != http.StatusOK {
+		t.Fatalf("a follower once the first client left = %d", follower.StatusCode)
+	}
+	for _, u := range []string{user, other} {
+		c, _ := mustLastTurn(t, u)
+		if r := a.stop(t, u, c); r.status != http.StatusAccepted {
+			t.Fatalf("stop = %d %s", r.status, r.body)
+		}
+	}
+}
+
+// A lease a dead replica left counts until it runs out, and no longer: the
+// user's next stream then opens, and the lease is gone.
+func TestAStreamLeaseOfADeadReplicaRunsOut(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	s := mustServerOn(t, pool, offline.New(), func(c *serverConfig) { c.api.MaxStreams = 1 })
+	user := storetest.UserID(t)
+	left := func(until string) {
+		t.Helper()
+		if _, err := pool.Exec(context.Background(), `INSERT INTO stream_leases (id, user_id, lease_until) VALUES ($1, $2, now() + $3::interval)`,
+			rand.Text(), user, until); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left("20 seconds") // a replica's live stream, or one that died a moment ago
+	if r := s.stream(t, context.Background(), user, chatBody(0, "Add a task to buy milk"), nil); r.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a stream beside a live lease = %d, want 429", r.StatusCode)
+	}
+	if _, err := pool.Exec(context.Background(), `UPDATE stream_leases SET lease_until = now() - interval '1 second' WHERE user_id = $1`, user); err != nil {
+		t.Fatal(err)
+	}
+	r := s.stream(t, context.Background(), user, chatBody(0, "Add a task to buy milk"), nil)
+	events, _ := readEvents(t, r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK || eventNames(events) == "" {
+		t.Fatalf("a stream once the lease ran out = %d %s", r.StatusCode, eventNames(events))
+	}
+	waitFor(t, "no lease left", func() bool {
+		return storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1`, user) == 0
+	})
+}
+
+// A replica renews the leases of the streams it holds open, in one
+// statement, and stops renewing once it holds none.
+func TestStreamLeasesAreRenewedWhileOpen(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	leases := newStreamLeases(store.NewLimits(pool), 2, slog.New(slog.DiscardHandler))
+	user := storetest.UserID(t)
+	release, err := leases.openStream(context.Background(), user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(context.Background(), `UPDATE stream_leases SET lease_until = now() + interval '1 second' WHERE user_id = $1`, user); err != nil {
+		t.Fatal(err)
+	}
+	if !leases.renewOnce() {
+		t.Fatal("renewOnce found no lease to renew")
+	}
+	left := storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1 AND lease_until > now() + $2::interval`,
+		user, (streamLease - 5*time.Second).String())
+	if left != 1 {
+		t.Fatal("the lease was not renewed")
+	}
+	release()
+	if n := storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1`, user); n != 0 || leases.openStreams() != 0 {
+		t.Fatalf("%d leases stored, %d open here, after the stream closed", n, leases.openStreams())
+	}
+	if leases.renewOnce() {
+		t.Fatal("renewOnce renewed with no stream open")
 	}
 }

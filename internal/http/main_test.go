@@ -81,7 +81,7 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 			Limits:       agenttest.Limits(),
 			HistoryLimit: 50, HistoryTokens: 8000, IdempotencyTTL: 24 * time.Hour,
 		},
-		api:       withBuckets(testAPIConfig, db),
+		api:       withLimits(testAPIConfig, db),
 		wrapTurns: func(t tasks.TurnStore) tasks.TurnStore { return t },
 		runs:      testRuns,
 	}
@@ -104,10 +104,11 @@ func mustServerOn(tb testing.TB, db *pgxpool.Pool, model agent.Model, adjust ...
 	return s
 }
 
-// withBuckets is cfg with /mcp's rate kept in db's buckets, as a server
-// keeps it.
-func withBuckets(cfg Config, db *pgxpool.Pool) Config {
-	cfg.MCP.Buckets = store.NewLimits(db)
+// withLimits is cfg with the streams' leases and /mcp's rate kept in db,
+// as a server keeps them.
+func withLimits(cfg Config, db *pgxpool.Pool) Config {
+	cfg.Streams = store.NewLimits(db)
+	cfg.MCP.Buckets = cfg.Streams.(*store.Limits)
 	return cfg
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
 // idleEngine is the engine of a server whose routes run no turn: a zero
@@ -40,7 +41,7 @@ func TestOpenAPIRoutesMatch(t *testing.T) {
 	// No route runs here, so the dependencies the handlers would use can be
 	// nil, or idle. The development login is on, so that its route is
 	// served too.
-	cfg := testAPIConfig
+	cfg := withLimits(testAPIConfig, storetest.Pool(t))
 	cfg.DevLogin = DevLogin{Enabled: true, TTL: time.Hour}
 	routes, ok := NewServer(slog.New(slog.DiscardHandler), verifier, nil, nil, nil, idleEngine, nil, nil, cfg).(chi.Routes)
 	if !ok {

@@ -24,7 +24,7 @@ type resumable interface {
 // handleConversationStreamShow streams the conversation's running turn, on
 // whichever replica it runs, from its start or after Last-Event-ID, then
 // follows it live to its end; 204 when no turn runs.
-func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
+func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := conversationID(r)
 		if err != nil {
@@ -36,14 +36,14 @@ func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, limits *strea
 			writeError(w, r, log, err)
 			return
 		}
-		follow(w, r, hub, limits, run, turnstream.NewSSE(w, r, log, cfg, problems{log}))
+		follow(w, r, hub, leases, run, turnstream.NewSSE(w, r, log, cfg, problems{log}))
 	})
 }
 
 // handleChatUIStreamShow resumes a /chat/ui turn as a UI message stream:
 // the route the AI SDK's DefaultChatTransport calls for useChat({resume:
 // true}). 204 when no turn of the chat runs, or the chat has none yet.
-func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *streamLimits, cfg StreamConfig) http.Handler {
+func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chatID, _ := pathParam(r, "chat_id")
 		if !chatIDPattern.MatchString(chatID) {
@@ -60,7 +60,7 @@ func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *streamLimit
 			return
 		}
 		infoFrom(r.Context()).conversationID = run.ConversationID
-		follow(w, r, hub, limits, run, turnstream.NewUI(w, r, log, cfg, problems{log}))
+		follow(w, r, hub, leases, run, turnstream.NewUI(w, r, log, cfg, problems{log}))
 	})
 }
 
@@ -70,7 +70,7 @@ func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, limits *streamLimit
 // client's Last-Event-ID is of it and it has more to send: the events
 // after it, or, when the run was cut short, the error that says so (whose
 // id, one past the last written, then makes it 204).
-func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, limits *streamLimits, run tasks.Run, out resumable) {
+func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, leases *streamLeases, run tasks.Run, out resumable) {
 	after := 0
 	if last, ok := turnstream.ParseEventID(r.Header.Get("Last-Event-ID")); ok && last.Run == run.ID {
 		after = last.Seq
@@ -81,7 +81,7 @@ func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, limits *strea
 		return
 	}
 	userID := userFrom(r.Context())
-	release, err := limits.openStream(userID)
+	release, err := leases.openStream(r.Context(), userID)
 	if err != nil {
 		writeProblem(w, toAPIError(err))
 		return

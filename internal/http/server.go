@@ -22,9 +22,11 @@ import (
 // Config is how the API treats its clients. Every field is required: the
 // defaults live with the rest of the configuration, in cmd/server.
 type Config struct {
-	// MaxStreams caps each user's open streams on this replica. (The rate
-	// of turns is the engine's: chat.Config.TurnRate.)
+	// MaxStreams caps each user's open streams, on every replica together:
+	// each holds a lease in Streams. (The rate of turns is the engine's:
+	// chat.Config.TurnRate.)
 	MaxStreams int
+	Streams    tasks.StreamLeases
 	Stream     StreamConfig
 	// WriteTimeout is how long any answer but a stream may take to reach
 	// its client, from its first byte (see writeDeadline).
@@ -43,7 +45,7 @@ type Config struct {
 }
 
 func (c Config) validate() error {
-	if c.MaxStreams <= 0 || c.Stream.PingInterval <= 0 || c.Stream.WriteTimeout <= 0 || c.WriteTimeout <= 0 {
+	if c.MaxStreams <= 0 || c.Streams == nil || c.Stream.PingInterval <= 0 || c.Stream.WriteTimeout <= 0 || c.WriteTimeout <= 0 {
 		return fmt.Errorf("http: every setting must be positive, got %+v", c)
 	}
 	if c.DevLogin.Enabled && c.DevLogin.TTL <= 0 {
@@ -83,15 +85,15 @@ func NewServer(log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.
 		writeProblem(w, apiErr(codeNotFound, "There is no such route."))
 	})
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
-	limits := newStreamLimits(cfg.MaxStreams)
-	cfg.Telemetry.ObserveStreams(limits.openStreams)
-	addRoutes(r, log, verifier, db, svc, convs, engine, hub, limits, cfg.Stream, cfg.DevLogin, newMCPFront(log, mcp, cfg.MCP))
+	leases := newStreamLeases(cfg.Streams, cfg.MaxStreams, log)
+	cfg.Telemetry.ObserveStreams(leases.openStreams)
+	addRoutes(r, log, verifier, db, svc, convs, engine, hub, leases, cfg.Stream, cfg.DevLogin, newMCPFront(log, mcp, cfg.MCP))
 	return r
 }
 
 // addRoutes lists every route of the API; it reads like api/openapi.yaml.
 func addRoutes(r chi.Router, log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
-	engine *chat.Engine, hub *runs.Hub, limits *streamLimits, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
+	engine *chat.Engine, hub *runs.Hub, leases *streamLeases, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, db))
 	page := mustPage(web.Files, web.Index)
@@ -105,18 +107,18 @@ func addRoutes(r chi.Router, log *slog.Logger, verifier *auth.Verifier, db Pinge
 	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource/mcp", handleResourceMetadataShow(mcp.resource))
 	r.Route("/api/{user_id}", func(r chi.Router) {
 		r.Use(requireUser(verifier), logUser, requirePathUser)
-		r.Method(http.MethodPost, "/chat", handleChatCreate(log, engine, hub, limits, stream))
-		r.Method(http.MethodPost, "/chat/ui", handleChatUICreate(log, engine, hub, limits, stream))
-		r.Method(http.MethodGet, "/chat/ui/{chat_id}/stream", handleChatUIStreamShow(log, hub, limits, stream))
+		r.Method(http.MethodPost, "/chat", handleChatCreate(log, engine, hub, leases, stream))
+		r.Method(http.MethodPost, "/chat/ui", handleChatUICreate(log, engine, hub, leases, stream))
+		r.Method(http.MethodGet, "/chat/ui/{chat_id}/stream", handleChatUIStreamShow(log, hub, leases, stream))
 		r.Method(http.MethodGet, "/conversations", handleConversationsList(log, convs))
 		r.Method(http.MethodGet, "/conversations/{conversation_id}/messages", handleMessagesList(log, convs))
-		r.Method(http.MethodGet, "/conversations/{conversation_id}/stream", handleConversationStreamShow(log, hub, limits, stream))
+		r.Method(http.MethodGet, "/conversations/{conversation_id}/stream", handleConversationStreamShow(log, hub, leases, stream))
 		r.Method(http.MethodPost, "/conversations/{conversation_id}/stop", handleConversationStop(log, hub))
 		r.Method(http.MethodDelete, "/conversations/{conversation_id}", handleConversationDelete(log, convs))
 		r.Method(http.MethodGet, "/tasks", handleTasksList(log, svc))
 		r.Method(http.MethodGet, "/approvals", handleApprovalsList(log, engine.Approvals()))
 		r.Method(http.MethodGet, "/approvals/{approval_id}", handleApprovalShow(log, engine.Approvals()))
-		r.Method(http.MethodPost, "/approvals/{approval_id}", handleApprovalDecide(log, engine, hub, limits, stream))
+		r.Method(http.MethodPost, "/approvals/{approval_id}", handleApprovalDecide(log, engine, hub, leases, stream))
 		r.Method(http.MethodGet, "/usage", handleUsageShow(log, engine))
 	})
 }

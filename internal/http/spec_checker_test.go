@@ -204,7 +204,7 @@ func TestSpecMatchesTheServer(t *testing.T) {
 	t.Run("a followed turn, stopped", func(t *testing.T) { specFollowAndStop(t) })
 	t.Run("database down", func(t *testing.T) {
 		verifier, _ := auth.NewVerifier(auth.Config{Secret: bytes.Repeat([]byte("k"), auth.MinSecretBytes)})
-		h := NewServer(slog.New(slog.DiscardHandler), verifier, specDeadDB{}, nil, nil, idleEngine, nil, nil, testAPIConfig)
+		h := NewServer(slog.New(slog.DiscardHandler), verifier, specDeadDB{}, nil, nil, idleEngine, nil, nil, withLimits(testAPIConfig, storetest.Pool(t)))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
 		mustMatchSpec(t, "GET", "/readyz", w.Code, w.Header(), w.Body.Bytes())

@@ -14,23 +14,31 @@ import (
 )
 
 // Limits keeps each user's token buckets (migration 000015), one row per
-// user and kind, so that a rate holds across every replica. A turn takes
-// its token in the batch that starts it (queueChecks); a request to /mcp,
-// which has no such batch, takes it with TakeToken, one statement. It
-// implements tasks.RateBuckets.
+// user and kind, and the leases of every replica's open streams (migration
+// 000016), so that a rate, and the cap on a user's streams, hold across
+// every replica. A turn takes its token, and a streamed turn its stream's
+// lease, in the batch that starts it (queueChecks); a request to /mcp, or
+// a follower's stream, which have no such batch, take theirs in one
+// statement. It implements tasks.RateBuckets and tasks.StreamLeases.
 type Limits struct {
 	pool *pgxpool.Pool
 }
 
-// NewLimits returns the bucket table on pool.
+// NewLimits returns the bucket and lease tables on pool.
 func NewLimits(pool *pgxpool.Pool) *Limits {
 	return &Limits{pool: pool}
 }
 
-var _ tasks.RateBuckets = (*Limits)(nil)
+var (
+	_ tasks.RateBuckets  = (*Limits)(nil)
+	_ tasks.StreamLeases = (*Limits)(nil)
+)
 
-// rateLimited is the SQLSTATE take_rate_token raises.
-const rateLimited = "TCL01"
+// The SQLSTATEs take_rate_token and open_stream raise.
+const (
+	rateLimited    = "TCL01"
+	tooManyStreams = "TCS01"
+)
 
 // TakeToken takes a token from the user's bucket of kind, or fails with a
 // *tasks.RateLimitError and takes none.
@@ -57,4 +65,42 @@ func rateError(err error, rate tasks.Rate) error {
 	}
 	ms, _ := strconv.ParseInt(pgErr.Detail, 10, 64)
 	return &tasks.RateLimitError{Rate: rate, RetryAfter: time.Duration(ms) * time.Millisecond}
+}
+
+// OpenStream takes the lease l for a stream of userID, or fails with a
+// *tasks.StreamsError and takes none.
+func (l *Limits) OpenStream(ctx context.Context, userID string, lease tasks.StreamLease) error {
+	_, err := l.pool.Exec(ctx, stmt.OpenStream, lease.ID, userID, lease.Max, lease.For)
+	if se := streamsError(err, lease); se != nil {
+		return se
+	}
+	return translate(err)
+}
+
+// CloseStream deletes the lease id of userID's stream.
+func (l *Limits) CloseStream(ctx context.Context, userID, id string) error {
+	_, err := l.pool.Exec(ctx, stmt.CloseStream, id, userID)
+	return translate(err)
+}
+
+// RenewStreams extends the leases ids to d from now, in one statement.
+func (l *Limits) RenewStreams(ctx context.Context, ids []string, d time.Duration) error {
+	_, err := l.pool.Exec(ctx, stmt.RenewStreams, ids, d)
+	return translate(err)
+}
+
+// queueOpenStream queues the taking of a streamed turn's lease; see
+// streamsError for its refusal.
+func queueOpenStream(b *pgx.Batch, userID string, lease tasks.StreamLease) {
+	b.Queue(stmt.OpenStream, lease.ID, userID, lease.Max, lease.For)
+}
+
+// streamsError turns open_stream's refusal into a *tasks.StreamsError; nil
+// for any other error.
+func streamsError(err error, lease tasks.StreamLease) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != tooManyStreams {
+		return nil
+	}
+	return &tasks.StreamsError{Max: lease.Max}
 }

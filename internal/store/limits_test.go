@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,5 +44,63 @@ func TestTakeTokenRefillsAtItsRate(t *testing.T) {
 	}
 	if err := limits.TakeToken(ctx, user, tasks.BucketMCP, rate); !errors.Is(err, tasks.ErrRateLimited) {
 		t.Fatalf("the refilled token was taken, yet another was given: %v", err)
+	}
+}
+
+// Streams opened at once count each other: of eight, exactly the cap
+// opens. Taking a lease again renews it rather than counting twice; a
+// lease given back makes room; a lease that ran out counts for nothing.
+func TestOpenStreamHoldsTheCapAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := storetest.Pool(t)
+	limits := store.NewLimits(pool)
+	user := storetest.UserID(t)
+	lease := func() tasks.StreamLease { return tasks.StreamLease{ID: rand.Text(), Max: 3, For: time.Minute} }
+	var opened []tasks.StreamLease
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	refused := 0
+	for range 8 {
+		wg.Go(func() {
+			l := lease()
+			err := limits.OpenStream(ctx, user, l)
+			mu.Lock()
+			defer mu.Unlock()
+			var se *tasks.StreamsError
+			switch {
+			case err == nil:
+				opened = append(opened, l)
+			case errors.As(err, &se) && errors.Is(err, tasks.ErrTooManyStreams) && se.Max == 3:
+				refused++
+			default:
+				t.Errorf("open: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(opened) != 3 || refused != 5 {
+		t.Fatalf("%d opened and %d refused of 8 at once, want 3 and 5", len(opened), refused)
+	}
+	if err := limits.OpenStream(ctx, user, opened[0]); err != nil {
+		t.Fatalf("a lease taken again: %v, want it renewed", err)
+	}
+	if err := limits.OpenStream(ctx, storetest.UserID(t), lease()); err != nil {
+		t.Fatalf("another user's stream: %v", err)
+	}
+	if err := limits.CloseStream(ctx, user, opened[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := limits.OpenStream(ctx, user, lease()); err != nil {
+		t.Fatalf("once a stream closed: %v", err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE stream_leases SET lease_until = now() - interval '1 second' WHERE id = $1`, opened[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := limits.OpenStream(ctx, user, lease()); err != nil {
+		t.Fatalf("once a lease ran out: %v", err)
+	}
+	if n := storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE id = $1`, opened[1].ID); n != 0 {
+		t.Fatal("the lease that ran out is still there")
 	}
 }

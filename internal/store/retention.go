@@ -42,7 +42,9 @@ type RetentionConfig struct {
 // whose last activity is older (their messages, chat ids and tool calls
 // with them); tool calls that belong to no conversation (MCP calls, those
 // of deleted conversations) and are older; token usage of older days; and
-// expired idempotency keys. A user's tasks are never touched.
+// expired idempotency keys. A user's tasks are never touched. Whatever
+// the days, it deletes turns' runs once RunsFor has passed, and stream
+// leases a minute after they ran out: buffers, not history.
 //
 // It is the one part of the store that works across users: every statement
 // picks its rows by age, not by user. Several replicas may run it at once:
@@ -61,6 +63,7 @@ func NewRetention(pool *pgxpool.Pool, cfg RetentionConfig) *Retention {
 // Swept counts what one pass deleted.
 type Swept struct {
 	Runs            int64 // each with its events
+	StreamLeases    int64 // those a replica that died left behind
 	Conversations   int64 // each with its messages, chat id and tool calls
 	ToolCalls       int64 // those that belonged to no conversation
 	IdempotencyKeys int64
@@ -71,7 +74,7 @@ type Swept struct {
 // Total is every row a pass deleted, not counting those that went with
 // their conversation.
 func (s Swept) Total() int64 {
-	return s.Runs + s.Conversations + s.ToolCalls + s.IdempotencyKeys + s.UsageDays
+	return s.Runs + s.StreamLeases + s.Conversations + s.ToolCalls + s.IdempotencyKeys + s.UsageDays
 }
 
 // Sweep runs one pass: each table in batches of at most Batch rows, one
@@ -85,7 +88,10 @@ func (r *Retention) Sweep(ctx context.Context) (Swept, error) {
 	if r.cfg.Days < 0 || r.cfg.Batch < 1 || r.cfg.RunsFor <= 0 {
 		return s, fmt.Errorf("retention of %d days and runs for %s in batches of %d: %w", r.cfg.Days, r.cfg.RunsFor, r.cfg.Batch, tasks.ErrInvalid)
 	}
-	if err := r.drain(ctx, r.batchStep(stmt.DeleteOldRuns, r.cfg.RunsFor), &s.Runs, &s.Batches); err != nil || r.cfg.Days == 0 {
+	if err := r.drain(ctx, r.batchStep(stmt.DeleteOldRuns, r.cfg.RunsFor), &s.Runs, &s.Batches); err != nil {
+		return s, err
+	}
+	if err := r.drain(ctx, r.batchStep(stmt.DeleteOldStreamLeases, time.Minute), &s.StreamLeases, &s.Batches); err != nil || r.cfg.Days == 0 {
 		return s, err // zero days keeps everything else
 	}
 	for _, t := range []struct {

@@ -373,6 +373,24 @@ func TestRetentionSweepsRunsAfterTheirGrace(t *testing.T) {
 	}
 }
 
+// Stream leases that ran out over a minute ago go, whatever the days: a
+// dead replica's, of a user who opened no stream since. Live ones stay.
+func TestRetentionSweepsStreamLeasesThatRanOut(t *testing.T) {
+	t.Parallel()
+	pool := mustOwnDB(t)
+	for _, until := range []string{"-2 minutes", "-3 minutes", "-10 seconds", "20 seconds"} {
+		mustExecOn(t, pool, `INSERT INTO stream_leases (id, user_id, lease_until) VALUES (gen_random_uuid()::text, 'dead', now() + $1::interval)`, until)
+	}
+	r := store.NewRetention(pool, store.RetentionConfig{Days: 0, Batch: 1, RunsFor: 10 * time.Minute})
+	swept, err := r.Sweep(context.Background())
+	if err != nil || swept.StreamLeases != 2 || swept.Total() != 2 {
+		t.Fatalf("swept %+v, %v; want 2 stream leases", swept, err)
+	}
+	if n := countIn(t, pool, `SELECT count(*) FROM stream_leases`); n != 2 {
+		t.Fatalf("%d leases left, want the one that just ran out and the live one", n)
+	}
+}
+
 // mustExecOn runs sql on pool, failing unless it changed one row.
 func mustExecOn(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
 	tb.Helper()

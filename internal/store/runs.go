@@ -35,8 +35,8 @@ var _ tasks.RunStore = (*Runs)(nil)
 const runningTurnsExceeded = "TCR01"
 
 // queueChecks queues the checks that may refuse a turn before it writes
-// anything: the user's daily token budget, turn rate and running turns,
-// when set. A refusal aborts the batch's transaction, so a turn refused
+// anything: the user's daily token budget, turn rate, running turns and
+// open streams, when set. A refusal aborts the batch's transaction, so a turn refused
 // for any of them takes no token from its bucket either.
 func queueChecks(b *pgx.Batch, in tasks.TurnStart) {
 	if in.TurnRate.Limited() {
@@ -48,6 +48,9 @@ func queueChecks(b *pgx.Batch, in tasks.TurnStart) {
 	if in.MaxRunningTurns > 0 {
 		b.Queue(stmt.CheckRunningTurns, in.UserID, in.MaxRunningTurns)
 	}
+	if in.Stream != nil {
+		queueOpenStream(b, in.UserID, *in.Stream)
+	}
 }
 
 // refusal turns a check's refusal into the domain's error; nil for any
@@ -58,6 +61,11 @@ func refusal(err error, in tasks.TurnStart) error {
 	}
 	if re := rateError(err, in.TurnRate); re != nil {
 		return re
+	}
+	if in.Stream != nil {
+		if se := streamsError(err, *in.Stream); se != nil {
+			return se
+		}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == runningTurnsExceeded {

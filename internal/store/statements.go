@@ -57,7 +57,7 @@ type statements struct {
 	// sql/reopen.sql
 	ReopenClaim, ReopenTurn, EarlierCalls string
 	// sql/limits.sql
-	TakeRateToken string
+	TakeRateToken, OpenStream, CloseStream, RenewStreams string
 	// sql/runs.sql
 	CheckRunningTurns, AppendRunEvents, LatestRun, WatchRun, ReadRun, ReadRunEvents, RequestStop, StopsRequested string
 	// sql/approvals.sql
@@ -65,6 +65,7 @@ type statements struct {
 	ListApprovals, GetApproval, TurnApprovals                             string
 	// sql/retention.sql
 	DeleteOldConversations, DeleteOldDetachedCalls, DeleteExpiredKeys, DeleteOldRuns, DeleteOldUsage string
+	DeleteOldStreamLeases                                                                            string
 }
 
 // stmt holds every statement, from sqlFiles. It is written once, as the

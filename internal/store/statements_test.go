@@ -32,6 +32,8 @@ var notScopedToAUser = map[string]string{
 	"CheckTokenBudget":  "it calls check_token_budget (migration 000009) with the user",
 	"CheckRunningTurns": "it calls check_running_turns (migration 000013) with the user",
 	"TakeRateToken":     "it calls take_rate_token (migration 000015) with the user",
+	"OpenStream":        "it calls open_stream (migration 000016) with the user",
+	"RenewStreams":      "a replica renews the leases of the streams it holds open, whoever's they are",
 	"CommitLazily":      "a setting of its transaction",
 	"PlanFromIndexes":   "a setting of its transaction",
 	"StopsRequested":    "a replica asks it of the runs it runs itself, whoever's they are",
@@ -40,6 +42,7 @@ var notScopedToAUser = map[string]string{
 	"DeleteOldDetachedCalls": "retention picks rows by age, across users",
 	"DeleteExpiredKeys":      "retention picks rows by age, across users",
 	"DeleteOldRuns":          "retention picks rows by age, across users",
+	"DeleteOldStreamLeases":  "retention picks rows by age, across users",
 	"DeleteOldUsage":         "retention picks rows by age, across users",
 }
 

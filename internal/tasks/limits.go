@@ -48,3 +48,42 @@ type RateBuckets interface {
 	// refills at rate, or fails with a *RateLimitError and takes none.
 	TakeToken(ctx context.Context, userID, kind string, rate Rate) error
 }
+
+// ErrTooManyStreams means a user holds as many open streams as they may,
+// on all replicas together; see StreamsError.
+var ErrTooManyStreams = errors.New("too many open streams")
+
+// StreamLease is an open stream's lease, in the table where every replica
+// counts each user's open streams.
+type StreamLease struct {
+	ID  string        // random, made by the replica as the stream opens
+	Max int           // the most leases the user may hold at once
+	For time.Duration // how long the lease lasts unless it is renewed
+}
+
+// StreamsError refuses a stream to a user who holds Max leases already.
+type StreamsError struct {
+	Max int
+}
+
+func (e *StreamsError) Error() string {
+	return fmt.Sprintf("%v: at most %d", ErrTooManyStreams, e.Max)
+}
+
+// Is makes a *StreamsError match ErrTooManyStreams.
+func (e *StreamsError) Is(target error) bool { return target == ErrTooManyStreams }
+
+// StreamLeases keeps the leases of every replica's open streams, so that a
+// user's cap on them holds whatever the number of replicas. A streamed
+// turn takes its lease as it starts (TurnStart.Stream); any other stream
+// with OpenStream.
+type StreamLeases interface {
+	// OpenStream takes the lease l for a stream of userID, or fails with
+	// a *StreamsError when the user holds l.Max leases already. Taking a
+	// lease again renews it.
+	OpenStream(ctx context.Context, userID string, l StreamLease) error
+	// CloseStream gives back the lease id of userID's stream.
+	CloseStream(ctx context.Context, userID, id string) error
+	// RenewStreams extends the leases ids to d from now.
+	RenewStreams(ctx context.Context, ids []string, d time.Duration) error
+}

@@ -59,6 +59,10 @@ type TurnStart struct {
 	// turns (BucketTurns), shared by every replica, or refuses the turn
 	// with a *RateLimitError; nothing is written.
 	TurnRate Rate
+	// Stream, when set, is the lease of the stream the turn is answered
+	// on, taken as the turn starts (see StreamLeases), or the turn is
+	// refused with a *StreamsError; nothing is written.
+	Stream *StreamLease
 }
 
 // Turn is a started turn: the conversation (held by ClaimToken until the

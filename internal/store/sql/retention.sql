@@ -95,6 +95,19 @@ WITH old AS (
 )
 DELETE FROM turn_runs WHERE id = ANY(ARRAY(SELECT id FROM old))
 
+-- name: DeleteOldStreamLeases
+-- Deletes a batch of stream leases that ran out more than $1 ago: those a
+-- replica that died left behind, of users who opened no stream since
+-- (open_stream deletes a user's own as it counts them).
+WITH old AS (
+    SELECT id FROM stream_leases
+    WHERE lease_until < now() - $1::interval
+    ORDER BY lease_until
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM stream_leases WHERE id = ANY(ARRAY(SELECT id FROM old))
+
 -- name: DeleteOldUsage
 -- Deletes a batch of token usage rows of UTC days more than $1 days before
 -- today. The daily budget reads today's row only.
