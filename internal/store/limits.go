@@ -68,9 +68,15 @@ func rateError(err error, rate tasks.Rate) error {
 }
 
 // OpenStream takes the lease l for a stream of userID, or fails with a
-// *tasks.StreamsError and takes none.
+// *tasks.StreamsError and takes none. Like CloseStream and RenewStreams,
+// it commits without waiting for the disk (commitLazily): a lease is a
+// count, not a record, and one a crash loses, or brings back, is set right
+// within its length.
 func (l *Limits) OpenStream(ctx context.Context, userID string, lease tasks.StreamLease) error {
-	_, err := l.pool.Exec(ctx, stmt.OpenStream, lease.ID, userID, lease.Max, lease.For)
+	b := &pgx.Batch{}
+	commitLazily(b)
+	queueOpenStream(b, userID, lease)
+	err := l.pool.SendBatch(ctx, b).Close()
 	if se := streamsError(err, lease); se != nil {
 		return se
 	}
@@ -79,14 +85,21 @@ func (l *Limits) OpenStream(ctx context.Context, userID string, lease tasks.Stre
 
 // CloseStream deletes the lease id of userID's stream.
 func (l *Limits) CloseStream(ctx context.Context, userID, id string) error {
-	_, err := l.pool.Exec(ctx, stmt.CloseStream, id, userID)
-	return translate(err)
+	return l.lazily(ctx, stmt.CloseStream, id, userID)
 }
 
 // RenewStreams extends the leases ids to d from now, in one statement.
 func (l *Limits) RenewStreams(ctx context.Context, ids []string, d time.Duration) error {
-	_, err := l.pool.Exec(ctx, stmt.RenewStreams, ids, d)
-	return translate(err)
+	return l.lazily(ctx, stmt.RenewStreams, ids, d)
+}
+
+// lazily runs a statement in a transaction that commits without waiting
+// for the disk.
+func (l *Limits) lazily(ctx context.Context, sql string, args ...any) error {
+	b := &pgx.Batch{}
+	commitLazily(b)
+	b.Queue(sql, args...)
+	return translate(l.pool.SendBatch(ctx, b).Close())
 }
 
 // queueOpenStream queues the taking of a streamed turn's lease; see
