@@ -294,16 +294,13 @@ func specFollowAndStop(t *testing.T) {
 	leave()
 	conv, run := number(first, `"conversation_id":`), number(first, "id: ")
 	// The POST's stream stops counting once the server sees its client
-	// gone; then two followers hold the two streams allowed.
-	var fromStart *http.Response
+	// gone and deletes its lease (a follower let in beside it would leave
+	// the next one no room); then two followers hold the two streams
+	// allowed.
 	waitFor(t, "the stream of the client that left to be let go", func() bool {
-		fromStart = get("/conversations/"+conv+"/stream", nil)
-		if fromStart.StatusCode == 429 {
-			fromStart.Body.Close()
-			return false
-		}
-		return true
+		return storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1`, user) == 0
 	})
+	fromStart := get("/conversations/"+conv+"/stream", nil)
 	afterOne := get("/conversations/"+conv+"/stream", http.Header{"Last-Event-ID": {run + "-1"}})
 	if r := get("/conversations/"+conv+"/stream", nil); r.StatusCode != 429 {
 		t.Fatalf("a third follower = %d, want 429", r.StatusCode)
