@@ -127,7 +127,7 @@ func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, 
 		if stream {
 			newOutput = func() turnstream.Output { return turnstream.NewSSE(w, r, log, cfg, problems{log}) }
 		}
-		answerTurn(w, r, engine, hub, cont, newOutput)
+		answerTurn(w, r, engine, hub, cont, newOutput, nil) // its stream's lease is taken
 	})
 }
 

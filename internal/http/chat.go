@@ -50,14 +50,15 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leas
 // client can resume the stream, on any replica, after any event's id.
 func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, leases *streamLeases, req chat.Request,
 	stream bool, newOutput func() turnstream.Output) {
+	var held *turnLease
 	if stream {
 		// The stream's lease is taken with the turn, in the statement that
 		// starts it: a user at the cap is refused before anything is saved.
-		lease, giveBack := leases.forTurn(req.UserID)
-		req.Stream = lease
-		defer heldWhileConnected(r, giveBack)()
+		held = leases.forTurn(r.Context(), req.UserID)
+		req.Stream = held.lease
+		defer held.release()
 	}
-	answerTurn(w, r, engine, hub, &req, newOutput)
+	answerTurn(w, r, engine, hub, &req, newOutput, held)
 }
 
 // admitStream takes the lease of a stream that starts no turn of its own
@@ -88,15 +89,16 @@ func heldWhileConnected(r *http.Request, giveBack func()) (release func()) {
 // and the observer's state, are what a stream holds while it waits on its
 // model: kept small (a turn's frames push a goroutine's stack past a power
 // of two at a few hundred bytes more).
-func answerTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, newOutput func() turnstream.Output) {
+func answerTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, newOutput func() turnstream.Output,
+	held *turnLease) {
 	ctx, turn := hub.Begin(r.Context())
 	defer turn.End(internalErrorEvent) // if the turn panicked; else a no-op
 	req.Log = runLog{turn}
-	t := &answering{turn: turn, out: newOutput(), info: infoFrom(r.Context()), userID: req.UserID}
+	t := &answering{turn: turn, out: newOutput(), info: infoFrom(r.Context()), userID: req.UserID, held: held}
 	defer t.out.Close()
 	outcome, err := engine.Run(ctx, *req, t.observe)
 	var running *tasks.InProgressError
-	if errors.As(err, &running) && followRetry(w, r, engine, hub, req, t.out, running.Turn) {
+	if errors.As(err, &running) && followRetry(w, r, engine, hub, req, t.out, running.Turn, held) {
 		return
 	}
 	t.answer(w, outcome, err)
@@ -110,6 +112,7 @@ type answering struct {
 	info   *requestInfo
 	userID string
 	id     turnstream.EventID
+	held   *turnLease // the stream's lease, if the front took one for the turn
 }
 
 // observe adds an event to the turn's run and tells the output.
@@ -117,6 +120,7 @@ func (t *answering) observe(e chat.Event) {
 	if e.Kind == chat.EventStarted {
 		t.info.conversationID = e.ConversationID // for the access log
 		t.turn.Started(t.userID, e.RunID)
+		t.held.started()
 	}
 	t.id = turnstream.EventID{Run: t.turn.RunID(), Seq: t.turn.Add(turnstream.EncodeEvent(e))}
 	t.out.Event(t.id, e)

@@ -82,7 +82,7 @@ func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, le
 			writeError(w, r, log, err)
 			return
 		}
-		answerTurn(w, r, engine, hub, cont, newOutput)
+		answerTurn(w, r, engine, hub, cont, newOutput, nil) // its stream's lease is taken
 	})
 }
 

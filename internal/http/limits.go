@@ -46,11 +46,52 @@ func newStreamLeases(store tasks.StreamLeases, maxStreams int, log *slog.Logger)
 }
 
 // forTurn returns a new lease for a streamed turn to take as it starts
-// (chat.Request.Stream), counted and renewed here from now on, and the
-// func that gives it back.
-func (l *streamLeases) forTurn(userID string) (*tasks.StreamLease, func()) {
+// (chat.Request.Stream), counted and renewed here from now on; client is
+// the context of the request the turn answers.
+func (l *streamLeases) forTurn(client context.Context, userID string) *turnLease {
 	lease := l.add()
-	return lease, func() { l.close(userID, lease.ID) }
+	return &turnLease{leases: l, client: client, userID: userID, lease: lease,
+		giveBack: sync.OnceFunc(func() { l.close(userID, lease.ID) })}
+}
+
+// turnLease is a streamed turn's lease as its handler holds it. It is
+// given back when the handler returns, or, once the turn has started, as
+// soon as the client leaves: given back before the batch that starts the
+// turn has stored it, it would be deleted before it was there, and count
+// against its user until it ran out.
+type turnLease struct {
+	leases   *streamLeases
+	client   context.Context
+	userID   string
+	lease    *tasks.StreamLease
+	giveBack func()
+	stop     func() bool // ends the watch on the client, once started
+}
+
+// started gives the lease back as soon as the client leaves (at once if
+// it has left): the turn, started, has taken it. A nil lease is none.
+func (h *turnLease) started() {
+	if h != nil && h.stop == nil {
+		h.stop = context.AfterFunc(h.client, h.giveBack)
+	}
+}
+
+// take takes the lease in a statement of its own, for a stream that
+// follows the turn of an earlier request (a keyed retry's) instead of
+// starting one. A nil lease is none to take.
+func (h *turnLease) take(ctx context.Context) error {
+	if h == nil {
+		return nil
+	}
+	return h.leases.store.OpenStream(ctx, h.userID, *h.lease)
+}
+
+// release gives the lease back, once.
+func (h *turnLease) release() {
+	if h.stop != nil {
+		h.stop()
+	}
+	h.giveBack()
 }
 
 // openStream takes a lease for a stream that starts no turn (a follower's,

@@ -268,3 +268,119 @@ func TestStreamLeasesAreRenewedWhileOpen(t *testing.T) {
 		t.Fatal("renewOnce renewed with no stream open")
 	}
 }
+
+// A keyed retry's stream, which follows its running turn, is a stream like
+// any other: it counts against MAX_STREAMS_PER_USER.
+func TestAKeyedRetryStreamCountsAgainstTheCap(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	waiting := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+		onText("Working on it")
+		<-ctx.Done()
+		return agent.Response{Text: "Working on it"}, ctx.Err()
+	})
+	s := mustServerOn(t, pool, waiting, func(c *serverConfig) { c.api.MaxStreams = 1 })
+	user := storetest.UserID(t)
+	key := keyed("cap-" + user)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := s.stream(t, ctx, user, chatBody(0, "hello"), key)
+	defer first.Body.Close()
+	var conv int64
+	waitFor(t, "the first turn to start", func() bool {
+		conv, _ = mustLastTurn(t, user)
+		return conv != 0
+	})
+	opened := 0
+	for range 3 {
+		r := s.stream(t, ctx, user, chatBody(0, "hello"), key)
+		defer r.Body.Close()
+		if r.StatusCode == http.StatusOK {
+			opened++
+		}
+	}
+	leases := storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1`, user)
+	if opened > 0 {
+		t.Errorf("with one stream allowed and one open, %d keyed retries streamed (leases stored: %d)", opened, leases)
+	}
+	s.stop(t, user, conv)
+}
+
+// blockedStart holds StartTurn until proceed is closed, after telling entered.
+type blockedStart struct {
+	tasks.TurnStore
+	entered, proceed chan struct{}
+}
+
+func (b blockedStart) StartTurn(ctx context.Context, s tasks.TurnStart) (tasks.Turn, error) {
+	select {
+	case <-b.entered:
+	default:
+		close(b.entered)
+		<-b.proceed
+	}
+	return b.TurnStore.StartTurn(ctx, s)
+}
+
+// closeSignal tells closed each time a lease is given back.
+type closeSignal struct {
+	tasks.StreamLeases
+	closed chan struct{}
+}
+
+func (c closeSignal) CloseStream(ctx context.Context, userID, id string) error {
+	err := c.StreamLeases.CloseStream(ctx, userID, id)
+	c.closed <- struct{}{}
+	return err
+}
+
+// A client that leaves while its turn is still starting leaves no lease
+// behind once the turn has started.
+func TestAClientThatLeavesAsItsTurnStartsLeavesNoLease(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	entered, proceed, closed := make(chan struct{}), make(chan struct{}), make(chan struct{}, 4)
+	s := mustServerOn(t, pool, offline.New(), func(c *serverConfig) {
+		c.api.MaxStreams = 1
+		c.api.Streams = closeSignal{store.NewLimits(pool), closed}
+		c.wrapTurns = func(ts tasks.TurnStore) tasks.TurnStore { return blockedStart{ts, entered, proceed} }
+	})
+	user := storetest.UserID(t)
+	ctx, leave := context.WithCancel(context.Background())
+	go func() {
+		if r, err := s.Client().Do(mustStreamRequest(t, ctx, s, user)); err == nil {
+			r.Body.Close()
+		}
+	}()
+	<-entered
+	leave()
+	// Before the fix the lease is given back here, before the turn took
+	// it; after it, nothing is given back until the turn has started: an
+	// event that may not come, so the wait is bounded.
+	select {
+	case <-closed:
+	case <-time.After(time.Second):
+	}
+	close(proceed)
+	waitFor(t, "the turn to be answered", func() bool {
+		return storetest.Count(t, `SELECT count(*) FROM messages WHERE user_id = $1 AND role = 'assistant'`, user) == 1
+	})
+	if n := storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1 AND lease_until > now()`, user); n != 0 {
+		t.Errorf("%d leases left after the client left and its turn ended: the user is refused a stream until it runs out", n)
+	}
+	if r := s.stream(t, context.Background(), user, chatBody(0, "Add a task to buy eggs"), nil); r.StatusCode != http.StatusOK {
+		t.Errorf("the user's next stream = %d", r.StatusCode)
+	}
+}
+
+func mustStreamRequest(tb testing.TB, ctx context.Context, s *testServer, user string) *http.Request {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(ctx, "POST", s.URL+"/api/"+user+"/chat", strings.NewReader(chatBody(0, "Add a task to buy milk")))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+mustToken(tb, user))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	return req
+}

@@ -145,13 +145,20 @@ func handleConversationStop(log *slog.Logger, hub *runs.Hub) http.Handler {
 // would. A turn that ended in the meantime is replayed at once. It reports
 // false, having written nothing, when the key's turn is not the
 // conversation's latest; the retry then hears request_in_progress.
-func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, out turnstream.Output, turn tasks.TurnRef) bool {
+func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, out turnstream.Output, turn tasks.TurnRef,
+	held *turnLease) bool {
 	run, err := hub.Latest(r.Context(), req.UserID, turn.ConversationID)
 	if err != nil || run.TurnID != turn.TurnID {
 		return false
 	}
 	if run.Running() {
 		if stream, ok := out.(resumable); ok {
+			// The retry started no turn, so took no lease: its stream takes
+			// one now, as a follower's does.
+			if err := held.take(r.Context()); err != nil {
+				writeProblem(w, toAPIError(err))
+				return true
+			}
 			followRetryStream(w, r, hub, req.UserID, run, out, stream.Base())
 			return true
 		}
