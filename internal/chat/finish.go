@@ -21,8 +21,9 @@ func (e *Engine) finish(ctx context.Context, req Request, turn *tasks.Turn, res 
 
 // store stores what the turn did. A turn that produced anything — text or
 // tool calls — is stored, marked interrupted when it did not complete; one
-// that produced nothing only releases its claim: a regenerated reply that
-// failed before it said or did anything new leaves the old one in place. Either way the tokens its
+// that produced nothing only releases its claim. A regenerated reply that
+// did not complete and changed nothing new is not stored either: the old
+// one stays in place, rather than a fragment of its replacement. Either way the tokens its
 // model used count towards the user's day. A failure after tools changed
 // tasks is a *PartialError, so the client hears what was done. The client
 // is shown a placeholder's resolution in its place (shownCalls); the
@@ -40,8 +41,8 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 	}
 	out.ToolCalls = shownCalls(calls)
 	used := usageOf(res.Usage)
-	nothing := len(res.Calls) == 0 || req.Regenerate && len(res.Calls) == len(turn.Earlier)
-	if runErr != nil && res.Reply == "" && nothing {
+	keepOld := req.Regenerate && len(res.Calls) == len(turn.Earlier)
+	if runErr != nil && (res.Reply == "" && len(res.Calls) == 0 || keepOld) {
 		if stopped {
 			return out, e.abandonStopped(ctx, req, turn, used, out)
 		}

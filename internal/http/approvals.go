@@ -105,9 +105,10 @@ func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, 
 		}
 		// The limits come first: a decision they refuse is not made.
 		stream := wantsStream(r)
+		release := func() {}
 		if stream {
-			release, ok := admitStream(w, r, leases, d.UserID)
-			if !ok {
+			var ok bool
+			if release, ok = admitStream(w, r, leases, d.UserID); !ok {
 				return
 			}
 			defer release()
@@ -125,7 +126,7 @@ func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, 
 		}
 		newOutput := func() turnstream.Output { return &jsonOutput{w: w, r: r, log: log} }
 		if stream {
-			newOutput = func() turnstream.Output { return turnstream.NewSSE(w, r, log, cfg, problems{log}) }
+			newOutput = givingBackAtTheEnd(func() turnstream.Output { return turnstream.NewSSE(w, r, log, cfg, problems{log}) }, release)
 		}
 		answerTurn(w, r, engine, hub, cont, newOutput, nil) // its stream's lease is taken
 	})

@@ -57,8 +57,39 @@ func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub 
 		held = leases.forTurn(r.Context(), req.UserID)
 		req.Stream = held.lease
 		defer held.release()
+		newOutput = givingBackAtTheEnd(newOutput, held.release)
 	}
 	answerTurn(w, r, engine, hub, &req, newOutput, held)
+}
+
+// givingBack is a stream's output that gives back the stream's lease just
+// before it writes its last event (done, or an error): a client that reads
+// the end of one stream and at once opens another finds the lease gone.
+type givingBack struct {
+	resumable
+	release func()
+}
+
+func (o givingBack) Done(id turnstream.EventID, out chat.Outcome) {
+	o.release()
+	o.resumable.Done(id, out)
+}
+
+func (o givingBack) Fail(id turnstream.EventID, err error) {
+	o.release()
+	o.resumable.Fail(id, err)
+}
+
+// givingBackAtTheEnd makes newOutput's streams give back the lease with
+// release before their last event.
+func givingBackAtTheEnd(newOutput func() turnstream.Output, release func()) func() turnstream.Output {
+	return func() turnstream.Output {
+		out := newOutput()
+		if s, ok := out.(resumable); ok {
+			return givingBack{s, release}
+		}
+		return out
+	}
 }
 
 // admitStream takes the lease of a stream that starts no turn of its own

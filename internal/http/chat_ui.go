@@ -77,6 +77,7 @@ func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, le
 			return
 		}
 		defer release()
+		newOutput = givingBackAtTheEnd(newOutput, release)
 		cont, err := decideAll(r, engine, decisions)
 		if err != nil {
 			writeError(w, r, log, err)

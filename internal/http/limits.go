@@ -121,15 +121,25 @@ func (l *streamLeases) add() *tasks.StreamLease {
 	return lease
 }
 
-// close gives a lease back: no longer renewed here, and deleted. A stream
-// that closes has its answer written: the deletion may take its time, and
-// one the database does not answer leaves the lease to run out.
+// close gives a lease back: no longer renewed here, and deleted. It waits
+// for the deletion at most a second (a stream's last event waits on it, so
+// that a client that reads it and opens another stream finds the lease
+// gone); a database slower than that finishes it meanwhile, and one that
+// does not answer leaves the lease to run out.
 func (l *streamLeases) close(userID, id string) {
 	l.forget(id)
-	ctx, cancel := context.WithTimeout(context.Background(), streamLease/3)
-	defer cancel()
-	if err := l.store.CloseStream(ctx, userID, id); err != nil {
-		l.log.Warn("give back a stream's lease", "err", err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), streamLease/3)
+		defer cancel()
+		if err := l.store.CloseStream(ctx, userID, id); err != nil {
+			l.log.Warn("give back a stream's lease", "err", err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
 	}
 }
 

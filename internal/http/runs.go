@@ -81,19 +81,21 @@ func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, leases *strea
 		return
 	}
 	userID := userFrom(r.Context())
-	release, err := leases.openStream(r.Context(), userID)
+	giveBack, err := leases.openStream(r.Context(), userID)
 	if err != nil {
 		writeProblem(w, toAPIError(err))
 		return
 	}
+	release := heldWhileConnected(r, giveBack)
 	defer release()
 	defer out.Close()
 	s := out.Base()
+	end := givingBack{out, release} // its last event, or its failure
 	s.Open()
 	seen := after
 	err = hub.Follow(r.Context(), userID, run.ID, 0, func(ev tasks.RunEvent) (bool, error) {
 		s.Mute(ev.Seq <= after)
-		last, err := turnstream.Replay(out, turnstream.EventID{Run: run.ID, Seq: ev.Seq}, ev.Data)
+		last, err := turnstream.Replay(end, turnstream.EventID{Run: run.ID, Seq: ev.Seq}, ev.Data)
 		s.Mute(false)
 		seen = max(seen, ev.Seq)
 		if err == nil && !last && s.Gone() {
@@ -105,13 +107,13 @@ func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, leases *strea
 	switch {
 	case err == nil:
 	case errors.Is(err, runs.ErrCutShort):
-		out.Fail(next, apiErr(codeUnavailable, "The reply was cut short: the server writing it stopped. What it had done is saved; reload the conversation, and send your message again if it is not answered."))
+		end.Fail(next, apiErr(codeUnavailable, "The reply was cut short: the server writing it stopped. What it had done is saved; reload the conversation, and send your message again if it is not answered."))
 	case errors.Is(err, runs.ErrClosing):
 		s.Abandon() // this replica is shutting down: the client resumes on another
 	case r.Context().Err() != nil, errors.Is(err, errStreamGone):
 		// The client left.
 	default:
-		out.Fail(next, err)
+		end.Fail(next, err)
 	}
 }
 

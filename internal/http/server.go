@@ -26,8 +26,10 @@ type Config struct {
 	// each holds a lease in Streams. (The rate of turns is the engine's:
 	// chat.Config.TurnRate.)
 	MaxStreams int
-	Streams    tasks.StreamLeases
-	Stream     StreamConfig
+	// Streams keeps the leases of every replica's open streams
+	// (store.Limits), which MaxStreams counts.
+	Streams tasks.StreamLeases
+	Stream  StreamConfig
 	// WriteTimeout is how long any answer but a stream may take to reach
 	// its client, from its first byte (see writeDeadline).
 	WriteTimeout time.Duration

@@ -8,9 +8,13 @@
 -- it and its last turn is the one asked for: its message is $5 (unless
 -- NULL), its id $6 (unless 0), and at most its reply follows it. It
 -- returns the conversation, whether it claimed it and whether its last
--- turn is the one asked for, all as of one moment: a conversation whose
--- turn was still writing when the claim was tried reads busy, not moved
--- on, even if that turn has let it go since. No row: no such conversation.
+-- turn is the one asked for, as of the statement's snapshot: a
+-- conversation whose turn was still writing when the claim was tried reads
+-- busy, not moved on, even if that turn has let it go since. (A claim that
+-- waits for a committing turn's row lock checks the row again as that turn
+-- left it; its last turn is still read as of the snapshot, which at worst
+-- claims a turn that is still the last, or reads busy.) No row: no such
+-- conversation.
 WITH last AS (
     SELECT EXISTS (
         SELECT 1 FROM messages u
