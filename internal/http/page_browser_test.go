@@ -477,7 +477,8 @@ func TestPageInBrowser(t *testing.T) {
 		if v := js[string](b, `document.getElementById('message').value`); v != "" {
 			t.Errorf("after Enter sent the message the box holds %q", v)
 		}
-		b.waitJS("the tool call", lastReply+`.querySelector('.tool.ok')?.textContent.match(/^add_taskAdded task [0-9]+: Buy groceries$/)`)
+		// The chip names what the call touched; the reply says what became of it.
+		b.waitJS("the tool call", lastReply+`.querySelector('.tool.ok')?.textContent.match(/^add_task#[0-9]+ Buy groceries$/)`)
 		b.waitJS("the task in the panel", taskTitles+`.join() === 'Buy groceries'`)
 		task := js[string](b, `document.querySelector('#task-list .task').dataset.id`)
 		added := "Added task " + task + ": Buy groceries."

@@ -16,6 +16,7 @@ import {
   ApiError, Client, clearSession, devLoginEnabled, devSignIn, explain, loadSession, retryable, saveSession, sessionFrom,
 } from "./api.js";
 import { Reply, describeChange, el, storedReply, userItem } from "./thread.js";
+import { changes } from "./tools.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -429,7 +430,11 @@ async function runTurn(req) {
 function show(reply, name, data) {
   if (name === "delta") reply.append(data.text);
   else if (name === "tool_call") reply.call(data.id, data.tool, data.arguments);
-  else if (name === "tool_result") reply.result(data.id, data.tool, data.result, data.is_error);
+  else if (name === "tool_result") {
+    reply.result(data.id, data.tool, data.result, data.is_error);
+    // The panel shows a change as the tool makes it, not once the turn ends.
+    if (!data.is_error && changes(data.result) && state.session) loadTasks();
+  }
   else if (name === "approval_required") offer(reply, data);
   else if (name === "done") {
     reply.finish(data);

@@ -1,0 +1,144 @@
+package http
+
+// The page as a newcomer meets it, in a real browser: a model's Markdown
+// shown as formatted text (and never as HTML), and a tool's change in the
+// task panel while the turn still runs.
+
+import (
+	"context"
+	"crypto/rand"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
+	"github.com/taskchat/taskchat/internal/agent/offline"
+)
+
+// markdownReply is a reply as a real model writes it, with a trap in each
+// place a renderer that inserts HTML would fall in.
+const markdownReply = "Here is your list:\n" +
+	"- [ ] #2 Pay bills\n" +
+	"- [x] #1 Buy **milk**\n" +
+	"\n" +
+	"Use `list_tasks` or *ask* me. See [the docs](https://example.com/docs?a=1&b=2) or [this](javascript:alert(1)).\n" +
+	"<img src=x onerror=alert(1)>\n" +
+	"\n" +
+	"```sh\n" +
+	"echo \"<b>hi</b>\"\n" +
+	"```\n"
+
+// markdownShown is an expression that is true when the last reply shows
+// markdownReply as formatted text.
+const markdownShown = `(() => {
+	const text = ` + lastReply + `?.querySelector('.text');
+	if (!text) return false;
+	const items = [...text.querySelectorAll('ul > li.md-task')];
+	const boxes = items.map(li => li.querySelector('input[type=checkbox]'));
+	const links = [...text.querySelectorAll('a')];
+	return text.querySelector('p')?.textContent === 'Here is your list:' &&
+		items.length === 2 && items[0].textContent === '#2 Pay bills' && items[1].textContent === '#1 Buy milk' &&
+		boxes.every(b => b && b.disabled) && !boxes[0].checked && boxes[1].checked &&
+		items[1].querySelector('strong')?.textContent === 'milk' &&
+		text.querySelector('p > code')?.textContent === 'list_tasks' &&
+		text.querySelector('em')?.textContent === 'ask' &&
+		links.length === 1 && links[0].href === 'https://example.com/docs?a=1&b=2' && links[0].textContent === 'the docs' &&
+		links[0].target === '_blank' && links[0].rel === 'noopener noreferrer' &&
+		text.textContent.includes('[this](javascript:alert(1))') &&
+		text.textContent.includes('<img src=x onerror=alert(1)>') &&
+		text.querySelector('pre > code')?.textContent === 'echo "<b>hi</b>"';
+})()`
+
+// nothingFromText is an expression counting the elements that text could
+// have made, had it been inserted as HTML.
+const nothingFromText = `document.querySelectorAll('#app img, #app script, #app b, #app [onerror], #app a[href^="javascript"]').length === 0`
+
+func TestPageNewcomerInBrowser(t *testing.T) {
+	t.Parallel()
+	browser := mustBrowser(t)
+	run := strings.ToLower(rand.Text()[:8])
+	user := func(name string) string { return "newcomer-" + name + "-" + run }
+
+	t.Run("a reply's Markdown is shown formatted, streamed and stored, and nothing in it runs", func(t *testing.T) {
+		t.Parallel()
+		model := agenttest.ModelFunc(func(_ context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+			// In small pieces, as a model streams: a half-written fence or
+			// link is drawn as it stands, and again as it ends.
+			for rest := markdownReply; rest != ""; {
+				n := min(len(rest), 7)
+				onText(rest[:n])
+				rest = rest[n:]
+			}
+			return agent.Response{Text: markdownReply}, nil
+		})
+		s := mustServer(t, model)
+		b := openTab(t, browser, s.URL+"/", 1280, 800)
+		b.signInWithToken(user("md"))
+		b.send("What is on my list?")
+		b.waitJS("the reply formatted", markdownShown)
+		b.find("link", "the docs")
+		if !b.absent("link", "this") {
+			t.Error("the javascript: link is a link")
+		}
+		if !js[bool](b, nothingFromText) {
+			t.Error("the reply's text made elements")
+		}
+
+		b.do(chromedp.Reload())
+		b.waitJS("the stored reply formatted", markdownShown)
+		if !js[bool](b, nothingFromText) {
+			t.Error("the stored reply's text made elements")
+		}
+		b.do(chromedp.Sleep(200 * time.Millisecond)) // an onerror would have fired by now
+	})
+
+	t.Run("a tool's chip names what it touched, and the reply alone says what became of it", func(t *testing.T) {
+		t.Parallel()
+		s := mustServer(t, offline.New())
+		b := openTab(t, browser, s.URL+"/", 1280, 800)
+		b.signInWithToken(user("chip"))
+		b.send("Add a task to buy groceries")
+		b.waitJS("the reply", lastReplyTxt+`.match(/^Added task [0-9]+: Buy groceries[.]$/)`)
+		chip := js[string](b, lastReply+`.querySelector('.tool.ok .tool-what').textContent`)
+		reply := js[string](b, lastReplyTxt)
+		if !strings.HasPrefix(chip, "#") || !strings.HasSuffix(chip, " Buy groceries") || strings.Contains(reply, chip) {
+			t.Errorf("the chip says %q above the reply %q: want the task it touched, which the reply does not say the same way", chip, reply)
+		}
+	})
+
+	t.Run("the task panel shows a tool's change while the turn still runs", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		var once sync.Once
+		t.Cleanup(func() { once.Do(func() { close(release) }) })
+		var calls atomic.Int32
+		model := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+			if calls.Add(1) == 1 {
+				return agent.Response{ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "add_task", Arguments: `{"title":"Buy milk"}`}}}, nil
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return agent.Response{}, ctx.Err()
+			}
+			onText("Added it.")
+			return agent.Response{Text: "Added it."}, nil
+		})
+		s := mustServer(t, model)
+		b := openTab(t, browser, s.URL+"/", 1280, 800)
+		b.signInWithToken(user("panel"))
+		b.send("Add a task to buy milk")
+		b.waitJS("the task in the panel", taskTitles+`.join() === 'Buy milk'`)
+		if b.absent("button", "Stop") || calls.Load() != 2 {
+			t.Fatalf("the panel showed the task after the turn (Stop offered: %v, model calls: %d)", !b.absent("button", "Stop"), calls.Load())
+		}
+		once.Do(func() { close(release) })
+		b.waitJS("the reply", lastReplyTxt+` === 'Added it.'`)
+		b.find("button", "Send")
+	})
+}
