@@ -1,18 +1,21 @@
 package http
 
 // The page as a newcomer meets it, in a real browser: a model's Markdown
-// shown as formatted text (and never as HTML), and a tool's change in the
-// task panel while the turn still runs.
+// shown as formatted text (and never as HTML), a tool's change in the task
+// panel while the turn still runs, and a page load that asks nothing
+// that fails.
 
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/taskchat/taskchat/internal/agent"
@@ -63,6 +66,7 @@ func TestPageNewcomerInBrowser(t *testing.T) {
 	browser := mustBrowser(t)
 	run := strings.ToLower(rand.Text()[:8])
 	user := func(name string) string { return "newcomer-" + name + "-" + run }
+	devLogin := func(c *serverConfig) { c.api.DevLogin = DevLogin{Enabled: true, TTL: time.Hour} }
 
 	t.Run("a reply's Markdown is shown formatted, streamed and stored, and nothing in it runs", func(t *testing.T) {
 		t.Parallel()
@@ -141,4 +145,100 @@ func TestPageNewcomerInBrowser(t *testing.T) {
 		b.waitJS("the reply", lastReplyTxt+` === 'Added it.'`)
 		b.find("button", "Send")
 	})
+
+	for _, dev := range []bool{true, false} {
+		t.Run(fmt.Sprintf("loading the page and signing in asks nothing that fails (DEV_LOGIN %v)", dev), func(t *testing.T) {
+			t.Parallel()
+			var adjust []func(*serverConfig)
+			name := user(fmt.Sprint("load-", dev))
+			if dev {
+				adjust = append(adjust, devLogin)
+			}
+			s := mustServer(t, offline.New(), adjust...)
+			b := openTab(t, browser, "about:blank", 1280, 800)
+			failed := failedRequests(b)
+			devAsked := countRequests(b, "POST", "/auth/dev/token")
+			b.do(chromedp.Navigate(s.URL + "/"))
+			if dev {
+				b.typeInto("User name", name)
+				if n := devAsked.Load(); n != 0 {
+					t.Errorf("the page asked the development login %d times before anyone signed in", n)
+				}
+				b.click("button", "Sign in")
+				b.find("textbox", "Message")
+			} else {
+				b.find("textbox", "Token")
+				if !b.absent("textbox", "User name") {
+					t.Error("the page offers to sign in by name although DEV_LOGIN is off")
+				}
+				b.signInWithToken(name)
+			}
+			b.waitJS("the panels loaded", `!document.getElementById('tasks-empty').hidden && !document.getElementById('conversations-empty').hidden`)
+			b.send("Show me all my tasks")
+			b.waitJS("the reply", lastReplyTxt+` !== '' && !document.getElementById('send').hidden`)
+			b.do(chromedp.Reload())
+			b.waitJS("the thread after a reload", `document.querySelectorAll('#thread .msg').length === 2`)
+			if got := failed(); len(got) > 0 {
+				t.Errorf("requests failed:\n%s", strings.Join(got, "\n"))
+			}
+		})
+	}
+}
+
+// failedRequests records the tab's requests that fail from now on: an
+// answer of 400 or more, or no answer. A request the page itself cancels
+// (a stream it leaves) is not a failure.
+func failedRequests(b *tab) func() []string {
+	var mu sync.Mutex
+	urls := map[network.RequestID]string{}
+	why := map[network.RequestID]string{}
+	var order []network.RequestID
+	fail := func(id network.RequestID, reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		why[id] = reason
+		order = append(order, id)
+	}
+	sent := chromedp.Events(b.ctx, network.RequestWillBeSent)
+	answered := chromedp.Events(b.ctx, network.ResponseReceived)
+	lost := chromedp.Events(b.ctx, network.LoadingFailed)
+	go func() {
+		for ev, err := range sent {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			urls[ev.RequestID] = ev.Request.Method + " " + ev.Request.URL
+			mu.Unlock()
+		}
+	}()
+	go func() {
+		for ev, err := range answered {
+			if err != nil {
+				return
+			}
+			if ev.Response.Status >= 400 {
+				fail(ev.RequestID, fmt.Sprint(ev.Response.Status))
+			}
+		}
+	}()
+	go func() {
+		for ev, err := range lost {
+			if err != nil {
+				return
+			}
+			if !ev.Canceled {
+				fail(ev.RequestID, ev.ErrorText)
+			}
+		}
+	}()
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var failed []string
+		for _, id := range order {
+			failed = append(failed, urls[id]+": "+why[id])
+		}
+		return failed
+	}
 }

@@ -89,14 +89,11 @@ function wire() {
 
 // Signing in and out.
 
-async function showSignIn(message) {
+function showSignIn(message) {
   for (const id of ["app", "who", "views", "dev-form", "token-details"]) $(id).hidden = true;
   $("signin").hidden = false;
-  $("signin-checking").hidden = false;
   $("signin-error").textContent = message || "";
-  const dev = await devLoginEnabled();
-  if (state.session) return;
-  $("signin-checking").hidden = true;
+  const dev = devLoginEnabled();
   $("dev-form").hidden = !dev;
   const details = $("token-details");
   details.hidden = false;
