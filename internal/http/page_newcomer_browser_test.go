@@ -2,8 +2,8 @@ package http
 
 // The page as a newcomer meets it, in a real browser: a model's Markdown
 // shown as formatted text (and never as HTML), a tool's change in the task
-// panel while the turn still runs, and a page load that asks nothing
-// that fails.
+// panel while the turn still runs, a page load that asks nothing that
+// fails, and a second tab that is signed in.
 
 import (
 	"context"
@@ -183,6 +183,29 @@ func TestPageNewcomerInBrowser(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("a second tab of the same browser is signed in, and signing out there signs out both", func(t *testing.T) {
+		t.Parallel()
+		s := mustServer(t, offline.New())
+		one := openTab(t, browser, s.URL+"/", 1280, 800)
+		one.signInWithToken(user("tabs"))
+		one.send("Add a task to buy groceries")
+		one.waitJS("the reply", lastReplyTxt+`.match(/^Added task [0-9]+: Buy groceries[.]$/)`)
+
+		two := openTabBeside(t, one, s.URL+"/")
+		two.find("textbox", "Message")
+		two.waitJS("the user's name", `document.getElementById('who-name').textContent === `+jsString(user("tabs")))
+		two.waitJS("the task", taskTitles+`.join() === 'Buy groceries'`)
+		two.waitJS("the conversation", convTitles+`.join() === 'Add a task to buy groceries'`)
+
+		two.click("button", "Sign out")
+		two.find("textbox", "Token")
+		one.find("textbox", "Token")
+		one.waitJS("why", `document.getElementById('signin-error').textContent === 'You signed out in another tab.'`)
+		if n := js[int](one, `document.querySelectorAll('#task-list .task, #thread .msg').length`); n != 0 {
+			t.Errorf("the first tab still shows %d tasks and messages after signing out", n)
+		}
+	})
 }
 
 // failedRequests records the tab's requests that fail from now on: an

@@ -13,7 +13,7 @@
 // decision continues the turn, whose new reply replaces the one that asked.
 
 import {
-  ApiError, Client, clearSession, devLoginEnabled, devSignIn, explain, loadSession, retryable, saveSession, sessionFrom,
+  ApiError, Client, clearSession, devLoginEnabled, devSignIn, explain, loadSession, retryable, saveSession, sessionFrom, tokenKey,
 } from "./api.js";
 import { Reply, describeChange, el, storedReply, userItem } from "./thread.js";
 import { changes } from "./tools.js";
@@ -81,6 +81,7 @@ function wire() {
   $("show-tasks").addEventListener("click", () => toggleView("tasks"));
   document.addEventListener("visibilitychange", () => look());
   setInterval(() => look(), lookEvery);
+  window.addEventListener("storage", onStorage);
   window.addEventListener("hashchange", () => {
     const id = conversationInHash();
     if (state.session && id && id !== state.conversationId) openConversation(id);
@@ -156,6 +157,20 @@ function enter(session) {
   const id = conversationInHash();
   if (id) openConversation(id);
   else newChat();
+}
+
+// onStorage follows the session of the browser's other tabs: signing out
+// in one signs out all, and signing in as someone else in one makes every
+// tab theirs.
+function onStorage(event) {
+  if (event.storageArea !== localStorage || (event.key !== tokenKey && event.key !== null)) return;
+  const session = loadSession();
+  if (state.session && session && session.user === state.session.user) {
+    state.session.token = session.token; // a fresh token for the same user
+    return;
+  }
+  if (state.session) signOut(session ? "" : "You signed out in another tab.");
+  if (session) enter(session);
 }
 
 function signOut(message) {

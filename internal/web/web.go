@@ -3,11 +3,11 @@
 // so that nothing is installed or built at run time. internal/http serves
 // it: index.html at GET /, every other file under /app/.
 //
-// The page is one more client of the API. It keeps the token in the tab's
-// sessionStorage, streams turns over fetch, and renders every text from a
-// person or a model with textContent or Text nodes, never as HTML (a
-// reply's Markdown is built node by node, see markdown.js); the server
-// sends a
+// The page is one more client of the API. It keeps the token in the
+// browser's localStorage (every tab is signed in), streams turns over
+// fetch, and renders every text from a person or a model with textContent
+// or Text nodes, never as HTML (a reply's Markdown is built node by node,
+// see markdown.js); the server sends a
 // Content-Security-Policy that allows no inline script or style and no
 // other origin.
 package web
