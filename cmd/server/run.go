@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,12 +26,6 @@ import (
 	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
-const usage = `usage:
-  server [serve]                  run the HTTP service (configuration from the environment)
-  server dev                       run it on this machine: local PostgreSQL, a kept dev secret, DEV_LOGIN on
-  server token [-ttl 24h] USER_ID  print a development token for USER_ID, signed with JWT_SECRET
-  server healthcheck [-url URL]    exit 0 when the service's /healthz answers (for Docker)`
-
 // run is the whole program, with its inputs passed in so tests drive it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cmd := "serve"
@@ -41,19 +33,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
-	case "serve":
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, usage(programName()))
+		return nil
+	case "serve", "dev":
+		if len(args) > 0 {
+			// Neither takes arguments: "dev -h" asks for help, not a server.
+			if isHelpFlag(args[0]) {
+				fmt.Fprintln(stdout, usage(programName()))
+				return nil
+			}
+			return fmt.Errorf("%s takes no arguments, got %q; see %s help", cmd, args, programName())
+		}
+		if cmd == "dev" {
+			return dev(ctx, getenv, stdout, stderr)
+		}
 		return serve(ctx, getenv, stdout, nil)
-	case "dev":
-		return dev(ctx, getenv, stdout, stderr)
 	case "token":
 		return mintToken(args, getenv, stdout, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, args, getenv, stderr)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stdout, usage)
-		return nil
 	}
-	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage(programName()))
+}
+
+func isHelpFlag(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
 }
 
 // serve runs the service until ctx is done, then shuts down gracefully:
@@ -293,14 +298,16 @@ func startRuns(cfg config, log *slog.Logger, pool *pgxpool.Pool, closers *[]func
 
 // mintToken prints a development token, so a person with curl can start.
 func mintToken(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("token", stderr)
 	ttl := fs.Duration("ttl", defaultTokenTTL, "how long the token is valid")
 	if err := fs.Parse(args); err != nil {
+		if helpAsked(err) {
+			return nil
+		}
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("token needs exactly one USER_ID\n" + usage)
+		return fmt.Errorf("token needs exactly one USER_ID: %s %s", programName(), synopsis("token"))
 	}
 	secret, err := tokenSecret(getenv, stderr)
 	if err == nil {
@@ -319,14 +326,16 @@ func mintToken(args []string, getenv func(string) string, stdout, stderr io.Writ
 
 // healthcheck asks the service's /healthz; Docker runs it, no shell needed.
 func healthcheck(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("healthcheck", stderr)
 	_, port, _ := net.SplitHostPort(getenv("ADDR"))
 	if port == "" {
 		port = "8080"
 	}
 	target := fs.String("url", "http://127.0.0.1:"+port+"/healthz", "the URL to check")
 	if err := fs.Parse(args); err != nil {
+		if helpAsked(err) {
+			return nil
+		}
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)

@@ -8,9 +8,12 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/taskchat/taskchat/internal/auth"
 )
 
 // pageCSP is the page's Content-Security-Policy: its own scripts, styles
@@ -30,10 +33,19 @@ type pageFile struct {
 // Links from index.html to an asset carry ?v= with the asset's hash, so
 // those URLs can be cached for good; any other URL of an asset is
 // revalidated.
+//
+// devIndex is index.html saying that the development login answers (see
+// devLoginMeta): the page learns it as it loads, without asking the route
+// a request that fails.
 type page struct {
-	index  pageFile
-	assets map[string]pageFile
+	index    pageFile
+	devIndex pageFile
+	assets   map[string]pageFile
 }
+
+// devLoginMeta is how index.html says whether the development login
+// answers this page; the page reads it rather than probing the route.
+const devLoginMeta = `<meta name="taskchat-dev-login" content="off">`
 
 // pageTypes are the content types of the files the page may hold; a file
 // of any other kind is refused when the page is loaded.
@@ -75,7 +87,11 @@ func newPage(fsys fs.FS, index string) (*page, error) {
 	for name, f := range p.assets {
 		html = bytes.ReplaceAll(html, []byte(`"/app/`+name+`"`), []byte(`"/app/`+name+`?v=`+f.version+`"`))
 	}
-	p.index, err = newPageFile(index, html)
+	if p.index, err = newPageFile(index, html); err != nil {
+		return nil, err
+	}
+	on := strings.Replace(devLoginMeta, `"off"`, `"on"`, 1)
+	p.devIndex, err = newPageFile(index, bytes.Replace(html, []byte(devLoginMeta), []byte(on), 1))
 	return p, err
 }
 
@@ -101,11 +117,18 @@ func mustPage(fsys fs.FS, index string) *page {
 
 // handlePageShow serves the page. It is revalidated on every load, so a
 // new release is picked up at once; its assets then come from the cache.
-func handlePageShow(p *page) http.Handler {
+// With the development login on, the page says so when it is addressed
+// as the login would answer it: by a loopback name (see
+// handleDevTokenCreate).
+func handlePageShow(p *page, dev DevLogin) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", pageCSP)
 		h.Set("Cache-Control", "no-cache")
+		if dev.Enabled && auth.AddressedToLoopback(r.Host) {
+			serveFile(w, r, p.devIndex)
+			return
+		}
 		serveFile(w, r, p.index)
 	})
 }

@@ -244,7 +244,7 @@ func TestPageApprovals(t *testing.T) {
 
 		b.clickNode(b.findIn(b.find("group", billsSummary), "button", "Deny"), 1)
 		b.waitJS("the continued turn's reply", offerButtons+` === 0 && `+msgCount+` === 6 && `+
-			lastReply+`.querySelector('.tool.ok')?.textContent.includes('Deleted task `+milk+`')`)
+			lastReply+`.querySelector('.tool.ok')?.textContent === 'delete_task#`+milk+` Buy milk'`)
 		b.waitJS("only the approved call run", taskTitles+`.join() === 'Pay bills'`)
 		if got := titlesOf(t, s, user("cy")); len(got) != 1 || got[0] != "Pay bills" {
 			t.Errorf("after the decisions the tasks are %q, want Pay bills", got)

@@ -87,11 +87,24 @@ type tab struct {
 	chatKeys []string // the Idempotency-Key of each chat request, in order
 }
 
-// openTab opens a fresh tab (its own sessionStorage) at url, at a window
-// width × height.
+// openTab opens a tab at url, at a window width × height, in a browser
+// profile of its own (its own localStorage: no other tab is signed in
+// there).
 func openTab(t *testing.T, browser context.Context, url string, width, height int64) *tab {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser)
+	return newTab(t, browser, url, width, height, chromedp.WithNewBrowserContext())
+}
+
+// openTabBeside opens a second tab at url in the profile of first, as a
+// person does with Ctrl+T: they share localStorage.
+func openTabBeside(t *testing.T, first *tab, url string) *tab {
+	t.Helper()
+	return newTab(t, first.ctx, url, 1280, 800, chromedp.WithExistingBrowserContext(chromedp.FromContext(first.ctx).BrowserContextID))
+}
+
+func newTab(t *testing.T, parent context.Context, url string, width, height int64, opts ...chromedp.ContextOption) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(parent, opts...)
 	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
 	t.Cleanup(func() {
 		cancelTimeout()
@@ -144,7 +157,7 @@ func (b *tab) watch() {
 			if err != nil {
 				return
 			}
-			// Failed requests (the 404 of a DEV_LOGIN probe, a 429) are the page's business.
+			// Failed requests (a 429, a 409) are the page's business; failedRequests watches them.
 			if ev.Entry.Level == cdplog.EntryLevelError && ev.Entry.Source != cdplog.EntrySourceNetwork {
 				note("the browser logged an error (%s): %s", ev.Entry.Source, ev.Entry.Text)
 			}
@@ -477,7 +490,8 @@ func TestPageInBrowser(t *testing.T) {
 		if v := js[string](b, `document.getElementById('message').value`); v != "" {
 			t.Errorf("after Enter sent the message the box holds %q", v)
 		}
-		b.waitJS("the tool call", lastReply+`.querySelector('.tool.ok')?.textContent.match(/^add_taskAdded task [0-9]+: Buy groceries$/)`)
+		// The chip names what the call touched; the reply says what became of it.
+		b.waitJS("the tool call", lastReply+`.querySelector('.tool.ok')?.textContent.match(/^add_task#[0-9]+ Buy groceries$/)`)
 		b.waitJS("the task in the panel", taskTitles+`.join() === 'Buy groceries'`)
 		task := js[string](b, `document.querySelector('#task-list .task').dataset.id`)
 		added := "Added task " + task + ": Buy groceries."
@@ -496,7 +510,7 @@ func TestPageInBrowser(t *testing.T) {
 			t.Errorf("the URL is %s: want the conversation in its fragment and no token", url)
 		}
 
-		// A reload keeps the session (the tab's sessionStorage) and the open conversation.
+		// A reload keeps the session (the browser's localStorage) and the open conversation.
 		b.do(chromedp.Reload())
 		b.waitJS("the thread after a reload", `document.querySelectorAll('#thread .msg').length === 2`)
 		b.waitJS("the reply after a reload", lastReplyTxt+` === `+jsString(added))
@@ -533,8 +547,8 @@ func TestPageInBrowser(t *testing.T) {
 		b.waitJS("the user's name", `document.getElementById('who-name').textContent === '`+user("bea")+`'`)
 		b.click("button", "Sign out")
 		b.find("textbox", "Token")
-		if n := js[int](b, `sessionStorage.length`); n != 0 {
-			t.Errorf("sessionStorage holds %d items after signing out", n)
+		if n := js[int](b, `localStorage.length + sessionStorage.length`); n != 0 {
+			t.Errorf("the browser's storage holds %d items after signing out", n)
 		}
 	})
 

@@ -1,11 +1,13 @@
 package http
 
 import (
+	"bytes"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/agent/offline"
 	"github.com/taskchat/taskchat/internal/web"
@@ -114,7 +116,7 @@ func TestPageServed(t *testing.T) {
 	})
 
 	t.Run("every module the page imports is served", func(t *testing.T) {
-		for _, name := range []string{"app.js", "api.js", "thread.js", "tools.js"} {
+		for _, name := range []string{"app.js", "api.js", "markdown.js", "thread.js", "tools.js"} {
 			body := get(t, "/app/"+name, nil).body
 			for _, m := range regexp.MustCompile(`from "\./([a-z]+\.js)"`).FindAllStringSubmatch(string(body), -1) {
 				if r := s.do(t, call{method: "GET", path: "/app/" + m[1]}); r.status != 200 {
@@ -125,6 +127,36 @@ func TestPageServed(t *testing.T) {
 	})
 }
 
+// The page learns whether the development login answers from the page
+// itself, so that loading it asks no route that fails: the login is said
+// on only where it is on, and only to a page addressed as it answers.
+func TestPageSaysWhetherTheDevLoginAnswers(t *testing.T) {
+	t.Parallel()
+	off := mustServer(t, offline.New())
+	on := mustServer(t, offline.New(), func(c *serverConfig) { c.api.DevLogin = DevLogin{Enabled: true, TTL: time.Hour} })
+	for _, c := range []struct {
+		name string
+		s    *testServer
+		host string
+		want string
+	}{
+		{"off", off, "", `content="off"`},
+		{"on, addressed by a loopback address", on, "", `content="on"`},
+		{"on, addressed as localhost", on, "localhost:8080", `content="on"`},
+		{"on, addressed by another name", on, "app.example:8080", `content="off"`},
+	} {
+		r := c.s.do(t, call{method: "GET", path: "/", host: c.host})
+		meta := regexp.MustCompile(`<meta name="taskchat-dev-login" [^>]*>`).FindString(string(r.body))
+		if r.status != 200 || !strings.Contains(meta, c.want) {
+			t.Errorf("%s: GET / = %d with %q, want %s", c.name, r.status, meta, c.want)
+		}
+	}
+	// The two pages differ, so a cached one is not taken for the other.
+	if a, b := off.do(t, call{method: "GET", path: "/"}).header.Get("ETag"), on.do(t, call{method: "GET", path: "/"}).header.Get("ETag"); a == b {
+		t.Errorf("both pages have the ETag %s", a)
+	}
+}
+
 func TestNewPageRefusesUnknownFiles(t *testing.T) {
 	t.Parallel()
 	if _, err := newPage(fstest.MapFS{"index.html": {Data: []byte("<p>")}, "notes.txt": {}}, "index.html"); err == nil {
@@ -133,7 +165,11 @@ func TestNewPageRefusesUnknownFiles(t *testing.T) {
 	if _, err := newPage(fstest.MapFS{"app.js": {}}, "index.html"); err == nil {
 		t.Error("a page without its index was accepted")
 	}
-	if _, err := newPage(web.Files, web.Index); err != nil {
-		t.Errorf("the embedded page: %v", err)
+	p, err := newPage(web.Files, web.Index)
+	if err != nil {
+		t.Fatalf("the embedded page: %v", err)
+	}
+	if bytes.Equal(p.index.body, p.devIndex.body) {
+		t.Errorf("the embedded page does not hold %s, which says whether the development login answers", devLoginMeta)
 	}
 }

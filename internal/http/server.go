@@ -99,7 +99,7 @@ func addRoutes(r chi.Router, log *slog.Logger, verifier *auth.Verifier, db Pinge
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, db))
 	page := mustPage(web.Files, web.Index)
-	r.Method(http.MethodGet, "/", handlePageShow(page))
+	r.Method(http.MethodGet, "/", handlePageShow(page, dev))
 	r.Method(http.MethodGet, "/app/{file}", handlePageAsset(page))
 	if dev.Enabled {
 		r.Method(http.MethodPost, "/auth/dev/token", handleDevTokenCreate(verifier, dev.TTL))

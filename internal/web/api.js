@@ -1,10 +1,13 @@
-// api.js is how the page talks to taskchat: the session kept in the tab,
+// api.js is how the page talks to taskchat: the session kept in the browser,
 // the API's routes, problem answers turned into plain words, and a chat
 // turn streamed as Server-Sent Events over fetch (EventSource can neither
 // POST nor send the Authorization header).
 // Nothing here touches the page.
 
-const tokenKey = "taskchat.token";
+// tokenKey is where the token is kept, in localStorage: every tab of the
+// browser on this origin is signed in with it, and it stays until signing
+// out or its expiry (see docs/clients.md for what that trades).
+export const tokenKey = "taskchat.token";
 
 // ApiError is a request that failed: status is the HTTP status (0 when the
 // server could not be reached or the stream was cut), problem the RFC 9457
@@ -52,41 +55,33 @@ export function sessionFrom(token) {
   return { token, user: claims.sub };
 }
 
-// loadSession returns the tab's session, or null when there is none (or
-// its token expired).
+// loadSession returns the browser's session, or null when there is none
+// (or its token expired).
 export function loadSession() {
-  const token = sessionStorage.getItem(tokenKey);
+  const token = localStorage.getItem(tokenKey);
   if (!token) return null;
   try {
     return sessionFrom(token);
   } catch {
-    sessionStorage.removeItem(tokenKey);
+    localStorage.removeItem(tokenKey);
     return null;
   }
 }
 
 export function saveSession(session) {
-  sessionStorage.setItem(tokenKey, session.token);
+  if (localStorage.getItem(tokenKey) !== session.token) localStorage.setItem(tokenKey, session.token);
 }
 
 export function clearSession() {
-  sessionStorage.removeItem(tokenKey);
+  localStorage.removeItem(tokenKey);
 }
 
 // devLoginEnabled reports whether the server signs people in by name
-// (DEV_LOGIN): its /auth/dev/token route answers 404 when that is off.
-export async function devLoginEnabled() {
-  try {
-    const resp = await fetch("/auth/dev/token", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ user_id: "" }),
-      cache: "no-store",
-    });
-    return resp.status !== 404;
-  } catch {
-    return false;
-  }
+// (DEV_LOGIN): the page it serves says so in a meta element, so that
+// loading the page asks nothing that fails.
+export function devLoginEnabled() {
+  const meta = document.querySelector('meta[name="taskchat-dev-login"]');
+  return !!meta && meta.content === "on";
 }
 
 // devSignIn gets a development token for name.

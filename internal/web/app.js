@@ -13,9 +13,10 @@
 // decision continues the turn, whose new reply replaces the one that asked.
 
 import {
-  ApiError, Client, clearSession, devLoginEnabled, devSignIn, explain, loadSession, retryable, saveSession, sessionFrom,
+  ApiError, Client, clearSession, devLoginEnabled, devSignIn, explain, loadSession, retryable, saveSession, sessionFrom, tokenKey,
 } from "./api.js";
 import { Reply, describeChange, el, storedReply, userItem } from "./thread.js";
+import { changes } from "./tools.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -80,6 +81,7 @@ function wire() {
   $("show-tasks").addEventListener("click", () => toggleView("tasks"));
   document.addEventListener("visibilitychange", () => look());
   setInterval(() => look(), lookEvery);
+  window.addEventListener("storage", onStorage);
   window.addEventListener("hashchange", () => {
     const id = conversationInHash();
     if (state.session && id && id !== state.conversationId) openConversation(id);
@@ -88,14 +90,11 @@ function wire() {
 
 // Signing in and out.
 
-async function showSignIn(message) {
+function showSignIn(message) {
   for (const id of ["app", "who", "views", "dev-form", "token-details"]) $(id).hidden = true;
   $("signin").hidden = false;
-  $("signin-checking").hidden = false;
   $("signin-error").textContent = message || "";
-  const dev = await devLoginEnabled();
-  if (state.session) return;
-  $("signin-checking").hidden = true;
+  const dev = devLoginEnabled();
   $("dev-form").hidden = !dev;
   const details = $("token-details");
   details.hidden = false;
@@ -158,6 +157,20 @@ function enter(session) {
   const id = conversationInHash();
   if (id) openConversation(id);
   else newChat();
+}
+
+// onStorage follows the session of the browser's other tabs: signing out
+// in one signs out all, and signing in as someone else in one makes every
+// tab theirs.
+function onStorage(event) {
+  if (event.storageArea !== localStorage || (event.key !== tokenKey && event.key !== null)) return;
+  const session = loadSession();
+  if (state.session && session && session.user === state.session.user) {
+    state.session.token = session.token; // a fresh token for the same user
+    return;
+  }
+  if (state.session) signOut(session ? "" : "You signed out in another tab.");
+  if (session) enter(session);
 }
 
 function signOut(message) {
@@ -429,7 +442,11 @@ async function runTurn(req) {
 function show(reply, name, data) {
   if (name === "delta") reply.append(data.text);
   else if (name === "tool_call") reply.call(data.id, data.tool, data.arguments);
-  else if (name === "tool_result") reply.result(data.id, data.tool, data.result, data.is_error);
+  else if (name === "tool_result") {
+    reply.result(data.id, data.tool, data.result, data.is_error);
+    // The panel shows a change as the tool makes it, not once the turn ends.
+    if (!data.is_error && changes(data.result) && state.session) loadTasks();
+  }
   else if (name === "approval_required") offer(reply, data);
   else if (name === "done") {
     reply.finish(data);

@@ -1,8 +1,10 @@
 // thread.js renders a conversation's messages. Every text from a person or
 // a model goes into the page through textContent or a Text node, never as
-// HTML.
+// HTML: a person's message as they typed it, a model's reply as the
+// Markdown subset of markdown.js, built node by node.
 
-import { finished, running, waits } from "./tools.js";
+import { render } from "./markdown.js";
+import { chip, finished, running, waits } from "./tools.js";
 
 // el makes an element with a class and, optionally, its text.
 export function el(tag, className, text) {
@@ -40,6 +42,8 @@ export class Reply {
     this.note = el("p", "note");
     this.note.hidden = true;
     this.calls = new Map();
+    this.raw = ""; // the reply's Markdown, as it has arrived
+    this.drawing = 0; // the timer of a draw to come, or 0
     this.li.append(el("span", "visually-hidden", "taskchat: "), this.tools, this.text, this.approvals, this.note);
   }
 
@@ -74,7 +78,7 @@ export class Reply {
     if (!this.calls.has(id)) this.call(id, tool, {});
     const c = this.calls.get(id);
     c.row.className = isError ? "tool error" : waits(result) ? "tool waiting" : "tool ok";
-    c.what.textContent = finished(c.tool, c.args, result, isError);
+    c.what.textContent = chip(c.tool, c.args, result, isError);
   }
 
   // record shows a finished call, unless it is shown already.
@@ -86,14 +90,29 @@ export class Reply {
 
   append(text) {
     this.arrived();
-    this.text.append(text);
+    this.raw += text;
+    // Deltas that arrive together are drawn once; a long reply is drawn
+    // at most a few times a second, since each draw renders it whole.
+    if (!this.drawing) this.drawing = setTimeout(() => this.draw(), this.raw.length > 20000 ? 250 : 0);
+  }
+
+  // show replaces the reply's text with text, at once.
+  show(text) {
+    this.raw = text;
+    this.draw();
+  }
+
+  draw() {
+    clearTimeout(this.drawing);
+    this.drawing = 0;
+    this.text.replaceChildren(render(this.raw));
   }
 
   // finish shows the turn's result as the server stored it.
   finish(response) {
     this.arrived();
     for (const call of response.tool_calls || []) this.record(call);
-    this.text.textContent = response.response;
+    this.show(response.response);
     if (response.stopped) this.interrupt(stoppedNote);
     else if (response.interrupted) this.interrupt(cutNote);
   }
@@ -116,7 +135,7 @@ export class Reply {
 
   // empty reports whether nothing of the reply has arrived.
   empty() {
-    return this.calls.size === 0 && (this.text.textContent || "") === "";
+    return this.calls.size === 0 && this.raw === "";
   }
 }
 
@@ -162,12 +181,13 @@ function button(text, className, onClick) {
 export function storedReply(m) {
   const reply = new Reply();
   for (const call of m.tool_calls || []) reply.record(call);
-  reply.text.textContent = m.content;
+  reply.show(m.content);
   if (m.interrupted) reply.interrupt(storedNote);
   return reply;
 }
 
-// describeChange is a tool call told as one line, for a list of changes.
+// describeChange is a tool call told as a sentence, for the list of
+// changes under an error, where no reply tells them.
 export function describeChange(call) {
   return finished(call.tool, call.arguments, call.result, call.is_error);
 }

@@ -1,5 +1,12 @@
 // tools.js says in a few words what a tool call is doing or did, from its
 // arguments while it runs and from its result once it answered.
+//
+// A finished call's chip names what the call touched ("#3 Buy groceries",
+// "2 pending tasks"), not what became of it: the reply under it says that
+// in its own words, and a chip that said "Added task 3: Buy groceries"
+// above a reply saying "Added task 3: Buy groceries." said it twice. The
+// sentence (finished) is for where no reply tells it: the changes listed
+// under an error.
 
 const done = {
   created: "Added",
@@ -41,11 +48,30 @@ export function finished(tool, args, result, isError) {
       const status = args && typeof args === "object" ? args.status : "";
       return `Found ${n} ${statusWord(status)}task${n === 1 ? "" : "s"}`;
     }
-    if (done[result.status] && result.task_id !== undefined) {
+    if (changes(result)) {
       return `${done[result.status]} task ${result.task_id}: ${result.title ?? ""}`.trim();
     }
   }
   return "Done";
+}
+
+// chip is what a finished call's chip says after the tool's name.
+export function chip(tool, args, result, isError) {
+  if (isError || waits(result)) return finished(tool, args, result, isError);
+  if (result && typeof result === "object") {
+    if (Array.isArray(result.tasks)) {
+      const n = result.tasks.length;
+      const status = args && typeof args === "object" ? args.status : "";
+      return `${n} ${statusWord(status)}task${n === 1 ? "" : "s"}`;
+    }
+    if (changes(result)) return `#${result.task_id} ${result.title ?? ""}`.trim();
+  }
+  return "done";
+}
+
+// changes reports whether a call's result says that it changed a task.
+export function changes(result) {
+  return !!result && typeof result === "object" && !!done[result.status] && result.task_id !== undefined;
 }
 
 function statusWord(status) {

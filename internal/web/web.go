@@ -3,9 +3,11 @@
 // so that nothing is installed or built at run time. internal/http serves
 // it: index.html at GET /, every other file under /app/.
 //
-// The page is one more client of the API. It keeps the token in the tab's
-// sessionStorage, streams turns over fetch, and renders every text from a
-// person or a model with textContent, never as HTML; the server sends a
+// The page is one more client of the API. It keeps the token in the
+// browser's localStorage (every tab is signed in), streams turns over
+// fetch, and renders every text from a person or a model with textContent
+// or Text nodes, never as HTML (a reply's Markdown is built node by node,
+// see markdown.js); the server sends a
 // Content-Security-Policy that allows no inline script or style and no
 // other origin.
 package web
@@ -14,7 +16,7 @@ import "embed"
 
 // Files holds the page: index.html and the assets it loads.
 //
-//go:embed index.html app.css app.js api.js thread.js tools.js icon.svg
+//go:embed index.html app.css app.js api.js markdown.js thread.js tools.js icon.svg
 var Files embed.FS
 
 // Index is the name of the page itself in Files; every other file is an
