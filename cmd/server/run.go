@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openai"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/cli"
 	"github.com/taskchat/taskchat/internal/gctune"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/mcptools"
@@ -32,15 +34,42 @@ const usage = `usage:
   server [serve]                  run the HTTP service (configuration from the environment)
   server dev                       run it on this machine: local PostgreSQL, a kept dev secret, DEV_LOGIN on
   server token [-ttl 24h] USER_ID  print a development token for USER_ID, signed with JWT_SECRET
-  server healthcheck [-url URL]    exit 0 when the service's /healthz answers (for Docker)`
+  server healthcheck [-url URL]    exit 0 when the service's /healthz answers (for Docker)
 
-// run is the whole program, with its inputs passed in so tests drive it.
+the terminal client (see docs/terminal.md):
+  server login [--url URL] (--user NAME | --token TOKEN)
+                                   keep the server and a token (the dev login's for NAME) in the config directory
+  server run [--json] [--conversation N] PROMPT
+                                   one turn: print its reply (PROMPT may come on stdin)`
+
+// run is the whole program, with its inputs passed in so tests drive it,
+// for commands that read no input.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return runIn(ctx, args, getenv, console{}, stdout, stderr)
+}
+
+// console is the input of the terminal client's commands: what a person
+// types, and each Ctrl-C.
+type console struct {
+	stdin      io.Reader
+	interrupts <-chan os.Signal
+}
+
+// runIn is run with the console's input. Ctrl-C ends a command, except
+// chat, which takes it to stop the reply it is writing.
+func runIn(ctx context.Context, args []string, getenv func(string) string, con console, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
 	}
+	client := cli.Env{Name: "taskchat", Getenv: getenv, Stdin: con.stdin, Stdout: stdout, Stderr: stderr}
+	ctx, cancel := cancelOn(ctx, con.interrupts)
+	defer cancel()
 	switch cmd {
+	case "run":
+		return cli.Run(ctx, args, client)
+	case "login":
+		return cli.Login(ctx, args, client)
 	case "serve":
 		return serve(ctx, getenv, stdout, nil)
 	case "dev":
@@ -54,6 +83,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+// cancelOn is ctx, cancelled at the first signal of signals.
+func cancelOn(ctx context.Context, signals <-chan os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if signals != nil {
+		go func() {
+			select {
+			case <-signals:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // serve runs the service until ctx is done, then shuts down gracefully:
