@@ -40,7 +40,8 @@ the terminal client (see docs/terminal.md):
   server login [--url URL] (--user NAME | --token TOKEN)
                                    keep the server and a token (the dev login's for NAME) in the config directory
   server run [--json] [--conversation N] PROMPT
-                                   one turn: print its reply (PROMPT may come on stdin)`
+                                   one turn: print its reply (PROMPT may come on stdin)
+  server chat [--continue]         a conversation; Ctrl-C stops a reply, /help lists the commands`
 
 // run is the whole program, with its inputs passed in so tests drive it,
 // for commands that read no input.
@@ -63,6 +64,10 @@ func runIn(ctx context.Context, args []string, getenv func(string) string, con c
 		cmd, args = args[0], args[1:]
 	}
 	client := cli.Env{Name: "taskchat", Getenv: getenv, Stdin: con.stdin, Stdout: stdout, Stderr: stderr}
+	if cmd == "chat" {
+		client.Interrupts = con.interrupts
+		return cli.Chat(ctx, args, client)
+	}
 	ctx, cancel := cancelOn(ctx, con.interrupts)
 	defer cancel()
 	switch cmd {

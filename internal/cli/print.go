@@ -42,6 +42,18 @@ func (p *printer) line(s string) {
 	p.col0 = true
 }
 
+// prompt writes a prompt, which leaves the line open for the answer.
+func (p *printer) prompt(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.col0 {
+		io.WriteString(p.w, "\n")
+	}
+	io.WriteString(p.w, s)
+	// The person's answer, echoed by the terminal, ends the line.
+	p.col0 = true
+}
+
 // endLine ends the open line, if any.
 func (p *printer) endLine() {
 	p.mu.Lock()
