@@ -122,10 +122,14 @@ func fakeModel(tb testing.TB) *openaitest.Server {
 		switch {
 		case last["role"] == "tool" && strings.Contains(content, "awaiting_approval"):
 			return openaitest.Step{Text: "I'll delete task 2 once you approve."}
+		case last["role"] == "tool" && strings.Contains(content, "declined"):
+			return openaitest.Step{Text: "Kept it."}
 		case last["role"] == "tool":
 			return openaitest.Step{Text: "Deleted task 2: Buy milk."}
 		case strings.Contains(content, "count"):
 			return openaitest.Step{Text: "Counting: one \u202e two ", Pause: hold, Rest: "three."}
+		case strings.Contains(content, "remove"):
+			return openaitest.Step{Calls: []agent.ToolCall{{ID: "call_1", Name: "delete_task", Arguments: `{"task_id":1}`}}}
 		case strings.Contains(content, "delete"):
 			return openaitest.Step{Calls: []agent.ToolCall{{ID: "call_1", Name: "delete_task", Arguments: `{"task_id":2}`}}}
 		}
@@ -189,10 +193,23 @@ func TestChatInATerminal(t *testing.T) {
 		t.Fatalf("a control character from the server reached the terminal:\n%q", out)
 	}
 
-	// --continue reopens the conversation; Ctrl-C twice at the prompt leaves.
+	// A call that run left waiting is named on stderr; chat --continue
+	// reopens the conversation and asks about it.
+	_, stderr, err := client(t, vars, "", "run", "--conversation", jsonNumber(conv), "remove the first task")
+	summary := `Delete task 1, Pwn \x1b]0;owned\x07 \x1b[2J here`
+	if err != nil || !strings.Contains(stderr, "waiting for your approval: "+summary) {
+		t.Fatalf("run = %v, stderr %q", err, stderr)
+	}
 	term = startInTerminal(t, vars, "chat", "--continue")
 	term.expect(fmt.Sprintf("Conversation %d: count to three slowly", conv))
+	term.expect(summary + "? [y/N] ")
+	term.typ("n\n")
+	term.expect("Kept it.")
 	term.expect("> ")
+	if n := storetest.Count(t, `SELECT count(*) FROM tasks WHERE user_id = $1`, user); n != 1 {
+		t.Fatalf("%d tasks left; the declined deletion should leave 1", n)
+	}
+	// Ctrl-C twice at the prompt leaves.
 	term.typ("/list\n")
 	term.expect(fmt.Sprintf("* %4d  count to three slowly", conv))
 	term.expect("> ")

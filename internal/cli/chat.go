@@ -43,7 +43,23 @@ func Chat(ctx context.Context, args []string, env Env) error {
 		}
 	}
 	s.out.line(fmt.Sprintf("taskchat at %s as %s. /help lists the commands; Ctrl-D leaves.", Line(c.URL), Line(c.User)))
+	if err := s.askWaiting(ctx); err != nil {
+		s.out.line("error: " + env.explain(c, err).Error())
+	}
 	return s.loop(ctx)
+}
+
+// askWaiting asks about the calls of the open conversation that wait for
+// approval, such as those a `run` left.
+func (s *session) askWaiting(ctx context.Context) error {
+	if s.conv == 0 {
+		return nil
+	}
+	waiting, err := s.c.Waiting(ctx, s.conv)
+	if err != nil {
+		return err
+	}
+	return s.decide(ctx, waiting)
 }
 
 // session is one run of chat.
@@ -202,7 +218,13 @@ func (s *session) finish(ctx context.Context, a *Answer) error {
 	} else {
 		s.out.endLine()
 	}
-	for _, ap := range a.Approvals {
+	return s.decide(ctx, a.Approvals)
+}
+
+// decide asks about each approval that waits; the turn continues once the
+// last is decided.
+func (s *session) decide(ctx context.Context, approvals []Approval) error {
+	for _, ap := range approvals {
 		if ap.State != "pending" {
 			continue
 		}
@@ -276,7 +298,7 @@ func (s *session) open(ctx context.Context, arg string) error {
 	}
 	s.conv = id
 	s.out.line(fmt.Sprintf("(conversation %d: your next message continues it)", id))
-	return nil
+	return s.askWaiting(ctx)
 }
 
 func (s *session) tasks(ctx context.Context) error {

@@ -195,6 +195,24 @@ func (c *Client) Conversations(ctx context.Context, limit int) ([]Conversation, 
 	return page.Conversations, page.NextCursor != nil, err
 }
 
+// Waiting returns the calls that wait for the user's approval in
+// conversation, oldest first, as they were asked.
+func (c *Client) Waiting(ctx context.Context, conversation int64) ([]Approval, error) {
+	var page struct {
+		Approvals []Approval `json:"approvals"`
+	}
+	if err := c.get(ctx, "/approvals?limit=100", &page); err != nil {
+		return nil, err
+	}
+	var out []Approval
+	for i := len(page.Approvals) - 1; i >= 0; i-- { // the page is newest first
+		if a := page.Approvals[i]; a.ConversationID == conversation && a.State == "pending" {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
 // Tasks returns the first limit of the user's tasks, in number order, and
 // whether there are more.
 func (c *Client) Tasks(ctx context.Context, limit int) ([]Task, bool, error) {

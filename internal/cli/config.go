@@ -37,12 +37,13 @@ func configFile(getenv func(string) string) (string, error) {
 	return filepath.Join(dir, "taskchat", "config.json"), nil
 }
 
-// load reads the config file; a missing one is an empty config.
+// load reads the config file; a missing one, or none for want of a home,
+// is an empty config (TASKCHAT_URL and TASKCHAT_TOKEN may be all there is).
 func load(getenv func(string) string) (saved, error) {
 	var s saved
 	path, err := configFile(getenv)
 	if err != nil {
-		return s, err
+		return s, nil
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
