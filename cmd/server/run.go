@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/taskchat/taskchat/internal/agent/openai"
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
+	"github.com/taskchat/taskchat/internal/cli"
 	"github.com/taskchat/taskchat/internal/gctune"
 	taskhttp "github.com/taskchat/taskchat/internal/http"
 	"github.com/taskchat/taskchat/internal/mcptools"
@@ -26,16 +28,41 @@ import (
 	"github.com/taskchat/taskchat/internal/telemetry"
 )
 
-// run is the whole program, with its inputs passed in so tests drive it.
+// run is the whole program, with its inputs passed in so tests drive it,
+// for commands that read no input.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return runIn(ctx, args, getenv, console{}, stdout, stderr)
+}
+
+// console is the input of the terminal client's commands: what a person
+// types, and each Ctrl-C.
+type console struct {
+	stdin      io.Reader
+	interrupts <-chan os.Signal
+}
+
+// runIn is run with the console's input. Ctrl-C ends a command, except
+// chat, which takes it to stop the reply it is writing.
+func runIn(ctx context.Context, args []string, getenv func(string) string, con console, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
 	}
+	client := cli.Env{Name: programName(), Getenv: getenv, Stdin: con.stdin, Stdout: stdout, Stderr: stderr}
+	if cmd == "chat" {
+		client.Interrupts = con.interrupts
+		return cli.Chat(ctx, args, client)
+	}
+	ctx, cancel := cancelOn(ctx, con.interrupts)
+	defer cancel()
 	switch cmd {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage(programName()))
 		return nil
+	case "run":
+		return cli.Run(ctx, args, client)
+	case "login":
+		return cli.Login(ctx, args, client)
 	case "serve", "dev":
 		if len(args) > 0 {
 			// Neither takes arguments: "dev -h" asks for help, not a server.
@@ -59,6 +86,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 func isHelpFlag(arg string) bool {
 	return arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+// cancelOn is ctx, cancelled at the first signal of signals.
+func cancelOn(ctx context.Context, signals <-chan os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if signals != nil {
+		go func() {
+			select {
+			case <-signals:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // serve runs the service until ctx is done, then shuts down gracefully:

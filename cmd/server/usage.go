@@ -23,6 +23,9 @@ var commands = []command{
 	{"dev", "run it on this machine: local PostgreSQL, a kept dev secret, DEV_LOGIN on"},
 	{"token [-ttl 24h] USER_ID", "print a development token for USER_ID, signed with JWT_SECRET"},
 	{"healthcheck [-url URL]", "exit 0 when the service's /healthz answers (for Docker)"},
+	{"login [--url URL] (--user NAME | --token TOKEN)", "keep the server and a token in the config directory (see docs/terminal.md)"},
+	{"run [--json] [--conversation N] PROMPT", "one turn: print its reply (PROMPT may come on stdin)"},
+	{"chat [--continue]", "a conversation in the terminal; Ctrl-C stops a reply, /help lists its commands"},
 	{"help", "print this usage"},
 }
 
