@@ -77,18 +77,24 @@ func (e *Engine) compact(ctx context.Context, userID string, turn *tasks.Turn) (
 	if len(window) > 0 {
 		end = window[0].ID
 	}
-	err := e.summarizeUncovered(ctx, userID, turn.Conversation.ID, &w, end)
+	last, err := e.summarizeUncovered(ctx, userID, turn.Conversation.ID, &w, end)
 	switch {
 	case errors.Is(err, errMoreToCompact):
 		err = nil
 	case err == nil:
-		if w.Through > w.From {
-			w.Through = max(w.Through, end-1) // no message of the conversation lies between
+		// The last chunk is summarised with the window's older half, in
+		// one request: a turn that compacts usually makes one.
+		through := w.Through
+		if len(last) > 0 {
+			through = max(last[len(last)-1].ID, end-1) // no message of the conversation lies between
 		}
 		if k := olderHalf(window); k > 0 {
-			if part := after(window[:k], w.Through); len(part) > 0 {
-				err = e.summarize(ctx, &w, part, window[k].ID-1)
+			if part := after(window[:k], through); len(part) > 0 {
+				last, through = append(last, part...), window[k].ID-1
 			}
+		}
+		if len(last) > 0 {
+			err = e.summarize(ctx, &w, last, through)
 		}
 	}
 	if w.Through == w.From {
@@ -116,19 +122,27 @@ func (e *Engine) compact(ctx context.Context, userID string, turn *tasks.Turn) (
 var errMoreToCompact = errors.New("more messages to compact")
 
 // summarizeUncovered summarises, a chunk at a time, the conversation's
-// messages after w's end and before the message end.
-func (e *Engine) summarizeUncovered(ctx context.Context, userID string, conversationID int64, w *tasks.SummaryWrite, end int64) error {
+// messages after w's end and before the message end, but for the last
+// chunk, which it returns: the caller summarises it with what follows.
+// After compactChunks chunks it summarises the last too, and returns
+// errMoreToCompact.
+func (e *Engine) summarizeUncovered(ctx context.Context, userID string, conversationID int64, w *tasks.SummaryWrite, end int64) ([]tasks.Message, error) {
+	var pending []tasks.Message
+	after := w.Through
 	for range compactChunks {
-		msgs, err := e.turns.MessagesBetween(ctx, userID, conversationID, w.Through, end,
+		msgs, err := e.turns.MessagesBetween(ctx, userID, conversationID, after, end,
 			e.cfg.HistoryLimit, agent.HistoryChars(e.cfg.HistoryTokens))
 		if err != nil || len(msgs) == 0 {
-			return err
+			return pending, err
 		}
-		if err := e.summarize(ctx, w, msgs, msgs[len(msgs)-1].ID); err != nil {
-			return err
+		if len(pending) > 0 {
+			if err := e.summarize(ctx, w, pending, pending[len(pending)-1].ID); err != nil {
+				return nil, err
+			}
 		}
+		pending, after = msgs, msgs[len(msgs)-1].ID
 	}
-	return errMoreToCompact
+	return nil, errors.Join(e.summarize(ctx, w, pending, after), errMoreToCompact)
 }
 
 // summarize carries w's summary on over msgs, which end the span it then
