@@ -134,7 +134,7 @@ func TestAConversationIsCompactedOverTheAPI(t *testing.T) {
 		go func() { done <- s.chat(t, user, conv, "wait for me") }()
 		waitFor(t, "the turn to reach the model", func() bool {
 			n := fake.Requests()
-			return n > 0 && strings.Contains(fmt.Sprint(fake.Request(n-1)["messages"]), "wait for me")
+			return n > 0 && strings.Contains(fmt.Sprint(fake.Request(n - 1)["messages"]), "wait for me")
 		})
 		r := s.compact(t, user, conv)
 		close(hold)
