@@ -255,9 +255,16 @@ func (e *Engine) runAgent(ctx context.Context, req Request, turn *tasks.Turn, ob
 	tools.gate(e.turns, e.cfg.ApprovalTools, e.cfg.ApprovalTTL)
 	tools.asked = waiting
 	defer tools.Close()
+	summary := turn.Conversation.Summary
+	if turn.Compact {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, e.turnDeadline())
+		defer cancel()
+		summary = e.compactTurn(ctx, req.UserID, turn)
+	}
 	res, err := agent.Run(ctx, agent.Input{
-		System:    e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), time.Now()),
-		History:   agent.History(turn.History, e.cfg.HistoryTokens),
+		System:    agent.WithSummary(e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), time.Now()), summaryText(summary)),
+		History:   agent.History(after(turn.History, summaryThrough(summary)), e.cfg.HistoryTokens),
 		Message:   turn.UserMessage.Content,
 		Resumed:   turn.Earlier,
 		Decisions: decisions,

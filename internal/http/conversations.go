@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -99,6 +100,39 @@ func handleMessagesList(log *slog.Logger, convs tasks.ConversationStore) http.Ha
 			resp.NextCursor = &page.Next
 		}
 		writeJSON(w, http.StatusOK, resp)
+	})
+}
+
+// handleConversationShow answers one conversation with its summary.
+func handleConversationShow(log *slog.Logger, convs tasks.ConversationStore) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := conversationID(r)
+		var c tasks.Conversation
+		if err == nil {
+			c, err = convs.Conversation(r.Context(), userFrom(r.Context()), id)
+		}
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, conversationShowOf(c))
+	})
+}
+
+// handleConversationCompact compacts a conversation on demand and answers
+// it with its summary. No body is read.
+func handleConversationCompact(log *slog.Logger, engine *chat.Engine) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := conversationID(r)
+		var c tasks.Conversation
+		if err == nil {
+			c, err = engine.Compact(r.Context(), userFrom(r.Context()), id)
+		}
+		if err != nil {
+			writeError(w, r, log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, conversationShowOf(c))
 	})
 }
 

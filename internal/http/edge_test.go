@@ -345,7 +345,8 @@ func TestMethodNotAllowedSaysWhatIsAllowed(t *testing.T) {
 		{"BREW", "/readyz", "GET, HEAD"},
 		{"GET", api + "/chat", "POST"},
 		{"PUT", api + "/tasks", "GET, HEAD"},
-		{"GET", api + "/conversations/1", "DELETE"},
+		{"PUT", api + "/conversations/1", "GET, HEAD, DELETE"},
+		{"GET", api + "/conversations/1/compact", "POST"},
 		{"DELETE", api + "/conversations/1/messages", "GET, HEAD"},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {

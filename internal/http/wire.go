@@ -28,6 +28,27 @@ type conversationJSON struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// conversationShowJSON is one conversation, with its summary: null until
+// it was compacted.
+type conversationShowJSON struct {
+	conversationJSON
+	Summary *summaryJSON `json:"summary"`
+}
+
+type summaryJSON struct {
+	Text             string    `json:"text"`
+	ThroughMessageID int64     `json:"through_message_id"`
+	CreatedAt        time.Time `json:"created_at"`
+}
+
+func conversationShowOf(c tasks.Conversation) conversationShowJSON {
+	out := conversationShowJSON{conversationJSON: conversationJSON{ID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}}
+	if s := c.Summary; s != nil {
+		out.Summary = &summaryJSON{Text: s.Text, ThroughMessageID: s.Through, CreatedAt: s.At.UTC()}
+	}
+	return out
+}
+
 type conversationsResponse struct {
 	Conversations []conversationJSON `json:"conversations"`
 	NextCursor    *string            `json:"next_cursor"`

@@ -30,7 +30,8 @@ func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64
 	queueReopenClaim(b, in, turnID, token, &turn, &found, &claimed, &last)
 	queueReopen(b, in, token, &turn)
 	queueEarlierCalls(b, in, token, &turn)
-	queueHistory(b, in, &turn) // last: it turns the planner's other scans off for the rest of the batch
+	queueHistory(b, in, &turn) // late: it turns the planner's other scans off for the rest of the batch
+	queueSummary(b, in, &turn)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		if re := refusal(err, in); re != nil {
 			return tasks.Turn{}, re

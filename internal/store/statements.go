@@ -41,7 +41,9 @@ type statements struct {
 	// sql/conversations.sql
 	ListConversations, ListConversationsAfter, ConversationExists string
 	MessagesPageEnd, MessagesPage, MessagesPageToolCalls          string
-	DeleteConversation                                            string
+	DeleteConversation, ShowConversation                          string
+	// sql/summaries.sql
+	HistorySummary, ClaimToCompact, CompactionPageEnd, SaveSummary string
 	// sql/chat_ids.sql
 	ChatConversation string
 	// sql/idempotency.sql

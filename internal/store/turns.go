@@ -54,6 +54,7 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 		b.Queue(stmt.RecoverConversationClaimed, in.ConversationID, in.UserID, token)
 		queueUserMessage(b, in, token, &turn)
 		queueHistory(b, in, &turn)
+		queueSummary(b, in, &turn)
 	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		if re := refusal(err, in); re != nil {

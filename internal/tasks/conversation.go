@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -21,7 +22,44 @@ type Conversation struct {
 	Title     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Summary is its compacted past, nil until it has one. It is read
+	// where a turn or a client needs it (StartTurn, Conversation), not in
+	// listings.
+	Summary *Summary
 }
+
+// Summary is what a conversation's older messages said, written once its
+// history passed the window a turn loads (compaction): the model is given
+// it ahead of the messages after Through, which it covers with every
+// message before.
+type Summary struct {
+	Text    string
+	Through int64 // the last message it covers
+	At      time.Time
+}
+
+// SummaryWrite is a summary to store in place of the one that covered
+// through From (0: none): it is stored only if the conversation's summary
+// still covers through From, and Through is past it (ErrSummaryMoved
+// otherwise), so that two compactions of one span never both write. Usage
+// is what writing it cost, added to the user's day whether it is stored
+// or not: a write whose Through is not past From stores only that (and
+// fails with ErrSummaryMoved), for a compaction that failed.
+type SummaryWrite struct {
+	Text    string
+	From    int64
+	Through int64
+	Usage   Usage
+}
+
+// ErrSummaryMoved means a summary was not stored because the
+// conversation's summary moved on meanwhile: another compaction wrote its
+// own first.
+var ErrSummaryMoved = fmt.Errorf("the conversation's summary moved on: %w", ErrConflict)
+
+// MaxSummaryRunes bounds a summary's text: it is sent with every later
+// turn, so it stays a small part of the history's budget.
+const MaxSummaryRunes = 6000
 
 // Message is one stored chat message. An assistant message carries the tool
 // calls made while producing it.
@@ -79,6 +117,8 @@ type ConversationStore interface {
 	// by a crash is finished first (see TurnStore), so the thread shows
 	// what it did.
 	Messages(ctx context.Context, userID string, conversationID int64, limit, maxBytes int, cursor string) (Page[Message], error)
+	// Conversation returns the conversation with its summary, if any.
+	Conversation(ctx context.Context, userID string, conversationID int64) (Conversation, error)
 	DeleteConversation(ctx context.Context, userID string, conversationID int64) error
 }
 

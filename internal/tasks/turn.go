@@ -82,6 +82,10 @@ type Turn struct {
 	// Replaces is a reopened turn's reply, which its new one replaces
 	// (TurnEnd.Replaces); 0 for a new turn.
 	Replaces int64
+	// Compact says that History starts after messages the conversation's
+	// summary (Conversation.Summary) does not cover: they fell out of the
+	// window, and are to be summarised before the model is called.
+	Compact bool
 }
 
 // ID identifies the turn: it is its user message's id.
@@ -225,6 +229,25 @@ type TurnStore interface {
 	FinishTurn(ctx context.Context, e TurnEnd) (Message, error)
 	// AbandonTurn releases the claim of a turn that stored no reply.
 	AbandonTurn(ctx context.Context, userID string, conversationID int64, claimToken string) error
+	// ClaimCompaction claims the conversation to compact it on demand, as
+	// a turn would (ErrConversationBusy while one holds it), after the
+	// budget check of s.DailyTokenBudget; the other limits of s are not
+	// checked. It returns, as ReopenTurn would, the conversation with its
+	// summary and the history before its last turn; AbandonTurn releases
+	// the claim. It stores nothing of its own (a turn cut short is finished, as
+	// StartTurn does), and leaves the conversation's updated_at alone.
+	ClaimCompaction(ctx context.Context, s TurnStart) (Turn, error)
+	// MessagesBetween returns the conversation's messages after the
+	// message after and before before, oldest first, each with its calls:
+	// at most limit of them and at most maxChars of their text and calls'
+	// JSON, but one at least. Compaction reads the part of a conversation
+	// its summary does not cover with it, a chunk at a time.
+	MessagesBetween(ctx context.Context, userID string, conversationID, after, before int64, limit, maxChars int) ([]Message, error)
+	// SaveSummary stores the conversation's summary in place of the one
+	// w.From names (see SummaryWrite) and adds w.Usage to the user's day,
+	// in one statement. It fails with ErrSummaryMoved when another was
+	// stored first, ErrNotFound when the conversation is gone.
+	SaveSummary(ctx context.Context, userID string, conversationID int64, w SummaryWrite) (Summary, error)
 	// RecoverTurn finishes a turn cut short, if its conversation is no
 	// longer held: its recorded calls go to an interrupted reply with no
 	// text. It returns every recorded call of the turn, in order, also

@@ -177,3 +177,7 @@ func (t *Telemetry) StartTool(ctx context.Context, tool, callID string) (context
 		}
 	}
 }
+
+// Unwrap returns the model observed, so that what it is besides a Model
+// (an agent.Summarizer) can be found.
+func (m *observedModel) Unwrap() agent.Model { return m.Model }

@@ -173,6 +173,12 @@ export class Client {
     return all.sort((a, b) => a.id - b.id);
   }
 
+  // conversation returns a conversation with its summary (null until it
+  // was compacted).
+  conversation(id) {
+    return this.json(`/conversations/${id}`);
+  }
+
   async deleteConversation(id) {
     await this.request("DELETE", `/conversations/${id}`);
   }

@@ -15,7 +15,7 @@
 import {
   ApiError, Client, clearSession, devLoginEnabled, devSignIn, explain, loadSession, retryable, saveSession, sessionFrom, tokenKey,
 } from "./api.js";
-import { Reply, describeChange, el, storedReply, userItem } from "./thread.js";
+import { Reply, describeChange, el, storedReply, summaryItem, userItem } from "./thread.js";
 import { changes } from "./tools.js";
 
 const $ = (id) => document.getElementById(id);
@@ -313,9 +313,9 @@ async function openConversation(id) {
   state.offers.clear();
   thread.setAttribute("aria-busy", "true");
   try {
-    const [messages, approvals] = await Promise.all([state.client.messages(id), waitingIn(id)]);
+    const [messages, approvals, summary] = await Promise.all([state.client.messages(id), waitingIn(id), summaryOf(id)]);
     if (view !== state.view) return;
-    showMessages(messages, approvals);
+    showMessages(messages, approvals, summary);
     scrollDown(true);
     look(true);
   } catch (err) {
@@ -539,7 +539,7 @@ function newSeen() {
 // the calls among them that wait for the person (approvals, the
 // conversation's): each in the reply that made it. A call of a turn that
 // still runs is not stored yet: its turn's stream shows it (see look).
-function showMessages(messages, approvals) {
+function showMessages(messages, approvals, summary) {
   const replies = new Map(); // approval id → the reply whose call waits for it
   const items = messages.map((m) => {
     if (m.role === "user") return userItem(m.content);
@@ -547,6 +547,7 @@ function showMessages(messages, approvals) {
     for (const call of m.tool_calls || []) if (call.approval_id) replies.set(call.approval_id, reply);
     return reply.li;
   });
+  if (summary) items.splice(messages.filter((m) => m.id <= summary.through_message_id).length, 0, summaryItem(summary));
   $("thread").replaceChildren(...items);
   state.offers.clear();
   for (const a of approvals) if (replies.has(a.id)) offer(replies.get(a.id), a);
@@ -668,7 +669,7 @@ async function reloadThread(view, id, watch) {
   const gen = ++state.loadGen;
   let loaded = null;
   try {
-    loaded = await Promise.all([state.client.messages(id), waitingIn(id)]);
+    loaded = await Promise.all([state.client.messages(id), waitingIn(id), summaryOf(id)]);
   } catch {
     // The thread stays as it is; the next look tries again.
   }
@@ -677,6 +678,16 @@ async function reloadThread(view, id, watch) {
   if (watch && state.seen.lastId > watch.turnId) skip(watch);
   else if (watch) $("thread").append(watch.reply.li);
   scrollDown(false);
+}
+
+// summaryOf returns the conversation's summary, or null: a thread shows
+// without its mark rather than not at all.
+async function summaryOf(id) {
+  try {
+    return (await state.client.conversation(id)).summary;
+  } catch {
+    return null;
+  }
 }
 
 // Calls that wait for the person's approval.

@@ -28,6 +28,16 @@ export function userItem(content) {
   return li;
 }
 
+// summaryItem marks where a conversation was compacted: the messages above
+// it are summarised for the model, and the summary opens from it, as text.
+export function summaryItem(summary) {
+  const li = el("li", "compacted");
+  const details = el("details");
+  details.append(el("summary", "", "Earlier messages summarised"), el("div", "text", summary.text));
+  li.append(details);
+  return li;
+}
+
 // Reply is one answer of the assistant: the tool calls it made, its text,
 // the calls that wait for the person's approval and, when it did not
 // finish, a note saying so. A streamed reply is built event by event; a

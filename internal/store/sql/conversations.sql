@@ -80,3 +80,8 @@ ORDER BY message_id, seq
 -- Deletes user $2's conversation $1; its messages, chat id and run go by
 -- cascade, and its tool calls stay, detached (migration 000005).
 DELETE FROM conversations WHERE id = $1 AND user_id = $2
+
+-- name: ShowConversation
+-- User $2's conversation $1 with its summary, if any.
+SELECT id, user_id, title, created_at, updated_at, summary, summary_through, summary_at
+FROM conversations WHERE id = $1 AND user_id = $2
