@@ -337,7 +337,7 @@ func mustPgBouncer(tb testing.TB, databaseURL string) string {
 	version, err := exec.Command(path, "--version").Output()
 	if err != nil {
 		tb.Fatalf("this test needs PgBouncer, on PATH or at %s (%v): install Debian's pgbouncer "+
-			"(apt-get install -y pgbouncer, as .ci/run does)", debianPgBouncer, err)
+			"(apt-get install -y pgbouncer, as scripts/test does)", debianPgBouncer, err)
 	}
 	u, err := url.Parse(databaseURL)
 	if err != nil {
