@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -146,7 +147,7 @@ func (c *Cluster) initdb(ctx context.Context, throwaway bool) error {
 	} else if len(entries) > 0 {
 		return fmt.Errorf("%s holds files but no PostgreSQL cluster: empty it, or choose another directory", c.Dir)
 	}
-	args := []string{"-D", c.Dir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-locale"}
+	args := []string{"-D", c.Dir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=" + utf8Locale()}
 	if throwaway {
 		args = append(args, "--no-sync")
 	}
@@ -231,6 +232,16 @@ func (c *Cluster) appendFile(name, text string) error {
 // writeFile replaces a file initdb wrote; the file keeps its owner.
 func (c *Cluster) writeFile(name, text string) error {
 	return os.WriteFile(filepath.Join(c.Dir, name), []byte(text), 0o600)
+}
+
+// utf8Locale is the locale a cluster is made with: one whose character
+// classes know more than ASCII, since ILIKE folds case by them (a search
+// for "ÉCOLE" finds "école"), and that every machine of its kind has.
+func utf8Locale() string {
+	if runtime.GOOS == "darwin" {
+		return "en_US.UTF-8"
+	}
+	return "C.UTF-8"
 }
 
 // quote is a string literal in postgresql.conf.

@@ -44,6 +44,10 @@ func TestClusterIsMadeStoppedAndReused(t *testing.T) {
 	if rules, err := pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || strings.Join(rules, ",") != "local" {
 		t.Errorf("pg_hba.conf's rules are of types %q (%v); want local alone", rules, err)
 	}
+	var folds bool
+	if err := conn.QueryRow(ctx, "SELECT 'Visit the école' ILIKE '%ÉCOLE%'").Scan(&folds); err != nil || !folds {
+		t.Errorf("ILIKE does not fold É to é (%v): the tasks' search would miss it", err)
+	}
 	if _, err := conn.Exec(ctx, "CREATE DATABASE taskchat"); err != nil {
 		t.Fatal(err)
 	}
