@@ -18,13 +18,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/taskchat/taskchat/internal/store/pglocal"
 )
 
 // dev runs the service for a person on their own machine with nothing to
 // configure: devDefaults fill the settings the environment leaves unset, the
 // JWT secret is generated once and kept in a file, and the database is
-// created when it is missing. What it did, and the URL to open, go to
-// stderr; the log stays JSON on stdout.
+// created when it is missing. With no DATABASE_URL and no PostgreSQL that
+// lets it in at the default address, it starts a PostgreSQL of its own
+// (devCluster), and stops it as it returns. What it did, and the URL to
+// open, go to stderr; the log stays JSON on stdout.
 func dev(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
 	env, err := devEnvironment(getenv, stderr)
 	if err != nil {
@@ -34,9 +38,12 @@ func dev(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
-	if err := ensureDatabase(ctx, cfg.DatabaseURL, stderr); err != nil {
+	databaseURL, stop, err := devDatabase(ctx, getenv, stderr, devDatabaseURL, pglocal.SearchRoots)
+	if err != nil {
 		return err
 	}
+	defer stop()
+	env = overriding(env, "DATABASE_URL", databaseURL)
 	return serve(ctx, env, stdout, func(addr net.Addr) {
 		base := browserURL(addr)
 		fmt.Fprintf(stderr, "taskchat dev: open %s\n", base)
@@ -44,6 +51,100 @@ func dev(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 			fmt.Fprintf(stderr, "taskchat dev: a token for alice: curl -sS -X POST %sauth/dev/token -H 'Content-Type: application/json' -d '{\"user_id\":\"alice\"}'\n", base)
 		}
 	})
+}
+
+// overriding is getenv with name set to value.
+func overriding(getenv func(string) string, name, value string) func(string) string {
+	return func(n string) string {
+		if n == name {
+			return value
+		}
+		return getenv(n)
+	}
+}
+
+// devDatabase returns the URL of the database dev runs with, and what to
+// call when dev ends. DATABASE_URL, when set, is taken as it is. Otherwise
+// it is defaultURL when a PostgreSQL there lets dev in, and a cluster of
+// dev's own (which stop stops) when none answers there or it refuses: a
+// newcomer's machine has no PostgreSQL, or Debian's, which asks for a
+// password. Either way the database is created when it is missing.
+func devDatabase(ctx context.Context, getenv func(string) string, stderr io.Writer, defaultURL string, roots []string) (url string, stop func(), err error) {
+	nothing := func() {}
+	if u := strings.TrimSpace(getenv("DATABASE_URL")); u != "" {
+		return u, nothing, ensureDatabase(ctx, u, stderr)
+	}
+	err = ensureDatabase(ctx, defaultURL, stderr)
+	var none *noPostgresError
+	if !errors.As(err, &none) {
+		return defaultURL, nothing, err
+	}
+	fmt.Fprintf(stderr, "taskchat dev: DATABASE_URL is not set, and %s; starting a PostgreSQL of its own\n", none.brief())
+	return devCluster(ctx, getenv, stderr, roots)
+}
+
+// devCluster starts dev's own PostgreSQL (making it the first time), from
+// the server binaries on PATH or under roots, with its data in
+// devPostgresDir, and creates the database taskchat in it.
+func devCluster(ctx context.Context, getenv func(string) string, stderr io.Writer, roots []string) (string, func(), error) {
+	const elsewhere = "\nOr run taskchat and its database in Docker: docker compose up\nOr set DATABASE_URL to a PostgreSQL you already have"
+	bin, err := pglocal.Find(getenv("PATH"), roots)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w"+elsewhere, err)
+	}
+	dir, err := devPostgresDir(getenv)
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := pglocal.Start(ctx, pglocal.Options{Dir: dir, Binaries: bin})
+	if err != nil {
+		return "", nil, fmt.Errorf("%w"+elsewhere, err)
+	}
+	how := "kept from an earlier start; it stops when dev does"
+	switch {
+	case c.WasRunning:
+		how = "already running, so it keeps running when dev stops"
+	case c.Created:
+		how = "created now; it stops when dev does, and its data stays for the next start"
+	}
+	fmt.Fprintf(stderr, "taskchat dev: PostgreSQL from %s, its data and its socket in %s (%s)\n", bin.Dir(), dir, how)
+	stop := func() {
+		// dev's context has ended by now: stopping needs one of its own.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.Stop(ctx); err != nil {
+			fmt.Fprintf(stderr, "taskchat dev: %v\n", err)
+		} else if !c.WasRunning {
+			fmt.Fprintf(stderr, "taskchat dev: stopped the PostgreSQL in %s\n", dir)
+		}
+	}
+	u := c.URL("taskchat")
+	if err := ensureDatabase(ctx, u, stderr); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return u, stop, nil
+}
+
+// devPostgresDir is where dev keeps its own PostgreSQL: the user's data
+// directory, as the XDG base directories name it. Root's cluster runs as
+// postgres, which cannot enter root's home, so unless XDG_DATA_HOME names
+// a place, root's is kept in /var/lib/taskchat/postgres, owned by postgres.
+func devPostgresDir(getenv func(string) string) (string, error) {
+	if dir := getenv("XDG_DATA_HOME"); dir != "" {
+		if !filepath.IsAbs(dir) {
+			return "", fmt.Errorf("$XDG_DATA_HOME is not an absolute path: %q", dir)
+		}
+		return filepath.Join(dir, "taskchat", "postgres"), nil
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/taskchat/postgres", nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", errors.New("no place for dev's own PostgreSQL: neither $XDG_DATA_HOME nor $HOME is set (or set DATABASE_URL)")
+	}
+	return filepath.Join(home, ".local", "share", "taskchat", "postgres"), nil
 }
 
 // devEnvironment is getenv with devDefaults and the development JWT
@@ -266,18 +367,43 @@ func pgCode(err error) string {
 // noPostgres explains a failed connection: no server, or a server that
 // refused the user.
 func noPostgres(cfg *pgx.ConnConfig, err error) error {
-	where := hostPort(cfg)
 	if code := pgCode(err); strings.HasPrefix(code, "28") || (code == "" && strings.Contains(err.Error(), "password")) {
-		return fmt.Errorf(`PostgreSQL at %s refused user %q: %w
+		return &noPostgresError{where: hostPort(cfg), user: cfg.User, refused: true, err: err}
+	}
+	if code := pgCode(err); code != "" {
+		return fmt.Errorf("PostgreSQL at %s: %w", hostPort(cfg), err)
+	}
+	return &noPostgresError{where: hostPort(cfg), user: cfg.User, err: err}
+}
+
+// noPostgresError is a PostgreSQL that does not answer, or does not let the
+// user in, which dev answers with a PostgreSQL of its own when DATABASE_URL
+// is not set.
+type noPostgresError struct {
+	where, user string
+	refused     bool
+	err         error
+}
+
+func (e *noPostgresError) Unwrap() error { return e.err }
+
+// brief says what happened in a few words.
+func (e *noPostgresError) brief() string {
+	if e.refused {
+		return fmt.Sprintf("PostgreSQL at %s does not let %s in without a password", e.where, e.user)
+	}
+	return "no PostgreSQL answers at " + e.where
+}
+
+func (e *noPostgresError) Error() string {
+	if e.refused {
+		return fmt.Sprintf(`PostgreSQL at %s refused user %q: %v
 Debian's package asks for a password over TCP. Give the user one and export it, for example:
   sudo -u postgres psql -c "ALTER USER postgres PASSWORD 'postgres'"
   export PGPASSWORD=postgres
-or set DATABASE_URL to a user and password that work`, where, cfg.User, err)
+or set DATABASE_URL to a user and password that work`, e.where, e.user, e.err)
 	}
-	if code := pgCode(err); code != "" {
-		return fmt.Errorf("PostgreSQL at %s: %w", where, err)
-	}
-	return fmt.Errorf(`PostgreSQL is not reachable at %s: %w
+	return fmt.Sprintf(`PostgreSQL is not reachable at %s: %v
 `+"`server dev`"+` needs a PostgreSQL server. Get one in either of these ways, then run it again:
   Debian or Ubuntu: sudo apt-get install postgresql
     then give the postgres user a password and export it:
@@ -285,10 +411,15 @@ or set DATABASE_URL to a user and password that work`, where, cfg.User, err)
     export PGPASSWORD=postgres
   Docker: docker run -d --name taskchat-db -p 127.0.0.1:5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:16-alpine
 Or run taskchat and its database in Docker instead: docker compose up
-Or set DATABASE_URL to a PostgreSQL you already have`, where, err)
+Or set DATABASE_URL to a PostgreSQL you already have
+Or leave DATABASE_URL unset: `+"`server dev`"+` then starts a PostgreSQL of its own, from the server binaries installed`, e.where, e.err)
 }
 
+// hostPort names where cfg connects: an address, or a socket's directory.
 func hostPort(cfg *pgx.ConnConfig) string {
+	if strings.HasPrefix(cfg.Host, "/") {
+		return "the socket in " + cfg.Host
+	}
 	return net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/taskchat/taskchat/internal/logtest"
+	"github.com/taskchat/taskchat/internal/store/pglocal"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 )
 
@@ -301,4 +302,83 @@ func TestDevStartingTwiceAtOnce(t *testing.T) {
 		}
 		conn.Close(context.Background())
 	})
+}
+
+// With no DATABASE_URL and nothing at the default address, dev starts a
+// PostgreSQL of its own in the user's data directory, stops it when it
+// ends, and finds it again the next time.
+func TestDevStartsAPostgresOfItsOwn(t *testing.T) {
+	t.Parallel()
+	data := mustReachableTempDir(t)
+	vars := map[string]string{"XDG_DATA_HOME": data, "PATH": os.Getenv("PATH")}
+	dir := filepath.Join(data, "taskchat", "postgres")
+	nobody := "postgres://postgres@" + closedAddr(t) + "/taskchat?sslmode=disable"
+
+	var told logtest.Buffer
+	u, stop, err := devDatabase(context.Background(), env(vars), &told, nobody, pglocal.SearchRoots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustConnect(t, u).Close(context.Background())
+	stop()
+	for _, want := range []string{"no PostgreSQL answers at", "starting a PostgreSQL of its own", dir + " (created now", `created database "taskchat" on the socket in ` + dir, "stopped the PostgreSQL in " + dir} {
+		if !strings.Contains(told.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, told.String())
+		}
+	}
+	if conn, err := pgx.Connect(context.Background(), u); err == nil {
+		conn.Close(context.Background())
+		t.Fatal("dev's PostgreSQL still answers after dev ended")
+	}
+
+	var toldAgain logtest.Buffer
+	again, stop, err := devDatabase(context.Background(), env(vars), &toldAgain, nobody, pglocal.SearchRoots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if again != u || !strings.Contains(toldAgain.String(), "kept from an earlier start") || strings.Contains(toldAgain.String(), "created database") {
+		t.Errorf("the second start (%s) did not reuse the first's cluster:\n%s", again, toldAgain.String())
+	}
+}
+
+func TestDevWithoutPostgresBinaries(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"XDG_DATA_HOME": t.TempDir(), "PATH": t.TempDir()}
+	nobody := "postgres://postgres@" + closedAddr(t) + "/taskchat?sslmode=disable"
+	_, _, err := devDatabase(context.Background(), env(vars), io.Discard, nobody, []string{filepath.Join(t.TempDir(), "*", "bin")})
+	if err == nil {
+		t.Fatal("dev started a PostgreSQL without server binaries")
+	}
+	for _, want := range []string{"initdb and pg_ctl", "sudo apt-get install postgresql", "docker compose up", "DATABASE_URL"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q:\n%v", want, err)
+		}
+	}
+}
+
+// closedAddr is an address on which nothing listens.
+func closedAddr(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// mustReachableTempDir is a temporary directory that root's PostgreSQL,
+// which runs as postgres, can pass through.
+func mustReachableTempDir(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	if os.Geteuid() == 0 {
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	return dir
 }

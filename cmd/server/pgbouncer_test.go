@@ -12,10 +12,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -335,7 +337,7 @@ func mustPgBouncer(tb testing.TB, databaseURL string) string {
 	version, err := exec.Command(path, "--version").Output()
 	if err != nil {
 		tb.Fatalf("this test needs PgBouncer, on PATH or at %s (%v): install Debian's pgbouncer "+
-			"(apt-get install -y pgbouncer, as .ci/run does)", debianPgBouncer, err)
+			"(apt-get install -y pgbouncer, as scripts/test does)", debianPgBouncer, err)
 	}
 	u, err := url.Parse(databaseURL)
 	if err != nil {
@@ -372,6 +374,11 @@ func mustPgBouncer(tb testing.TB, databaseURL string) string {
 	}
 	through := *u
 	through.Host = addr
+	if q := through.Query(); q.Has("host") {
+		// A socket's directory in the query would take pgx past PgBouncer.
+		q.Del("host")
+		through.RawQuery = q.Encode()
+	}
 	return through.String()
 }
 
@@ -381,6 +388,9 @@ func pgBouncerINI(tb testing.TB, u *url.URL, port int, version string) string {
 	tb.Helper()
 	dir := tb.TempDir()
 	host, pgPort := u.Hostname(), u.Port()
+	if h := u.Query().Get("host"); h != "" {
+		host = h // a socket's directory: storetest's own cluster
+	}
 	if pgPort == "" {
 		pgPort = "5432"
 	}
@@ -406,7 +416,7 @@ func pgBouncerINI(tb testing.TB, u *url.URL, port int, version string) string {
 		"max_client_conn = 200",
 	}
 	if os.Geteuid() == 0 {
-		lines = append(lines, "user = nobody") // it refuses to run as root
+		lines = append(lines, "user = "+pgBouncerAccount(tb, host)) // it refuses to run as root
 	}
 	if pgBouncerAtLeast(version, 1, 21) {
 		// Later versions can keep prepared statements (1.22 on by
@@ -418,6 +428,23 @@ func pgBouncerINI(tb testing.TB, u *url.URL, port int, version string) string {
 		tb.Fatal(err)
 	}
 	return ini
+}
+
+// pgBouncerAccount is the account root's PgBouncer runs as: nobody, unless
+// it connects through a socket in a directory only its owner can enter (a
+// cluster of storetest's own, which belongs to postgres), whose owner it
+// must then be.
+func pgBouncerAccount(tb testing.TB, host string) string {
+	tb.Helper()
+	info, err := os.Stat(host)
+	if err != nil || !info.IsDir() {
+		return "nobody"
+	}
+	u, err := user.LookupId(strconv.FormatUint(uint64(info.Sys().(*syscall.Stat_t).Uid), 10))
+	if err != nil {
+		tb.Fatalf("the owner of %s: %v", host, err)
+	}
+	return u.Username
 }
 
 // pgBouncerAtLeast reads `pgbouncer --version` ("PgBouncer 1.18.0 ...").

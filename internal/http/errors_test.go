@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -142,7 +143,7 @@ func TestErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("unavailable", func(t *testing.T) {
-		pool, err := store.Open(context.Background(), strings.Replace(storetest.URL(t), "127.0.0.1:5432", "127.0.0.1:1", 1), store.Settings{})
+		pool, err := store.Open(context.Background(), unreachable(t, storetest.URL(t)), store.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,4 +230,21 @@ func TestHealth(t *testing.T) {
 		}
 		mustMatchSpec(t, "GET", path, r.status, r.header, r.body)
 	}
+}
+
+// unreachable is databaseURL moved to an address where nothing listens,
+// whether it named a host and port or a socket's directory (storetest's
+// own cluster).
+func unreachable(tb testing.TB, databaseURL string) string {
+	tb.Helper()
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u.Host = "127.0.0.1:1"
+	if q := u.Query(); q.Has("host") {
+		q.Del("host")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }

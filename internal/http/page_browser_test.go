@@ -56,7 +56,7 @@ func mustBrowser(tb testing.TB) context.Context {
 	}
 	if _, err := os.Stat(path); err != nil {
 		tb.Fatalf("the page's tests need a browser at %s (%v): install Debian's chromium "+
-			"(apt-get install -y chromium, as .ci/run does) or set CHROME_PATH to a Chrome or Chromium binary", path, err)
+			"(apt-get install -y chromium, as scripts/test does) or set CHROME_PATH to a Chrome or Chromium binary", path, err)
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path), chromedp.UserDataDir(tb.TempDir()),

@@ -4,8 +4,11 @@
 //
 // The server comes from TEST_DATABASE_URL when it is set (any database on
 // it; storetest creates its own next to it), otherwise from a
-// testcontainers-go PostgreSQL when a Docker daemon answers. With neither,
-// the tests fail and say how to provide one: they never skip silently.
+// testcontainers-go PostgreSQL when a Docker daemon answers, otherwise from
+// PostgreSQL's server binaries installed on the machine: each test package
+// then starts a private cluster of its own in a temporary directory
+// (pglocal), and removes it when its tests end. With none of them, the
+// tests fail and say how to provide one: they never skip silently.
 package storetest
 
 import (
@@ -29,6 +32,7 @@ import (
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 
 	"github.com/taskchat/taskchat/internal/store"
+	"github.com/taskchat/taskchat/internal/store/pglocal"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
 
@@ -182,10 +186,9 @@ func server(ctx context.Context) (string, func(), error) {
 	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
 		return u, func() {}, nil
 	}
-	if err := dockerAnswers(ctx); err != nil {
-		return "", nil, fmt.Errorf("no PostgreSQL for the tests: set TEST_DATABASE_URL "+
-			"(for example postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable), "+
-			"or run a Docker daemon so testcontainers-go can start one (%v)", err)
+	noDocker := dockerAnswers(ctx)
+	if noDocker != nil {
+		return privateServer(ctx, noDocker)
 	}
 	c, err := tcpostgres.Run(ctx, "postgres:16-alpine", tcpostgres.BasicWaitStrategies())
 	if err != nil {
@@ -197,6 +200,35 @@ func server(ctx context.Context) (string, func(), error) {
 		return "", nil, err
 	}
 	return u, func() { _ = testcontainers.TerminateContainer(c) }, nil
+}
+
+// privateServer starts a cluster of this test package's own from the
+// server binaries on the machine, in a temporary directory that goes when
+// it stops.
+func privateServer(ctx context.Context, noDocker error) (string, func(), error) {
+	bin, err := pglocal.Find(os.Getenv("PATH"), pglocal.SearchRoots)
+	if err != nil {
+		return "", nil, fmt.Errorf("no PostgreSQL for the tests: set TEST_DATABASE_URL "+
+			"(for example postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable), "+
+			"or run a Docker daemon so testcontainers-go can start one (%v), "+
+			"or install PostgreSQL's server binaries so the tests start one of their own (scripts/test does): %w", noDocker, err)
+	}
+	dir, err := os.MkdirTemp("", "taskchat-test-postgres-")
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := pglocal.Start(ctx, pglocal.Options{Dir: dir, Binaries: bin, Throwaway: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("no TEST_DATABASE_URL and no Docker (%v), and a PostgreSQL of the tests' own did not start: %w", noDocker, err)
+	}
+	return c.URL("postgres"), func() {
+		if err := c.Stop(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "storetest:", err)
+			return // its files stay with it: the error names the directory
+		}
+		os.RemoveAll(dir)
+	}, nil
 }
 
 // dockerAnswers reports whether a Docker daemon is reachable, without the
