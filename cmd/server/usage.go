@@ -21,11 +21,11 @@ type command struct {
 var commands = []command{
 	{"[serve]", "run the HTTP service (configuration from the environment)"},
 	{"dev", "run it on this machine: local PostgreSQL, a kept dev secret, DEV_LOGIN on"},
-	{"token [-ttl 24h] USER_ID", "print a development token for USER_ID, signed with JWT_SECRET"},
+	{"token [-ttl 24h] USER_ID", "print a development token for USER_ID, signed with JWT_SECRET (else dev's kept secret)"},
 	{"healthcheck [-url URL]", "exit 0 when the service's /healthz answers (for Docker)"},
-	{"login [--url URL] (--user NAME | --token TOKEN)", "keep the server and a token in the config directory (see docs/terminal.md)"},
+	{"login [--url URL] (--user NAME | --token TOKEN)", "keep the server and a token in the config directory (the token may come on stdin; see docs/terminal.md)"},
 	{"run [--json] [--conversation N] PROMPT", "one turn: print its reply (PROMPT may come on stdin)"},
-	{"chat [--continue]", "a conversation in the terminal; Ctrl-C stops a reply, /help lists its commands"},
+	{"chat [--continue] [--conversation N]", "a conversation in the terminal; Ctrl-C stops a reply, /help lists its commands"},
 	{"help", "print this usage"},
 }
 
