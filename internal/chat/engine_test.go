@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/taskchat/taskchat/internal/agent"
+	"github.com/taskchat/taskchat/internal/agent/agenttest"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/store/storetest"
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -188,5 +189,37 @@ func TestKeyedRequestReplaysWithoutRunningAgain(t *testing.T) {
 	}
 	if n := len(env.mustTasks(t, other)); n != 1 {
 		t.Fatalf("the other user has %d tasks, want 1", n)
+	}
+}
+
+// A regenerated reply that does not complete — its model fails after
+// saying part of it, or it is stopped — and changes nothing new leaves
+// the old reply in place, not a fragment of the new one.
+func TestARegenerationThatDoesNotCompleteKeepsTheOldReply(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	model := agenttest.ModelFunc(func(ctx context.Context, _ agent.Request, onText func(string)) (agent.Response, error) {
+		calls++
+		if calls == 1 {
+			onText("All done.")
+			return agent.Response{Text: "All done."}, nil
+		}
+		onText("Half of a new")
+		return agent.Response{}, &agent.ModelError{Kind: agent.ErrModelServer, Status: 500}
+	})
+	env := mustEngine(t, model)
+	user := storetest.UserID(t)
+	first, err := env.engine.Run(context.Background(), chat.Request{UserID: user, Message: "hello"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = env.engine.Run(context.Background(), chat.Request{UserID: user, ConversationID: first.ConversationID, Message: "hello",
+		Regenerate: true, RegenerateTurn: first.TurnID}, nil)
+	if err == nil {
+		t.Fatal("the failed regeneration reported no error")
+	}
+	msgs := env.mustMessages(t, user, first.ConversationID)
+	if len(msgs) != 2 || msgs[1].Content != "All done." || msgs[1].Interrupted {
+		t.Fatalf("messages = %+v, want the old reply kept", msgs)
 	}
 }

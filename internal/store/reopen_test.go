@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +159,33 @@ func TestReopenedTurnCutShortKeepsItsCalls(t *testing.T) {
 	}
 	if len(next.History) != 2 || len(next.History[1].ToolCalls) != 2 {
 		t.Fatalf("history = %+v, want the turn with its calls", next.History)
+	}
+}
+
+// A reopened turn whose claim lapsed and was taken by a newer turn leaves
+// the old reply alone when it finishes at last: its reply only joins the
+// conversation, as any late final write does.
+func TestLateReopenedTurnLeavesTheOldReply(t *testing.T) {
+	t.Parallel()
+	turns, convs, user := newTurns(t), newConversations(t), storetest.UserID(t)
+	turn := mustStart(t, turns, user, 0, "Add milk")
+	mustFinish(t, turns, turn, "Added.")
+	again, err := turns.ReopenTurn(context.Background(), tasks.TurnStart{UserID: user, ConversationID: turn.Conversation.ID,
+		Message: "Add milk", HistoryLimit: 50, ClaimFor: time.Minute}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustLapse(t, turn.Conversation.ID)
+	mustFinish(t, turns, mustStart(t, turns, user, turn.Conversation.ID, "And eggs"), "Added eggs.")
+	if _, err := turns.FinishTurn(context.Background(), turnEnd(again, "Added milk, late.")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := mustMessages(t, convs, user, turn.Conversation.ID)
+	var texts []string
+	for _, m := range msgs {
+		texts = append(texts, m.Content)
+	}
+	if got := strings.Join(texts, " | "); got != "Add milk | Added. | And eggs | Added eggs. | Added milk, late." {
+		t.Fatalf("messages = %s, want the old reply kept and the late one last", got)
 	}
 }
