@@ -262,3 +262,21 @@ func getJSON(tb testing.TB, url, token string, into any) {
 		tb.Fatalf("GET %s = %d, %v", url, resp.StatusCode, err)
 	}
 }
+
+// Ctrl-C ends a command that waits for what a person types: main takes
+// SIGINT for chat, so without this login would wait on for its token.
+func TestCtrlCEndsALoginThatWaitsForItsToken(t *testing.T) {
+	t.Parallel()
+	term := startInTerminal(t, map[string]string{"XDG_CONFIG_HOME": t.TempDir()}, "login", "--url", "http://127.0.0.1:1")
+	term.expect("Paste the token")
+	term.typ("\x03")
+	select {
+	case err := <-term.exited:
+		if err == nil {
+			t.Fatal("login succeeded after Ctrl-C")
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("login did not exit at Ctrl-C; the terminal shows:\n%s", term.all())
+	}
+	term.expect("interrupted")
+}

@@ -23,6 +23,10 @@ const compactChunks = 4
 // that cannot summarise now may still answer, and the next turn tries
 // again.
 func (e *Engine) compactTurn(ctx context.Context, userID string, turn *tasks.Turn) *tasks.Summary {
+	// A compaction has half the turn's time: one whose model hangs leaves
+	// the turn the other half to answer in, rather than fail it.
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Limits.TurnTimeout/2)
+	defer cancel()
 	s, err := e.compact(ctx, userID, turn)
 	if err != nil {
 		e.log.WarnContext(ctx, "compact conversation", "conversation_id", turn.Conversation.ID, "err", err)
@@ -97,6 +101,10 @@ func (e *Engine) compact(ctx context.Context, userID string, turn *tasks.Turn) (
 			err = e.summarize(ctx, &w, last, through)
 		}
 	}
+	// What was spent is stored even when the compaction ran out of time
+	// or its client left: the tokens count as the user's either way.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	defer cancel()
 	if w.Through == w.From {
 		if w.Usage.Total() > 0 {
 			// Nothing to store but what it cost (SaveSummary stores no

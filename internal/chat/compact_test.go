@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/agent"
 	"github.com/taskchat/taskchat/internal/agent/agenttest"
@@ -182,4 +183,31 @@ func TestAFailedCompactionDoesNotFailTheTurn(t *testing.T) {
 			t.Fatalf("usage = %+v", u)
 		}
 	})
+}
+
+// A compaction whose model hangs has half the turn's time: the turn
+// answers in the other half, rather than fail at its deadline.
+func TestAHangingCompactionDoesNotFailTheTurn(t *testing.T) {
+	t.Parallel()
+	model := agenttest.ModelFunc(func(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+		if strings.HasPrefix(req.System, "You keep the running summary") {
+			<-ctx.Done()
+			return agent.Response{}, ctx.Err()
+		}
+		if err := ctx.Err(); err != nil {
+			return agent.Response{}, err // as an HTTP model would
+		}
+		onText("OK.")
+		return agent.Response{Text: "OK."}, nil
+	})
+	env := mustEngineWith(t, model, nil, func(c *chat.Config) { c.HistoryLimit = 4; c.Limits.TurnTimeout = 2 * time.Second })
+	user := storetest.UserID(t)
+	var conv int64
+	for _, msg := range []string{"one", "two", "three", "four", "five"} {
+		out, err := env.engine.Run(context.Background(), chat.Request{UserID: user, ConversationID: conv, Message: msg}, nil)
+		if err != nil || out.Reply != "OK." {
+			t.Fatalf("turn %q: %q, %v", msg, out.Reply, err)
+		}
+		conv = out.ConversationID
+	}
 }

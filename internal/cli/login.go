@@ -40,7 +40,7 @@ func Login(ctx context.Context, args []string, env Env) error {
 		if isTerminal(env.Stdin) {
 			fmt.Fprint(env.Stderr, "Paste the token, then press Enter and Ctrl-D: ")
 		}
-		*token, err = readToken(env.Stdin)
+		*token, err = readToken(ctx, env.Stdin)
 	}
 	if err != nil {
 		return err
@@ -98,11 +98,11 @@ func devToken(ctx context.Context, hc *http.Client, base, user string) (string, 
 
 // readToken is a token given on stdin, such as `pass show taskchat |
 // taskchat login`: it then appears in no process list or shell history.
-func readToken(stdin io.Reader) (string, error) {
+func readToken(ctx context.Context, stdin io.Reader) (string, error) {
 	if stdin == nil {
 		return "", errors.New("login needs --user NAME, --token TOKEN or the token on stdin")
 	}
-	b, err := io.ReadAll(io.LimitReader(stdin, 16<<10))
+	b, err := readInput(ctx, stdin, 16<<10)
 	if err != nil {
 		return "", err
 	}

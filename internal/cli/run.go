@@ -28,7 +28,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	prompt, err := readPrompt(fs.Args(), env.Stdin)
+	prompt, err := readPrompt(ctx, fs.Args(), env.Stdin)
 	if err != nil {
 		return err
 	}
@@ -101,10 +101,10 @@ func runStreamed(ctx context.Context, c *Client, conversation int64, prompt stri
 }
 
 // readPrompt is the prompt from the arguments, or else from stdin.
-func readPrompt(args []string, stdin io.Reader) (string, error) {
+func readPrompt(ctx context.Context, args []string, stdin io.Reader) (string, error) {
 	prompt := strings.Join(args, " ")
 	if prompt == "" && stdin != nil {
-		b, err := io.ReadAll(io.LimitReader(stdin, maxPrompt+1))
+		b, err := readInput(ctx, stdin, maxPrompt+1)
 		if err != nil {
 			return "", err
 		}
@@ -118,4 +118,25 @@ func readPrompt(args []string, stdin io.Reader) (string, error) {
 		return "", errors.New(`run needs a prompt: run "add a task to buy milk", or the prompt on stdin`)
 	}
 	return prompt, nil
+}
+
+// readInput reads r whole, up to limit bytes, unless ctx ends first: main
+// takes Ctrl-C from the terminal to cancel ctx, so a command that waits
+// for what a person types must end with it rather than read on.
+func readInput(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+	type read struct {
+		b   []byte
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, limit))
+		done <- read{b, err}
+	}()
+	select {
+	case got := <-done:
+		return got.b, got.err
+	case <-ctx.Done():
+		return nil, errors.New("interrupted")
+	}
 }
