@@ -150,7 +150,10 @@ func (e *Engine) summarizeUncovered(ctx context.Context, userID string, conversa
 		}
 		pending, after = msgs, msgs[len(msgs)-1].ID
 	}
-	return nil, errors.Join(e.summarize(ctx, w, pending, after), errMoreToCompact)
+	if err := e.summarize(ctx, w, pending, after); err != nil {
+		return nil, err // not errMoreToCompact: the caller must hear it failed
+	}
+	return nil, errMoreToCompact
 }
 
 // summarize carries w's summary on over msgs, which end the span it then

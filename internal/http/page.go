@@ -90,6 +90,10 @@ func newPage(fsys fs.FS, index string) (*page, error) {
 	if p.index, err = newPageFile(index, html); err != nil {
 		return nil, err
 	}
+	if bytes.Count(html, []byte(devLoginMeta)) != 1 {
+		// Without it the page would say, silently, that no login answers.
+		return nil, fmt.Errorf("page: %s must hold %s exactly once", index, devLoginMeta)
+	}
 	on := strings.Replace(devLoginMeta, `"off"`, `"on"`, 1)
 	p.devIndex, err = newPageFile(index, bytes.Replace(html, []byte(devLoginMeta), []byte(on), 1))
 	return p, err

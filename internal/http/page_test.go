@@ -165,6 +165,9 @@ func TestNewPageRefusesUnknownFiles(t *testing.T) {
 	if _, err := newPage(fstest.MapFS{"app.js": {}}, "index.html"); err == nil {
 		t.Error("a page without its index was accepted")
 	}
+	if _, err := newPage(fstest.MapFS{"index.html": {Data: []byte("<p>")}}, "index.html"); err == nil {
+		t.Error("an index that cannot say whether the development login answers was accepted")
+	}
 	p, err := newPage(web.Files, web.Index)
 	if err != nil {
 		t.Fatalf("the embedded page: %v", err)
