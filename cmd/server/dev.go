@@ -103,7 +103,12 @@ func devCluster(ctx context.Context, getenv func(string) string, stderr io.Write
 	how := "kept from an earlier start; it stops when dev does"
 	switch {
 	case c.WasRunning:
-		how = "already running, so it keeps running when dev stops"
+		// It may be an earlier dev's that was killed and stopped nothing.
+		stopIt := bin.PgCtl + " stop -D " + dir
+		if os.Geteuid() == 0 {
+			stopIt = "runuser -u postgres -- " + stopIt
+		}
+		how = "already running, so it keeps running when dev stops; " + stopIt + " stops it"
 	case c.Created:
 		how = "created now; it stops when dev does, and its data stays for the next start"
 	}

@@ -53,7 +53,11 @@ type Cluster struct {
 	// Created says Start made the cluster: the directory held none.
 	Created bool
 	// WasRunning says the cluster answered before Start: another process
-	// started it, and Stop leaves it running.
+	// started it, and Stop leaves it running. That process may be gone: a
+	// dev server killed with SIGKILL, or that crashed, stops nothing, and
+	// its cluster runs on, joined by every later start and stopped by none
+	// (pg_ctl stop -D Dir stops it; nothing records who started a cluster,
+	// so Start cannot tell an orphan from one a live process uses).
 	WasRunning bool
 
 	bin   Binaries
@@ -77,6 +81,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.makeDir(); err != nil {
 		return nil, err
 	}
+	unlock, err := lockDir(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("wait for another start of PostgreSQL in %s: %w", dir, err)
+	}
+	defer unlock()
 	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); errors.Is(err, fs.ErrNotExist) {
 		if err := c.initdb(ctx, o.Throwaway); err != nil {
 			return nil, err
@@ -90,9 +99,27 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return c, nil
 	}
 	if _, err := c.run(ctx, c.bin.PgCtl, "start", "-D", dir, "-l", c.logFile(), "-w", "-t", "60", "-s"); err != nil {
-		return nil, fmt.Errorf("start PostgreSQL in %s: %w%s", dir, err, c.logTail())
+		err = fmt.Errorf("start PostgreSQL in %s: %w%s", dir, err, c.logTail())
+		c.abandon()
+		return nil, err
 	}
 	return c, nil
+}
+
+// abandon stops a server whose start failed. pg_ctl start that times out,
+// or is killed with its context (Ctrl-C during dev's first start), leaves
+// the server it launched running, which nothing would stop: the next Start
+// would find it running and leave it so. The starts being serialised
+// (lockDir), the server running now is the one this start launched. Its
+// context may have ended, so stopping has one of its own; "immediate"
+// because nobody uses a server that never said it was ready. A server
+// that never came up is nothing to stop, so the error is not reported.
+func (c *Cluster) abandon() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if c.running(ctx) {
+		_, _ = c.run(ctx, c.bin.PgCtl, "stop", "-D", c.Dir, "-m", "immediate", "-w", "-s")
+	}
 }
 
 // Stop stops the cluster, unless it ran before Start: then it belongs to
@@ -130,6 +157,9 @@ func (c *Cluster) makeDir() error {
 	if err := os.Mkdir(c.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
+	if err := closeDir(c.Dir); err != nil {
+		return err
+	}
 	if c.owner == nil {
 		return nil
 	}
@@ -137,6 +167,29 @@ func (c *Cluster) makeDir() error {
 		return err
 	}
 	return c.owner.chown(c.Dir)
+}
+
+// closeDir makes a directory that was there before mode 0700. PostgreSQL
+// also runs in one of mode 0750, and then the group can reach the socket,
+// which lets anyone in without a password. Only the directory's owner, or
+// root, may change its mode; anyone else is told to.
+func closeDir(dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	perm := info.Mode().Perm()
+	if perm&0o077 == 0 || runtime.GOOS == "windows" { // Windows has no such bits to close
+		return nil
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("%s has mode %v, which lets others reach its PostgreSQL's socket and so its data, "+
+			"and this account cannot change it (%w): chmod 700 %s as its owner", dir, perm, err, dir)
+	}
+	return nil
 }
 
 // initdb makes the cluster: the superuser is postgres whoever runs it, and

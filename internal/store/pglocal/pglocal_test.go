@@ -5,11 +5,13 @@ package pglocal_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -84,6 +86,110 @@ func TestClusterIsMadeStoppedAndReused(t *testing.T) {
 		}
 		mustConnect(t, again.URL("taskchat")).Close(ctx)
 	})
+}
+
+// A start that fails after pg_ctl launched the server, or that is given up
+// (Ctrl-C during dev's first start), stops that server: otherwise it would
+// run on, and the next start would find it running and leave it so.
+func TestFailedStartStopsItsServer(t *testing.T) {
+	t.Parallel()
+	bin := mustFind(t)
+	t.Run("pg_ctl fails once the server runs", func(t *testing.T) {
+		t.Parallel()
+		dir := mustClusterDir(t)
+		failing := mustWrapPgCtl(t, bin, "exit 1")
+		_, err := pglocal.Start(context.Background(), pglocal.Options{Dir: dir, Binaries: failing, Throwaway: true})
+		if err == nil {
+			t.Fatal("Start succeeded with a pg_ctl start that failed")
+		}
+		mustBeStopped(t, pglocal.Options{Dir: dir, Binaries: bin, Throwaway: true})
+	})
+	t.Run("the start is cancelled", func(t *testing.T) {
+		t.Parallel()
+		dir := mustClusterDir(t)
+		hanging := mustWrapPgCtl(t, bin, "exec sleep 600") // as a start that waits on a slow recovery
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := pglocal.Start(ctx, pglocal.Options{Dir: dir, Binaries: hanging, Throwaway: true})
+			done <- err
+		}()
+		url := (&pglocal.Cluster{Dir: dir}).URL("postgres")
+		waitFor(t, "the server pg_ctl started", func() bool {
+			conn, err := pgx.Connect(context.Background(), url)
+			if err == nil {
+				conn.Close(context.Background())
+			}
+			return err == nil
+		})
+		cancel()
+		if err := <-done; err == nil {
+			t.Fatal("a cancelled Start succeeded")
+		}
+		mustBeStopped(t, pglocal.Options{Dir: dir, Binaries: bin, Throwaway: true})
+	})
+}
+
+// Two starts at once of a cluster that does not run yet, as two dev
+// servers started together: one makes and starts it, the other joins it.
+func TestStartsAtOnceShareOneServer(t *testing.T) {
+	t.Parallel()
+	opts := pglocal.Options{Dir: mustClusterDir(t), Binaries: mustFind(t), Throwaway: true}
+	clusters := make(chan *pglocal.Cluster, 2)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			c, err := pglocal.Start(context.Background(), opts)
+			if err != nil {
+				errs <- err
+				return
+			}
+			clusters <- c
+		}()
+	}
+	var started, joined int
+	for range 2 {
+		select {
+		case err := <-errs:
+			t.Error(err)
+		case c := <-clusters:
+			if c.WasRunning {
+				joined++
+				continue
+			}
+			started++
+			t.Cleanup(func() {
+				if err := c.Stop(context.Background()); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	if started != 1 || joined != 1 {
+		t.Errorf("%d starts started the server and %d joined it; want one each", started, joined)
+	}
+}
+
+// PostgreSQL runs in a directory of mode 0750 too, and the group could then
+// reach the socket, which asks for no password: Start closes it again.
+func TestOpenDirectoryIsClosed(t *testing.T) {
+	t.Parallel()
+	opts := pglocal.Options{Dir: mustClusterDir(t), Binaries: mustFind(t), Throwaway: true}
+	if err := mustStart(t, opts).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(opts.Dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	mustStart(t, opts)
+	info, err := os.Stat(opts.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := info.Mode().Perm(); perm != 0o700 {
+		t.Errorf("the cluster runs in a directory of mode %v, want 0700", perm)
+	}
 }
 
 func TestFind(t *testing.T) {
@@ -177,6 +283,39 @@ func mustStart(tb testing.TB, o pglocal.Options) *pglocal.Cluster {
 		}
 	})
 	return c
+}
+
+// mustWrapPgCtl is bin with a pg_ctl that, after a start that succeeded,
+// runs then (shell), and otherwise is the real one.
+func mustWrapPgCtl(tb testing.TB, bin pglocal.Binaries, then string) pglocal.Binaries {
+	tb.Helper()
+	dir := filepath.Dir(mustClusterDir(tb)) // one the cluster's account can reach
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = start ]; then\n\t%[1]q \"$@\" || exit\n\t%[2]s\nfi\nexec %[1]q \"$@\"\n", bin.PgCtl, then)
+	pgCtl := filepath.Join(dir, "pg_ctl")
+	if err := os.WriteFile(pgCtl, []byte(script), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return pglocal.Binaries{Initdb: bin.Initdb, PgCtl: pgCtl}
+}
+
+// mustBeStopped checks that the cluster in o.Dir does not run: a start
+// finds it stopped, rather than running already.
+func mustBeStopped(tb testing.TB, o pglocal.Options) {
+	tb.Helper()
+	if c := mustStart(tb, o); c.WasRunning {
+		tb.Errorf("the server in %s still runs after its start failed", o.Dir)
+	}
+}
+
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func mustConnect(tb testing.TB, url string) *pgx.Conn {
