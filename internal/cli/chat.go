@@ -7,8 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -16,6 +16,8 @@ import (
 // Chat is `chat [--continue] [--conversation N]`: a conversation at the
 // terminal. A reply prints as it is written; Ctrl-C stops it (on the
 // server, through the stop route), and a second Ctrl-C, or Ctrl-D, leaves.
+// Ctrl-C also ends a list or a check that waits on the server, which may
+// take 30 seconds at most; the session goes on.
 // A call that waits for approval is asked about, and the turn continues
 // once it is decided.
 func Chat(ctx context.Context, args []string, env Env) error {
@@ -30,22 +32,24 @@ func Chat(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	s := &session{env: env, c: c, conv: *conversation, out: &printer{w: env.Stdout, col0: true},
-		lines: readLines(env.Stdin)}
+	s := newSession(env, c, *conversation)
 	if *cont {
-		list, _, err := c.Conversations(ctx, 1)
-		if err != nil {
+		var list []Conversation
+		err := s.call(ctx, func(ctx context.Context) (err error) {
+			list, _, err = c.Conversations(ctx, 1)
+			return err
+		})
+		if err != nil && !errors.Is(err, errInterrupted) {
 			return env.explain(c, err)
 		}
+		s.report(err)
 		if len(list) > 0 {
 			s.conv = list[0].ID
 			s.out.line(fmt.Sprintf("Conversation %d: %s", list[0].ID, Line(list[0].Title)))
 		}
 	}
 	s.out.line(fmt.Sprintf("taskchat at %s as %s. /help lists the commands; Ctrl-D leaves.", Line(c.URL), Line(c.User)))
-	if err := s.askWaiting(ctx); err != nil {
-		s.out.line("error: " + env.explain(c, err).Error())
-	}
+	s.report(s.askWaiting(ctx))
 	return s.loop(ctx)
 }
 
@@ -55,7 +59,11 @@ func (s *session) askWaiting(ctx context.Context) error {
 	if s.conv == 0 {
 		return nil
 	}
-	waiting, err := s.c.Waiting(ctx, s.conv)
+	var waiting []Approval
+	err := s.call(ctx, func(ctx context.Context) (err error) {
+		waiting, err = s.c.Waiting(ctx, s.conv)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -69,10 +77,34 @@ type session struct {
 	conv  int64 // the open conversation; 0 until a new one's first reply
 	out   *printer
 	lines <-chan string // what the person types, a line at a time; closed at Ctrl-D
+	wait  time.Duration // how long a request other than a turn may take
+	// startWait is how long a Ctrl-C waits for a turn's start event, to
+	// stop the turn, before it hangs up.
+	startWait time.Duration
 }
 
-// errLeave ends a session without an error to report.
-var errLeave = errors.New("leave")
+func newSession(env Env, c *Client, conversation int64) *session {
+	return &session{env: env, c: c, conv: conversation, out: &printer{w: env.Stdout, col0: true},
+		lines: readLines(env.Stdin), wait: 30 * time.Second, startWait: 5 * time.Second}
+}
+
+var (
+	// errLeave ends a session without an error to report.
+	errLeave = errors.New("leave")
+	// errInterrupted is a request that a Ctrl-C ended; the session goes on.
+	errInterrupted = errors.New("interrupted")
+)
+
+// report says what became of a command that did not go as asked.
+func (s *session) report(err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, errInterrupted):
+		s.out.line("(interrupted)")
+	default:
+		s.out.line("error: " + s.env.explain(s.c, err).Error())
+	}
+}
 
 func (s *session) loop(ctx context.Context) error {
 	interrupted := false // the last thing the person did was a Ctrl-C
@@ -89,9 +121,7 @@ func (s *session) loop(ctx context.Context) error {
 			if errors.Is(err, errLeave) {
 				return nil
 			}
-			if err != nil {
-				s.out.line("error: " + s.env.explain(s.c, err).Error())
-			}
+			s.report(err)
 		case <-s.env.Interrupts:
 			if interrupted {
 				s.out.line("")
@@ -140,45 +170,72 @@ const help = `/new        start a new conversation with the next message
 /open N     continue conversation N
 /tasks      your tasks
 /help       this list
-Ctrl-C stops a reply; Ctrl-C twice, Ctrl-D or /quit leaves.`
+Ctrl-C stops a reply, or a command that waits; Ctrl-C twice, Ctrl-D or /quit leaves.`
 
 // turn runs a turn (a message, or a decision that continues one) and shows
 // it as it streams. Ctrl-C stops it on the server, which ends its stream
-// with what it had written; a second one leaves at once.
+// with what it had written; a second one leaves at once. A Ctrl-C before
+// the turn's start event waits for it, since only a started turn can be
+// stopped (and a new conversation's is known only then); a server that
+// says nothing for startWait is hung up on instead. Either way the session
+// goes on.
 func (s *session) turn(ctx context.Context, start func(context.Context, func(Event)) (*Answer, error)) error {
 	ctx, hangUp := context.WithCancel(ctx)
 	defer hangUp()
 	var conv atomic.Int64
-	conv.Store(s.conv)
+	started := make(chan struct{})
+	markStarted := sync.OnceFunc(func() { close(started) }) // a stream may repeat it
 	type result struct {
 		answer *Answer
 		err    error
 	}
 	done := make(chan result, 1)
 	go func() {
-		a, err := start(ctx, func(e Event) { s.show(e, &conv) })
+		a, err := start(ctx, func(e Event) {
+			if e.Name == "start" {
+				conv.Store(e.ConversationID)
+				markStarted()
+			}
+			s.show(e)
+		})
 		done <- result{a, err}
 	}()
-	stopping := false
+	var (
+		stopping    bool
+		toStop      <-chan struct{} // started, while a Ctrl-C waits for it
+		giveUp      <-chan time.Time
+		hungUpEarly bool
+	)
 	for {
 		select {
 		case r := <-done:
+			if r.err != nil && hungUpEarly {
+				s.out.line("(hung up: the server had not started the reply)")
+				return nil
+			}
 			if r.err != nil {
 				s.out.endLine()
 				return r.err
 			}
 			return s.finish(ctx, r.answer)
 		case <-s.env.Interrupts:
-			if stopping || conv.Load() == 0 {
-				// A second Ctrl-C, or one before the turn said where it
-				// runs: leave; the turn runs on without us.
+			if stopping {
+				// A second Ctrl-C: leave; the turn runs on without us.
 				hangUp()
 				<-done
 				s.out.line("")
 				return errLeave
 			}
 			stopping = true
+			toStop = started
+			giveUp = time.After(s.startWait)
+		case <-toStop:
+			toStop, giveUp = nil, nil
 			go s.stop(ctx, conv.Load())
+		case <-giveUp:
+			toStop, giveUp = nil, nil
+			hungUpEarly = true
+			hangUp()
 		}
 	}
 }
@@ -194,10 +251,8 @@ func (s *session) stop(ctx context.Context, conv int64) {
 }
 
 // show prints one event of a turn as it comes.
-func (s *session) show(e Event, conv *atomic.Int64) {
+func (s *session) show(e Event) {
 	switch e.Name {
-	case "start":
-		conv.Store(e.ConversationID)
 	case "delta":
 		s.out.text(e.Text)
 	case "tool_call":
@@ -263,63 +318,6 @@ func (s *session) ask(question string) (yes, ok bool) {
 		s.out.line("")
 		return false, false
 	}
-}
-
-func (s *session) list(ctx context.Context) error {
-	list, more, err := s.c.Conversations(ctx, 20)
-	if err != nil {
-		return err
-	}
-	if len(list) == 0 {
-		s.out.line("(no conversations yet)")
-	}
-	for _, cv := range list {
-		mark := " "
-		if cv.ID == s.conv {
-			mark = "*"
-		}
-		s.out.line(fmt.Sprintf("%s %4d  %s  (%s)", mark, cv.ID, Line(cv.Title), cv.UpdatedAt.Local().Format("2006-01-02 15:04")))
-	}
-	if more {
-		s.out.line("  … and older ones")
-	}
-	return nil
-}
-
-func (s *session) open(ctx context.Context, arg string) error {
-	id, err := strconv.ParseInt(arg, 10, 64)
-	if err != nil || id < 1 {
-		s.out.line("/open takes a conversation's number, as /list shows it")
-		return nil
-	}
-	// Asking for one message says whether the conversation is the user's.
-	if err := s.c.get(ctx, "/conversations/"+strconv.FormatInt(id, 10)+"/messages?limit=1", &struct{}{}); err != nil {
-		return err
-	}
-	s.conv = id
-	s.out.line(fmt.Sprintf("(conversation %d: your next message continues it)", id))
-	return s.askWaiting(ctx)
-}
-
-func (s *session) tasks(ctx context.Context) error {
-	list, more, err := s.c.Tasks(ctx, 200)
-	if err != nil {
-		return err
-	}
-	if len(list) == 0 {
-		s.out.line("(no tasks)")
-	}
-	for _, t := range list {
-		box := "[ ]"
-		if t.Completed {
-			box = "[x]"
-		}
-		s.out.line(fmt.Sprintf("%s #%d %s", box, t.ID, Line(t.Title)))
-	}
-	if more {
-		s.out.line("… and more (the first 200 are shown)")
-	}
-	return nil
 }
 
 // readLines reads what the person types, a line at a time, until EOF

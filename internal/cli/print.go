@@ -17,6 +17,9 @@ type printer struct {
 	mu   sync.Mutex
 	w    io.Writer
 	col0 bool // nothing written on the current line yet
+	// cr is a carriage return that ended the last chunk, held back: a CRLF
+	// split between two chunks is a line feed, which Text sees only whole.
+	cr bool
 }
 
 // text writes text from the server, its lines kept.
@@ -26,15 +29,33 @@ func (p *printer) text(s string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.cr {
+		s, p.cr = "\r"+s, false
+	}
+	if strings.HasSuffix(s, "\r") {
+		s, p.cr = s[:len(s)-1], true
+	}
 	s = Text(s)
 	io.WriteString(p.w, s)
-	p.col0 = strings.HasSuffix(s, "\n")
+	if s != "" {
+		p.col0 = strings.HasSuffix(s, "\n")
+	}
+}
+
+// flushCR writes a held carriage return that no line feed followed, as
+// Text shows a lone one.
+func (p *printer) flushCR() {
+	if p.cr {
+		io.WriteString(p.w, `\x0d`)
+		p.col0, p.cr = false, false
+	}
 }
 
 // line writes a line of the client's own, after ending the open one.
 func (p *printer) line(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.flushCR()
 	if !p.col0 {
 		io.WriteString(p.w, "\n")
 	}
@@ -46,6 +67,7 @@ func (p *printer) line(s string) {
 func (p *printer) prompt(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.flushCR()
 	if !p.col0 {
 		io.WriteString(p.w, "\n")
 	}
@@ -58,6 +80,7 @@ func (p *printer) prompt(s string) {
 func (p *printer) endLine() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.flushCR()
 	if !p.col0 {
 		io.WriteString(p.w, "\n")
 		p.col0 = true

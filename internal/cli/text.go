@@ -8,8 +8,9 @@ import (
 
 // Text is s made safe to print on a terminal, keeping its lines: line
 // feeds and tabs stay; every other control character (C0, DEL, C1), a
-// carriage return but the one of a CRLF, and the bidirectional embeddings,
-// overrides and isolates become visible escapes such as \x1b or \u202e;
+// carriage return but the one of a CRLF, the bidirectional marks,
+// embeddings, overrides and isolates, and the Unicode line and paragraph
+// separators become visible escapes such as \x1b or \u202e;
 // invalid UTF-8 becomes U+FFFD. The server refuses such characters in what
 // people write, but a reply is a model's text, and a client should not
 // trust a server with its terminal anyway.
@@ -69,9 +70,15 @@ func isInvalid(s string) bool {
 }
 
 // unsafeRune is a character beyond ASCII that steers a terminal or the
-// order text shows in: C1 controls (U+009B is CSI on many terminals) and
-// the bidirectional embeddings, overrides and isolates ("Trojan Source").
+// order text shows in: C1 controls (U+009B is CSI on many terminals), the
+// bidirectional marks (LRM, RLM, ALM), embeddings, overrides and isolates
+// ("Trojan Source"), and the line and paragraph separators, which some
+// terminals and editors take as line breaks that Line would not show.
 func unsafeRune(r rune) bool {
+	switch r {
+	case 0x200e, 0x200f, 0x061c, 0x2028, 0x2029:
+		return true
+	}
 	return r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 

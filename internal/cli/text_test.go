@@ -18,7 +18,9 @@ func TestTextKeepsLinesAndShowsWhatWouldSteerATerminal(t *testing.T) {
 		{"evil\u202eexe.txt", `evil\u202eexe.txt`, `evil\u202eexe.txt`},
 		{"isolate \u2066x\u2069", `isolate \u2066x\u2069`, `isolate \u2066x\u2069`},
 		{"bad \xff utf-8", "bad \uFFFD utf-8", "bad \uFFFD utf-8"},
-		{"kept: \uFFFD é 👩🏽‍🍳 \u200f", "kept: \uFFFD é 👩🏽‍🍳 \u200f", "kept: \uFFFD é 👩🏽‍🍳 \u200f"},
+		{"marks \u200e\u200f\u061c", `marks \u200e\u200f\u061c`, `marks \u200e\u200f\u061c`},
+		{"separators \u2028\u2029", `separators \u2028\u2029`, `separators \u2028\u2029`},
+		{"kept: \uFFFD é 👩🏽‍🍳 \u200d", "kept: \uFFFD é 👩🏽‍🍳 \u200d", "kept: \uFFFD é 👩🏽‍🍳 \u200d"},
 	} {
 		if got := Text(c.in); got != c.text {
 			t.Errorf("Text(%q) = %q; want %q", c.in, got, c.text)
