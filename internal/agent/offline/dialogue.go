@@ -222,10 +222,11 @@ var prepositions = lexicon.Words("prepositions")
 func (e *executor) doMeant(s grammar.Step) {
 	s.Bearing = grammar.Fresh
 	if s.Act == grammar.ActNo {
-		e.sawRefusal = true
 		if e.mem.lastAct == 0 {
+			e.do(s) // nothing was changed before: a plain no, said as one
 			return
 		}
+		e.sawRefusal = true
 		for _, t := range e.mem.focus {
 			e.say("%s", results.Stays(e.mem.lastAct, t))
 		}

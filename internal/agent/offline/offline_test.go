@@ -760,3 +760,15 @@ func TestOfflineCarriesOnOnlyATurnStoppedAtALimit(t *testing.T) {
 	resp, _ := mustStream(t, append(stopped, userSays("continue"))...)
 	assertCalls(t, resp.ToolCalls, wantOnTask("delete_task", 4))
 }
+
+// TestOfflineCorrectionWithNothingBefore checks that "no, I meant keep it"
+// when nothing was changed before is heard as a plain no: the list stays
+// as it was, and the reply says so, rather than the help text.
+func TestOfflineCorrectionWithNothingBefore(t *testing.T) {
+	for _, say := range []string{"no, I meant keep it", "sorry, I meant leave it"} {
+		resp, _ := mustStream(t, userSays(say))
+		if len(resp.ToolCalls) != 0 || !strings.Contains(resp.Text, "left your list as it was") {
+			t.Errorf("%q with nothing before: calls %v, text %q; want the list left as it was", say, resp.ToolCalls, resp.Text)
+		}
+	}
+}
