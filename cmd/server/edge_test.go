@@ -64,8 +64,12 @@ func mustHealthcheck(tb testing.TB, base, what string) {
 }
 
 // At MAX_CONNECTIONS, idle kept-alive connections make room for a new
-// client, the oldest first: a health check is answered at once. Each one
-// closed so is counted.
+// client: a health check is answered at once, one idle connection is
+// closed, and the others still serve. Each one closed so is counted. (Which
+// one goes — the quiet one used least recently — is
+// TestLimitListenerClosesTheQuietOneUsedLeastRecently's: here the oldest
+// may still be finishing its answer when the health check comes, on a
+// loaded machine, and the next goes instead.)
 func TestRunMakesRoomByClosingTheOldestIdleConnection(t *testing.T) {
 	t.Parallel()
 	const max = 8
@@ -79,11 +83,23 @@ func TestRunMakesRoomByClosingTheOldestIdleConnection(t *testing.T) {
 		}
 	}
 	mustHealthcheck(t, base, "a health check with every connection idle")
-	mustBeClosed(t, conns[0], readers[0], "the oldest idle connection")
-	for i := 1; i < max; i++ {
-		if status, err := rawGet(t, conns[i], readers[i], 5*time.Second); err != nil || status != "200 OK" {
-			t.Fatalf("idle connection %d, younger than the one closed: %q, %v", i, status, err)
+	var closed []int
+	for i := range max {
+		_, _ = io.WriteString(conns[i], "GET /healthz HTTP/1.1\r\nHost: taskchat\r\n\r\n") // fails on the closed one, or not yet
+		_ = conns[i].SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(readers[i], nil)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("connection %d neither answered nor closed within 5 s", i)
 		}
+		if err != nil {
+			closed = append(closed, i)
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if len(closed) != 1 || closed[0] > 1 {
+		t.Fatalf("connections closed to make room: %v, want one of the two oldest", closed)
 	}
 	m := metricsListening.FindStringSubmatch(logs.String())
 	if m == nil {
