@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/http/turnstream"
+	"github.com/taskchat/taskchat/internal/limits"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -96,7 +97,7 @@ func handleApprovalShow(log *slog.Logger, store tasks.ApprovalStore) http.Handle
 // does: JSON, or Server-Sent Events when asked. While others wait, it
 // answers 202 with what still waits. A decision is idempotent by itself:
 // sent again, it answers what the first did (see chat.Engine.Decide).
-func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
+func handleApprovalDecide(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leases *limits.Leases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d, err := parseDecision(w, r)
 		if err != nil {

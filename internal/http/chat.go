@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/http/turnstream"
+	"github.com/taskchat/taskchat/internal/limits"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -27,7 +28,7 @@ type chatRequest struct {
 // middleware; this decodes the request, applies the user's limits, hands
 // the turn to the engine and encodes what it says, as one JSON body or as
 // Server-Sent Events.
-func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
+func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leases *limits.Leases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, stream, err := parseChat(w, r)
 		if err != nil {
@@ -48,16 +49,16 @@ func handleChatCreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leas
 // that leaves, or stops reading, does not end it; a stop does (POST
 // …/stop). Each event is added to the turn's run as it is told, so that a
 // client can resume the stream, on any replica, after any event's id.
-func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, leases *streamLeases, req chat.Request,
+func serveTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, leases *limits.Leases, req chat.Request,
 	stream bool, newOutput func() turnstream.Output) {
-	var held *turnLease
+	var held *limits.TurnLease
 	if stream {
 		// The stream's lease is taken with the turn, in the statement that
 		// starts it: a user at the cap is refused before anything is saved.
-		held = leases.forTurn(r.Context(), req.UserID)
-		req.Stream = held.lease
-		defer held.release()
-		newOutput = givingBackAtTheEnd(newOutput, held.release)
+		held = leases.ForTurn(r.Context(), req.UserID)
+		req.Stream = held.Lease
+		defer held.Release()
+		newOutput = givingBackAtTheEnd(newOutput, held.Release)
 	}
 	answerTurn(w, r, engine, hub, &req, newOutput, held)
 }
@@ -97,8 +98,8 @@ func givingBackAtTheEnd(newOutput func() turnstream.Output, release func()) func
 // statement of its own, so that a decision the cap refuses is not made. It
 // answers 429 and reports false when the user holds as many streams as
 // they may; else release gives the lease back.
-func admitStream(w http.ResponseWriter, r *http.Request, leases *streamLeases, userID string) (release func(), ok bool) {
-	giveBack, err := leases.openStream(r.Context(), userID)
+func admitStream(w http.ResponseWriter, r *http.Request, leases *limits.Leases, userID string) (release func(), ok bool) {
+	giveBack, err := leases.Open(r.Context(), userID)
 	if err != nil {
 		writeProblem(w, toAPIError(err))
 		return nil, false
@@ -121,7 +122,7 @@ func heldWhileConnected(r *http.Request, giveBack func()) (release func()) {
 // model: kept small (a turn's frames push a goroutine's stack past a power
 // of two at a few hundred bytes more).
 func answerTurn(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, newOutput func() turnstream.Output,
-	held *turnLease) {
+	held *limits.TurnLease) {
 	ctx, turn := hub.Begin(r.Context())
 	defer turn.End(internalErrorEvent) // if the turn panicked; else a no-op
 	req.Log = runLog{turn}
@@ -143,7 +144,7 @@ type answering struct {
 	info   *requestInfo
 	userID string
 	id     turnstream.EventID
-	held   *turnLease // the stream's lease, if the front took one for the turn
+	held   *limits.TurnLease // the stream's lease, if the front took one for the turn
 }
 
 // observe adds an event to the turn's run and tells the output.
@@ -151,7 +152,7 @@ func (t *answering) observe(e chat.Event) {
 	if e.Kind == chat.EventStarted {
 		t.info.conversationID = e.ConversationID // for the access log
 		t.turn.Started(t.userID, e.RunID)
-		t.held.started()
+		t.held.Started()
 	}
 	t.id = turnstream.EventID{Run: t.turn.RunID(), Seq: t.turn.Add(turnstream.EncodeEvent(e))}
 	t.out.Event(t.id, e)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/http/turnstream"
+	"github.com/taskchat/taskchat/internal/limits"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -59,7 +60,7 @@ type uiUserMessage struct {
 // person approved or denied (addToolApprovalResponse, then the automatic
 // send), decides those approvals instead, and streams the turn they
 // continue (see handleApprovalDecide).
-func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
+func handleChatUICreate(log *slog.Logger, engine *chat.Engine, hub *runs.Hub, leases *limits.Leases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, decisions, err := parseUIChat(w, r)
 		if err != nil {

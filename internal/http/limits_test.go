@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -236,37 +235,6 @@ func TestAStreamLeaseOfADeadReplicaRunsOut(t *testing.T) {
 	waitFor(t, "no lease left", func() bool {
 		return storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1`, user) == 0
 	})
-}
-
-// A replica renews the leases of the streams it holds open, in one
-// statement, and stops renewing once it holds none.
-func TestStreamLeasesAreRenewedWhileOpen(t *testing.T) {
-	t.Parallel()
-	pool := storetest.Pool(t)
-	leases := newStreamLeases(store.NewLimits(pool), 2, slog.New(slog.DiscardHandler))
-	user := storetest.UserID(t)
-	release, err := leases.openStream(context.Background(), user)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(context.Background(), `UPDATE stream_leases SET lease_until = now() + interval '1 second' WHERE user_id = $1`, user); err != nil {
-		t.Fatal(err)
-	}
-	if !leases.renewOnce() {
-		t.Fatal("renewOnce found no lease to renew")
-	}
-	left := storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1 AND lease_until > now() + $2::interval`,
-		user, (streamLease - 5*time.Second).String())
-	if left != 1 {
-		t.Fatal("the lease was not renewed")
-	}
-	release()
-	if n := storetest.Count(t, `SELECT count(*) FROM stream_leases WHERE user_id = $1`, user); n != 0 || leases.openStreams() != 0 {
-		t.Fatalf("%d leases stored, %d open here, after the stream closed", n, leases.openStreams())
-	}
-	if leases.renewOnce() {
-		t.Fatal("renewOnce renewed with no stream open")
-	}
 }
 
 // A keyed retry's stream, which follows its running turn, is a stream like

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/taskchat/taskchat/internal/auth"
+	"github.com/taskchat/taskchat/internal/limits"
 	"github.com/taskchat/taskchat/internal/mcptools"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -70,7 +71,7 @@ type mcpFront struct {
 	handler  http.Handler // mcptools.NewHTTPHandler, as cmd/server builds it
 	rate     tasks.Rate
 	shared   tasks.RateBuckets // nil: local only
-	local    *localBuckets
+	local    *limits.LocalBuckets
 	resource protectedResource
 }
 
@@ -78,7 +79,7 @@ func newMCPFront(log *slog.Logger, handler http.Handler, cfg MCPConfig) *mcpFron
 	r := tasks.Rate{PerMinute: cfg.RequestsPerMinute, Burst: cfg.Burst}
 	return &mcpFront{
 		log: log, handler: handler,
-		rate: r, shared: cfg.Buckets, local: newLocalBuckets(r),
+		rate: r, shared: cfg.Buckets, local: limits.NewLocalBuckets(r),
 		resource: protectedResource{publicURL: strings.TrimRight(cfg.PublicURL, "/"), authorizationServers: cfg.AuthorizationServers},
 	}
 }
@@ -99,7 +100,7 @@ func (f *mcpFront) take(ctx context.Context, userID string) error {
 			f.log.WarnContext(ctx, "the shared MCP rate bucket did not answer; this replica's decides", "error", err)
 		}
 	}
-	return f.local.take(userID)
+	return f.local.Take(userID)
 }
 
 // handleMCP serves the task tools over MCP to the user of the request's

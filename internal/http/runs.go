@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/http/turnstream"
+	"github.com/taskchat/taskchat/internal/limits"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -24,7 +25,7 @@ type resumable interface {
 // handleConversationStreamShow streams the conversation's running turn, on
 // whichever replica it runs, from its start or after Last-Event-ID, then
 // follows it live to its end; 204 when no turn runs.
-func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
+func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, leases *limits.Leases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := conversationID(r)
 		if err != nil {
@@ -43,7 +44,7 @@ func handleConversationStreamShow(log *slog.Logger, hub *runs.Hub, leases *strea
 // handleChatUIStreamShow resumes a /chat/ui turn as a UI message stream:
 // the route the AI SDK's DefaultChatTransport calls for useChat({resume:
 // true}). 204 when no turn of the chat runs, or the chat has none yet.
-func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, leases *streamLeases, cfg StreamConfig) http.Handler {
+func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, leases *limits.Leases, cfg StreamConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chatID, _ := pathParam(r, "chat_id")
 		if !chatIDPattern.MatchString(chatID) {
@@ -70,7 +71,7 @@ func handleChatUIStreamShow(log *slog.Logger, hub *runs.Hub, leases *streamLease
 // client's Last-Event-ID is of it and it has more to send: the events
 // after it, or, when the run was cut short, the error that says so (whose
 // id, one past the last written, then makes it 204).
-func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, leases *streamLeases, run tasks.Run, out resumable) {
+func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, leases *limits.Leases, run tasks.Run, out resumable) {
 	after := 0
 	if last, ok := turnstream.ParseEventID(r.Header.Get("Last-Event-ID")); ok && last.Run == run.ID {
 		after = last.Seq
@@ -81,7 +82,7 @@ func follow(w http.ResponseWriter, r *http.Request, hub *runs.Hub, leases *strea
 		return
 	}
 	userID := userFrom(r.Context())
-	giveBack, err := leases.openStream(r.Context(), userID)
+	giveBack, err := leases.Open(r.Context(), userID)
 	if err != nil {
 		writeProblem(w, toAPIError(err))
 		return
@@ -148,7 +149,7 @@ func handleConversationStop(log *slog.Logger, hub *runs.Hub) http.Handler {
 // false, having written nothing, when the key's turn is not the
 // conversation's latest; the retry then hears request_in_progress.
 func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hub *runs.Hub, req *chat.Request, out turnstream.Output, turn tasks.TurnRef,
-	held *turnLease) bool {
+	held *limits.TurnLease) bool {
 	run, err := hub.Latest(r.Context(), req.UserID, turn.ConversationID)
 	if err != nil || run.TurnID != turn.TurnID {
 		return false
@@ -157,7 +158,7 @@ func followRetry(w http.ResponseWriter, r *http.Request, engine *chat.Engine, hu
 		if stream, ok := out.(resumable); ok {
 			// The retry started no turn, so took no lease: its stream takes
 			// one now, as a follower's does.
-			if err := held.take(r.Context()); err != nil {
+			if err := held.Take(r.Context()); err != nil {
 				writeProblem(w, toAPIError(err))
 				return true
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/taskchat/taskchat/internal/auth"
 	"github.com/taskchat/taskchat/internal/chat"
 	"github.com/taskchat/taskchat/internal/http/turnstream"
+	"github.com/taskchat/taskchat/internal/limits"
 	"github.com/taskchat/taskchat/internal/runs"
 	"github.com/taskchat/taskchat/internal/tasks"
 	"github.com/taskchat/taskchat/internal/telemetry"
@@ -87,15 +88,15 @@ func NewServer(log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.
 		writeProblem(w, apiErr(codeNotFound, "There is no such route."))
 	})
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
-	leases := newStreamLeases(cfg.Streams, cfg.MaxStreams, log)
-	cfg.Telemetry.ObserveStreams(leases.openStreams)
+	leases := limits.NewLeases(cfg.Streams, cfg.MaxStreams, log)
+	cfg.Telemetry.ObserveStreams(leases.OpenStreams)
 	addRoutes(r, log, verifier, db, svc, convs, engine, hub, leases, cfg.Stream, cfg.DevLogin, newMCPFront(log, mcp, cfg.MCP))
 	return r
 }
 
 // addRoutes lists every route of the API; it reads like api/openapi.yaml.
 func addRoutes(r chi.Router, log *slog.Logger, verifier *auth.Verifier, db Pinger, svc *tasks.Service, convs tasks.ConversationStore,
-	engine *chat.Engine, hub *runs.Hub, leases *streamLeases, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
+	engine *chat.Engine, hub *runs.Hub, leases *limits.Leases, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, db))
 	page := mustPage(web.Files, web.Index)
