@@ -83,17 +83,7 @@ func (s *Conversations) Messages(ctx context.Context, userID string, conversatio
 		})
 	b.Queue(stmt.MessagesPageEnd, conversationID, userID, afterID, limit, maxBytes).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&lastID, &more) })
-	b.Queue(stmt.MessagesPage, conversationID, userID, afterID).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var m tasks.Message
-			if err := scanMessage(rows, &m); err != nil {
-				return err
-			}
-			msgs = append(msgs, m)
-		}
-		return rows.Err()
-	})
-	b.Queue(stmt.MessagesPageToolCalls, conversationID, userID, afterID).Query(func(rows pgx.Rows) error { return attachToolCalls(rows, msgs) })
+	queueMessagesPage(b, conversationID, userID, afterID, &msgs)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return tasks.Page[tasks.Message]{}, translate(err)
 	}
@@ -127,4 +117,21 @@ func scanConversation(row pgx.Row, c *tasks.Conversation) error {
 
 func scanMessage(row pgx.Row, m *tasks.Message) error {
 	return row.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &m.Interrupted, &m.CreatedAt)
+}
+
+// queueMessagesPage queues the reads of a page of the conversation's
+// messages after afterID, with their calls, into msgs, as the statement
+// before them in b (MessagesPageEnd, CompactionPageEnd) bounds it.
+func queueMessagesPage(b *pgx.Batch, conversationID int64, userID string, afterID int64, msgs *[]tasks.Message) {
+	b.Queue(stmt.MessagesPage, conversationID, userID, afterID).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var m tasks.Message
+			if err := scanMessage(rows, &m); err != nil {
+				return err
+			}
+			*msgs = append(*msgs, m)
+		}
+		return rows.Err()
+	})
+	b.Queue(stmt.MessagesPageToolCalls, conversationID, userID, afterID).Query(func(rows pgx.Rows) error { return attachToolCalls(rows, *msgs) })
 }

@@ -89,17 +89,7 @@ func (s *Turns) MessagesBetween(ctx context.Context, userID string, conversation
 	var msgs []tasks.Message
 	b := &pgx.Batch{}
 	b.Queue(stmt.CompactionPageEnd, conversationID, userID, after, limit, maxChars, before)
-	b.Queue(stmt.MessagesPage, conversationID, userID, after).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var m tasks.Message
-			if err := scanMessage(rows, &m); err != nil {
-				return err
-			}
-			msgs = append(msgs, m)
-		}
-		return rows.Err()
-	})
-	b.Queue(stmt.MessagesPageToolCalls, conversationID, userID, after).Query(func(rows pgx.Rows) error { return attachToolCalls(rows, msgs) })
+	queueMessagesPage(b, conversationID, userID, after, &msgs)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, translate(err)
 	}
