@@ -169,6 +169,9 @@ type run struct {
 
 func (r *run) loop(ctx context.Context) (Result, error) {
 	if err := r.listTools(ctx); err != nil {
+		if ctx.Err() != nil { // the turn's deadline or its caller ended it while the tools were listed
+			return r.fail(ctx, err)
+		}
 		r.res.Stop = StopModelError
 		return r.res, err
 	}

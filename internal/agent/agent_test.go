@@ -286,6 +286,37 @@ func TestRunDeadlineIsAModelTimeout(t *testing.T) {
 	}
 }
 
+// The turn's deadline is the turn's, wherever it passes: a turn whose tools
+// are still being listed when it runs out is a model timeout too, and one
+// whose caller leaves then is canceled, like a turn waiting on its model.
+func TestRunDeadlineWhileListingToolsIsAModelTimeout(t *testing.T) {
+	t.Parallel()
+	model := &scripted{script: []Response{answer("never asked")}}
+	lim := limitsWith(func(l *Limits) { l.TurnTimeout = 30 * time.Millisecond })
+	res, err := Run(context.Background(), Input{Model: model, Tools: slowTools{}, Message: "x", Limits: lim})
+	if !errors.Is(err, ErrModelTimeout) || res.Stop != StopModelError {
+		t.Fatalf("err = %v, stop %v, want a model timeout", err, res.Stop)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err = Run(ctx, Input{Model: model, Tools: slowTools{}, Message: "x", Limits: testLimits()})
+	if !errors.Is(err, context.Canceled) || res.Stop != StopCanceled {
+		t.Fatalf("err = %v, stop %v, want canceled", err, res.Stop)
+	}
+}
+
+// slowTools lists its tools only when the context ends, with its error.
+type slowTools struct{}
+
+func (slowTools) Definitions(ctx context.Context) ([]ToolDef, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("list tools: %w", ctx.Err())
+}
+
+func (slowTools) Call(context.Context, Call) (*mcp.CallToolResult, error) {
+	panic("no tool is called before the tools are listed")
+}
+
 func TestRunModelErrorIsReturned(t *testing.T) {
 	t.Parallel()
 	failing := modelFunc(func(context.Context, Request, func(string)) (Response, error) {
