@@ -161,22 +161,24 @@ func (f *floor) start(ctx context.Context, user string, conv int64, message stri
 		b.Queue(`
 			WITH c AS (
 				INSERT INTO conversations (user_id, title, claim_token, claimed_until)
-				VALUES ($1, left($2, 200), $3, now() + interval '3 minutes') RETURNING id, user_id
+				VALUES ($1, left($2, 200), $3, now() + interval '3 minutes') RETURNING id, number, user_id
+			), m AS (
+				INSERT INTO messages (conversation_id, user_id, role, content)
+				SELECT id, user_id, 'user', $2 FROM c RETURNING id
 			)
-			INSERT INTO messages (conversation_id, user_id, role, content)
-			SELECT id, user_id, 'user', $2 FROM c RETURNING conversation_id, id`, user, message, token).
+			SELECT c.number, m.id FROM c, m`, user, message, token).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&conv, &turnID) })
 	} else {
 		b.Queue(`
 			UPDATE conversations SET claim_token = $3, claimed_until = now() + interval '3 minutes', updated_at = now()
-			WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now())`, conv, user, token)
+			WHERE number = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now())`, conv, user, token)
 		b.Queue(`
 			INSERT INTO messages (conversation_id, user_id, role, content)
-			SELECT id, user_id, 'user', $4 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3
+			SELECT id, user_id, 'user', $4 FROM conversations WHERE number = $1 AND user_id = $2 AND claim_token = $3
 			RETURNING id`, conv, user, token, message).QueryRow(func(row pgx.Row) error { return row.Scan(&turnID) })
 		b.Queue(`
 			SELECT role, content FROM (
-				SELECT id, role, content FROM messages WHERE conversation_id = $1 AND user_id = $2
+				SELECT id, role, content FROM messages WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND user_id = $2
 				ORDER BY id DESC LIMIT 50 OFFSET 1
 			) newest ORDER BY id`, conv, user).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
@@ -206,7 +208,7 @@ func (f *floor) addTask(ctx context.Context, user string, conv, turnID int64, to
 	var number int64
 	err := f.pool.QueryRow(ctx, `
 		WITH held AS (
-			SELECT 1 FROM conversations WHERE id = $3 AND user_id = $1 AND claim_token = $4 AND claimed_until > now() FOR SHARE
+			SELECT id FROM conversations WHERE number = $3 AND user_id = $1 AND claim_token = $4 AND claimed_until > now() FOR SHARE
 		), n AS (
 			INSERT INTO task_counters (user_id, last_number) SELECT $1, 1 WHERE EXISTS (SELECT 1 FROM held)
 			ON CONFLICT (user_id) DO UPDATE SET last_number = task_counters.last_number + 1 RETURNING last_number
@@ -214,7 +216,7 @@ func (f *floor) addTask(ctx context.Context, user string, conv, turnID int64, to
 			INSERT INTO tasks (user_id, number, title) SELECT $1, n.last_number, $2 FROM n RETURNING number, title
 		), a AS (
 			INSERT INTO tool_calls (conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-			SELECT $3, $5, $1, $6, 'add_task', $7::jsonb, jsonb_build_object('task_id', t.number, 'status', 'created', 'title', t.title), false, 0, 0, 1
+			SELECT (SELECT id FROM held), $5, $1, $6, 'add_task', $7::jsonb, jsonb_build_object('task_id', t.number, 'status', 'created', 'title', t.title), false, 0, 0, 1
 			FROM t
 		)
 		SELECT number FROM t`, user, args.Title, conv, token, turnID, call.ID, call.Function.Arguments).Scan(&number)
@@ -231,12 +233,12 @@ func (f *floor) finish(ctx context.Context, user string, conv, turnID int64, tok
 	return f.pool.QueryRow(ctx, `
 		WITH m AS (
 			INSERT INTO messages (conversation_id, user_id, role, content)
-			SELECT id, user_id, 'assistant', $4 FROM conversations WHERE id = $1 AND user_id = $2 RETURNING id
+			SELECT id, user_id, 'assistant', $4 FROM conversations WHERE number = $1 AND user_id = $2 RETURNING id
 		), t AS (
 			UPDATE tool_calls SET message_id = m.id FROM m WHERE turn_id = $5 AND user_id = $2
 		), c AS (
 			UPDATE conversations SET claim_token = NULL, claimed_until = NULL, updated_at = now()
-			WHERE id = $1 AND user_id = $2 AND claim_token = $3
+			WHERE number = $1 AND user_id = $2 AND claim_token = $3
 		)
 		SELECT id FROM m`, conv, user, token, reply, turnID).Scan(&id)
 }

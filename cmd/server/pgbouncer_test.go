@@ -127,7 +127,8 @@ func TestThroughPgBouncerInTransactionPooling(t *testing.T) {
 			}
 		}
 		var stored string
-		if err := db.QueryRow(context.Background(), `SELECT content FROM messages WHERE conversation_id = $1 AND role = 'assistant'`, conv).Scan(&stored); err != nil {
+		if err := db.QueryRow(context.Background(), `SELECT content FROM messages WHERE role = 'assistant'
+			AND conversation_id = (SELECT id FROM conversations WHERE user_id = $1 AND number = $2)`, user, conv).Scan(&stored); err != nil {
 			t.Fatal(err)
 		}
 		if done := all[len(all)-1]; done.name != "done" || text(all) != stored || stored == "" {

@@ -66,7 +66,8 @@ func TestTwoReplicasOnOneDatabase(t *testing.T) {
 		t.Fatalf("the third turn, on the first replica, does not see the second's work: %q", reply)
 	}
 	var n int
-	_ = conn.QueryRow(context.Background(), `SELECT count(*) FROM messages WHERE conversation_id = $1`, convID).Scan(&n)
+	_ = conn.QueryRow(context.Background(), `SELECT count(*) FROM messages
+		WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $1 AND number = $2)`, user, convID).Scan(&n)
 	if n != 6 {
 		t.Fatalf("messages stored = %d, want 6", n)
 	}

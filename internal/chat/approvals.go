@@ -31,7 +31,7 @@ func (e *Engine) Decide(ctx context.Context, d tasks.Decision) (tasks.Decided, *
 		return decided, nil, err
 	}
 	a := decided.Approval
-	e.log.InfoContext(ctx, "approval decided", "approval_id", a.ID, "state", a.State, "again", decided.Again,
+	e.log.InfoContext(ctx, "approval decided", "user_id", d.UserID, "approval_id", a.ID, "state", a.State, "again", decided.Again,
 		"conversation_id", a.ConversationID)
 	return decided, &Request{UserID: d.UserID, ConversationID: a.ConversationID, Continue: a.TurnID,
 		IdempotencyKey: continuationKey(decided.Latest)}, nil

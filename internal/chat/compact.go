@@ -29,7 +29,7 @@ func (e *Engine) compactTurn(ctx context.Context, userID string, turn *tasks.Tur
 	defer cancel()
 	s, err := e.compact(ctx, userID, turn)
 	if err != nil {
-		e.log.WarnContext(ctx, "compact conversation", "conversation_id", turn.Conversation.ID, "err", err)
+		e.log.WarnContext(ctx, "compact conversation", "user_id", userID, "conversation_id", turn.Conversation.ID, "err", err)
 	}
 	return s
 }
@@ -53,7 +53,7 @@ func (e *Engine) Compact(ctx context.Context, userID string, conversationID int6
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 		defer cancel()
 		if err := e.turns.AbandonTurn(ctx, userID, conversationID, turn.ClaimToken); err != nil {
-			e.log.ErrorContext(ctx, "release conversation", "conversation_id", conversationID, "err", err)
+			e.log.ErrorContext(ctx, "release conversation", "user_id", userID, "conversation_id", conversationID, "err", err)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Limits.TurnTimeout)
@@ -120,7 +120,7 @@ func (e *Engine) compact(ctx context.Context, userID string, turn *tasks.Turn) (
 	if serr != nil {
 		return old, errors.Join(err, serr)
 	}
-	e.log.InfoContext(ctx, "compacted conversation", "conversation_id", turn.Conversation.ID, "through_message_id", s.Through,
+	e.log.InfoContext(ctx, "compacted conversation", "user_id", userID, "conversation_id", turn.Conversation.ID, "through_message_id", s.Through,
 		"input_tokens", w.Usage.InputTokens, "output_tokens", w.Usage.OutputTokens)
 	return &s, err
 }

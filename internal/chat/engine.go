@@ -236,7 +236,7 @@ func (e *Engine) finishCutShort(ctx context.Context, req Request, ref tasks.Turn
 	if err := e.turns.CompleteIdempotent(ctx, req.UserID, req.IdempotencyKey, encodeOutcome(o)); err != nil {
 		return Outcome{}, err
 	}
-	e.log.InfoContext(ctx, "finished a turn cut short, for a retry of its request", "conversation_id", ref.ConversationID, "tool_calls", len(calls))
+	e.log.InfoContext(ctx, "finished a turn cut short, for a retry of its request", "user_id", req.UserID, "conversation_id", ref.ConversationID, "tool_calls", len(calls))
 	return o, nil
 }
 

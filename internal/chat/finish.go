@@ -81,7 +81,7 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 		e.forgetKey(ctx, req)
 	}
 	if failed != nil {
-		e.logTurnError(ctx, convID, runErr)
+		e.logTurnError(ctx, req.UserID, convID, runErr)
 	}
 	return out, failed
 }
@@ -93,11 +93,11 @@ func (e *Engine) store(ctx context.Context, req Request, turn *tasks.Turn, res a
 func (e *Engine) abandon(ctx context.Context, req Request, turn *tasks.Turn, used tasks.Usage, runErr error) error {
 	e.forgetKey(ctx, req)
 	if err := e.turns.AbandonTurn(ctx, req.UserID, turn.Conversation.ID, turn.ClaimToken); err != nil {
-		e.log.ErrorContext(ctx, "release conversation", "conversation_id", turn.Conversation.ID, "err", err)
+		e.log.ErrorContext(ctx, "release conversation", "user_id", req.UserID, "conversation_id", turn.Conversation.ID, "err", err)
 		return storeFailure(err)
 	}
 	e.recordUsage(ctx, req.UserID, used)
-	e.logTurnError(ctx, turn.Conversation.ID, runErr)
+	e.logTurnError(ctx, req.UserID, turn.Conversation.ID, runErr)
 	return runErr
 }
 
@@ -107,7 +107,7 @@ func (e *Engine) abandon(ctx context.Context, req Request, turn *tasks.Turn, use
 // something does (store).
 func (e *Engine) abandonStopped(ctx context.Context, req Request, turn *tasks.Turn, used tasks.Usage, out Outcome) error {
 	if err := e.turns.AbandonTurn(ctx, req.UserID, turn.Conversation.ID, turn.ClaimToken); err != nil {
-		e.log.ErrorContext(ctx, "release conversation", "conversation_id", turn.Conversation.ID, "err", err)
+		e.log.ErrorContext(ctx, "release conversation", "user_id", req.UserID, "conversation_id", turn.Conversation.ID, "err", err)
 		e.forgetKey(ctx, req)
 		return storeFailure(err)
 	}
@@ -127,7 +127,7 @@ func (e *Engine) abandonStopped(ctx context.Context, req Request, turn *tasks.Tu
 func (e *Engine) storeFailed(ctx context.Context, req Request, turn *tasks.Turn, out Outcome, done []ToolCall, used tasks.Usage, err error) error {
 	convID := turn.Conversation.ID
 	if errors.Is(err, tasks.ErrNotFound) {
-		e.log.InfoContext(ctx, "conversation deleted while its turn ran", "conversation_id", convID, "changes", len(done))
+		e.log.InfoContext(ctx, "conversation deleted while its turn ran", "user_id", req.UserID, "conversation_id", convID, "changes", len(done))
 		if req.IdempotencyKey != "" && len(done) > 0 {
 			out.Interrupted = true // its reply was never stored
 			e.completeKey(ctx, req, out)
@@ -136,7 +136,7 @@ func (e *Engine) storeFailed(ctx context.Context, req Request, turn *tasks.Turn,
 		}
 		return partial(err, convID, done)
 	}
-	e.log.ErrorContext(ctx, "store turn", "conversation_id", convID, "err", err)
+	e.log.ErrorContext(ctx, "store turn", "user_id", req.UserID, "conversation_id", convID, "err", err)
 	// Free the conversation now if the database allows, rather than when
 	// the claim lapses; the key is kept if the turn recorded a call.
 	_ = e.turns.AbandonTurn(ctx, req.UserID, convID, turn.ClaimToken)
@@ -174,12 +174,12 @@ func partial(err error, convID int64, done []ToolCall) error {
 	return &PartialError{Err: err, ConversationID: convID, Done: done}
 }
 
-func (e *Engine) logTurnError(ctx context.Context, convID int64, err error) {
+func (e *Engine) logTurnError(ctx context.Context, userID string, convID int64, err error) {
 	if errors.Is(err, context.Canceled) {
-		e.log.InfoContext(ctx, "turn interrupted: stopped, or the server is shutting down", "conversation_id", convID)
+		e.log.InfoContext(ctx, "turn interrupted: stopped, or the server is shutting down", "user_id", userID, "conversation_id", convID)
 		return
 	}
-	e.log.WarnContext(ctx, "turn failed", "conversation_id", convID, "err", err)
+	e.log.WarnContext(ctx, "turn failed", "user_id", userID, "conversation_id", convID, "err", err)
 }
 
 // forgetKey lets a retry of a failed keyed request run again. The store

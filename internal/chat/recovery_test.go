@@ -66,6 +66,7 @@ func TestFailedFinalWriteFreesTheConversationAndTheKey(t *testing.T) {
 // change that was made is never reported as failed.
 func TestToolCallOutlivesItsDeadline(t *testing.T) {
 	t.Parallel()
+	user := storetest.UserID(t)
 	var conv atomic.Int64
 	var told atomic.Value
 	locked := make(chan struct{})
@@ -78,7 +79,7 @@ func TestToolCallOutlivesItsDeadline(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if _, err := tx.Exec(context.Background(), `SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE`, conv.Load()); err != nil {
+			if _, err := tx.Exec(context.Background(), `SELECT 1 FROM conversations WHERE user_id = $1 AND number = $2 FOR UPDATE`, user, conv.Load()); err != nil {
 				t.Error(err)
 			}
 			close(locked)
@@ -95,7 +96,6 @@ func TestToolCallOutlivesItsDeadline(t *testing.T) {
 		return model.Stream(ctx, req, onText)
 	})
 	env := mustEngineWith(t, spy, nil, func(c *chat.Config) { c.Limits.ToolTimeout = 100 * time.Millisecond })
-	user := storetest.UserID(t)
 	out, err := env.engine.Run(context.Background(), chat.Request{UserID: user, Message: "Add a task to renew the passport"}, func(e chat.Event) {
 		if e.Kind == chat.EventStarted {
 			conv.Store(e.ConversationID)

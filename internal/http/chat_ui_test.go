@@ -145,11 +145,18 @@ func TestUIChatContinuesAChat(t *testing.T) {
 	if n := storetest.Count(t, `SELECT count(*) FROM conversations WHERE user_id = $1`, user); n != 1 {
 		t.Fatalf("%d conversations, want 1", n)
 	}
-	// Another user with the same chat id has a chat of their own.
+	// Another user with the same chat id has a chat of their own: their own
+	// first conversation, which holds their message alone, while this
+	// user's conversation — numbered 1 as well — still holds its three.
 	other := storetest.UserID(t)
 	s.ui(t, other, uiBody("my-chat", "submit-message", "", "Show me all my tasks"), nil)
-	if c, _ := mustLastTurn(t, other); c == convID {
-		t.Fatal("another user's chat with the same id continued this user's conversation")
+	turns := `SELECT count(*) FROM messages WHERE role = 'user'
+		AND conversation_id = (SELECT id FROM conversations WHERE user_id = $1 AND number = $2)`
+	if c, _ := mustLastTurn(t, other); c != 1 || storetest.Count(t, turns, other, c) != 1 {
+		t.Fatalf("another user's chat with the same id went to their conversation %d, want their own 1 of one message", c)
+	}
+	if n := storetest.Count(t, turns, user, convID); n != 3 {
+		t.Fatalf("this user's conversation holds %d messages after another user's chat of the same id, want its 3", n)
 	}
 }
 
@@ -369,22 +376,27 @@ func TestUIChatFailedRegenerateKeepsTheReply(t *testing.T) {
 	}
 }
 
-// mustLastTurn returns the conversation and id of user's newest message.
+// mustLastTurn returns the conversation (its number, as the API names it)
+// and id of user's newest message.
 func mustLastTurn(tb testing.TB, user string) (convID, turnID int64) {
 	tb.Helper()
 	err := storetest.Pool(tb).QueryRow(context.Background(), `
-		SELECT conversation_id, id FROM messages WHERE user_id = $1 AND role = 'user' ORDER BY id DESC LIMIT 1`, user).Scan(&convID, &turnID)
+		SELECT c.number, m.id FROM messages m JOIN conversations c ON c.id = m.conversation_id
+		WHERE m.user_id = $1 AND m.role = 'user' ORDER BY m.id DESC LIMIT 1`, user).Scan(&convID, &turnID)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return convID, turnID
 }
 
-// mustReplies returns the texts of the conversation's replies, in order.
+// mustReplies returns the texts of the replies in user's conversation
+// number convID, in order.
 func mustReplies(tb testing.TB, user string, convID int64) []string {
 	tb.Helper()
 	return storetest.Strings(tb, `
-		SELECT content FROM messages WHERE user_id = $1 AND conversation_id = $2 AND role = 'assistant' ORDER BY id`, user, convID)
+		SELECT content FROM messages
+		WHERE user_id = $1 AND conversation_id = (SELECT id FROM conversations WHERE user_id = $1 AND number = $2) AND role = 'assistant'
+		ORDER BY id`, user, convID)
 }
 
 // mustAISDK returns node and the path of clients/<script>, which imports
@@ -471,11 +483,13 @@ func TestUIChatWithTheAISDK(t *testing.T) {
 	// The database: one conversation, remembered under the chat id, of two
 	// turns; the second's reply replaced, its call made once.
 	convID, turnID := mustLastTurn(t, user)
-	if n := storetest.Count(t, `SELECT count(*) FROM chat_ids WHERE user_id = $1 AND chat_id = 'Xq7Vd0cLr1bH2tUe' AND conversation_id = $2`, user, convID); n != 1 {
+	if n := storetest.Count(t, `SELECT count(*) FROM chat_ids WHERE user_id = $1 AND chat_id = 'Xq7Vd0cLr1bH2tUe'
+		AND conversation_id = (SELECT id FROM conversations WHERE user_id = $1 AND number = $2)`, user, convID); n != 1 {
 		t.Fatal("the chat id is not remembered with its conversation")
 	}
 	replies := mustReplies(t, user, convID)
-	if len(replies) != 2 || storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, convID) != 4 {
+	if len(replies) != 2 || storetest.Count(t, `SELECT count(*) FROM messages
+		WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $1 AND number = $2)`, user, convID) != 4 {
 		t.Fatalf("the conversation holds replies %q, want two turns", replies)
 	}
 	if n := storetest.Count(t, `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND turn_id = $2 AND tool = 'complete_task'`, user, turnID); n != 1 {

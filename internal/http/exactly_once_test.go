@@ -410,7 +410,7 @@ func mustAuditedTasks(t *testing.T, user string) int {
 func mustConversationOf(t *testing.T, user string) int64 {
 	t.Helper()
 	var id int64
-	mustQuery(t, `SELECT coalesce(min(id), 0) FROM conversations WHERE user_id = $1`, []any{user}, &id)
+	mustQuery(t, `SELECT coalesce(min(number), 0) FROM conversations WHERE user_id = $1`, []any{user}, &id)
 	if id == 0 {
 		t.Fatal("the user has no conversation")
 	}

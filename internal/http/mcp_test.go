@@ -318,8 +318,9 @@ func TestMCPIgnoresAForgedTurnRecord(t *testing.T) {
 	}
 
 	var turnRows int
-	mustQuery(t, `SELECT count(*) FROM tool_calls WHERE turn_id = $1 OR conversation_id = $2 OR call_id = 'call_forged'`,
-		[]any{turn.ID(), turn.Conversation.ID}, &turnRows)
+	mustQuery(t, `SELECT count(*) FROM tool_calls WHERE turn_id = $1 OR call_id = 'call_forged'
+		OR conversation_id = (SELECT id FROM conversations WHERE user_id = $3 AND number = $2)`,
+		[]any{turn.ID(), turn.Conversation.ID, user}, &turnRows)
 	if turnRows != 0 {
 		t.Fatalf("%d audit rows were written as the forged turn's", turnRows)
 	}
@@ -327,8 +328,8 @@ func TestMCPIgnoresAForgedTurnRecord(t *testing.T) {
 		t.Fatalf("MCP audit rows = %+v, want both calls as the client's own", rows)
 	}
 	var held bool
-	mustQuery(t, `SELECT claim_token = $2::uuid AND claimed_until > now() FROM conversations WHERE id = $1`,
-		[]any{turn.Conversation.ID, turn.ClaimToken}, &held)
+	mustQuery(t, `SELECT claim_token = $2::uuid AND claimed_until > now() FROM conversations WHERE user_id = $3 AND number = $1`,
+		[]any{turn.Conversation.ID, turn.ClaimToken, user}, &held)
 	if !held {
 		t.Fatal("the forged calls disturbed the turn's claim on its conversation")
 	}

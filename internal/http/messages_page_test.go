@@ -29,7 +29,7 @@ func TestMessagesPageBoundedByBytes(t *testing.T) {
 	conv := int64(r.json(t)["conversation_id"].(float64))
 	const turns = 8 // the first, and seven of about 250 kB each
 	if _, err := pool.Exec(context.Background(), `INSERT INTO messages (conversation_id, user_id, role, content)
-		SELECT $1, $2, CASE WHEN g % 2 = 0 THEN 'user' ELSE 'assistant' END,
+		SELECT (SELECT id FROM conversations WHERE user_id = $2 AND number = $1), $2, CASE WHEN g % 2 = 0 THEN 'user' ELSE 'assistant' END,
 		       CASE WHEN g % 2 = 0 THEN 'show me all my tasks' ELSE repeat('- [ ] a long task title, listed again ', 6500) END
 		FROM generate_series(0, $3) g ORDER BY g`, conv, user, 2*(turns-1)-1); err != nil {
 		t.Fatal(err)

@@ -46,30 +46,53 @@ func TestChatIDs(t *testing.T) {
 	})
 
 	t.Run("a number names the user's conversation, never another user's", func(t *testing.T) {
-		user, other := storetest.UserID(t), storetest.UserID(t)
+		// Both users have a conversation 1, each their own; only the other
+		// user has a conversation 3.
+		user, other, newcomer := storetest.UserID(t), storetest.UserID(t), storetest.UserID(t)
 		mine := mustStart(t, turns, user, 0, "Add milk")
-		theirs := mustStart(t, turns, other, 0, "Add eggs")
-		n, m := strconv.FormatInt(mine.Conversation.ID, 10), strconv.FormatInt(theirs.Conversation.ID, 10)
-		if got := mustChatConversation(t, turns, user, n); got != mine.Conversation.ID {
-			t.Fatalf("%q names conversation %d, want the user's %s", n, got, n)
+		var theirs []tasks.Turn
+		for _, msg := range []string{"Add eggs", "Add flour", "Add sugar"} {
+			theirs = append(theirs, mustStart(t, turns, other, 0, msg))
 		}
-		if got := mustChatConversation(t, turns, user, "0"+n); got != 0 {
-			t.Fatalf("%q names conversation %d, want none: only the canonical number is the conversation", "0"+n, got)
+		if mine.Conversation.ID != 1 || theirs[0].Conversation.ID != 1 || theirs[2].Conversation.ID != 3 {
+			t.Fatalf("conversations %d and %d, %d; want each user's first numbered 1, the other's third 3",
+				mine.Conversation.ID, theirs[0].Conversation.ID, theirs[2].Conversation.ID)
 		}
-		if got := mustChatConversation(t, turns, user, m); got != 0 {
-			t.Fatalf("%q names conversation %d, want none: it is another user's", m, got)
+		if got := mustChatConversation(t, turns, user, "1"); got != 1 {
+			t.Fatalf(`"1" names conversation %d, want the user's 1`, got)
 		}
-		// The number of another user's conversation is just a chat id:
-		// it starts a conversation of the user's own, which it names after.
-		started := mustStartWith(t, turns, tasks.TurnStart{UserID: user, Message: "Add bread", ChatID: m})
-		if started.Conversation.ID == theirs.Conversation.ID {
-			t.Fatal("a chat id spelling another user's conversation continued it")
+		if got := mustMessages(t, convs, user, 1); len(got) != 1 || got[0].Content != "Add milk" {
+			t.Fatalf("the user's conversation 1 = %+v, want the user's own, not the other user's", got)
 		}
-		if got := mustChatConversation(t, turns, user, m); got != started.Conversation.ID {
-			t.Fatalf("%q names conversation %d, want the one started under it, %d", m, got, started.Conversation.ID)
+		if got := mustChatConversation(t, turns, user, "01"); got != 0 {
+			t.Fatalf(`"01" names conversation %d, want none: only the canonical number is the conversation`, got)
 		}
-		if got := mustMessages(t, convs, other, theirs.Conversation.ID); len(got) != 1 {
-			t.Fatalf("the other user's conversation has %d messages, want its own 1", len(got))
+		if got := mustChatConversation(t, turns, user, "3"); got != 0 {
+			t.Fatalf(`"3" names conversation %d, want none: only another user has a conversation 3`, got)
+		}
+		if got := mustChatConversation(t, turns, newcomer, "1"); got != 0 {
+			t.Fatalf(`a user with no conversation: "1" names conversation %d, want none`, got)
+		}
+		// The number of another user's conversation is just a chat id: it
+		// starts a conversation of the user's own (their second), which it
+		// names after.
+		started := mustStartWith(t, turns, tasks.TurnStart{UserID: user, Message: "Add bread", ChatID: "3"})
+		if started.Conversation.ID != 2 {
+			t.Fatalf("a chat id spelling another user's conversation 3 started conversation %d, want the user's next, 2", started.Conversation.ID)
+		}
+		if got := mustChatConversation(t, turns, user, "3"); got != 2 {
+			t.Fatalf(`"3" names conversation %d, want the one started under it, 2`, got)
+		}
+		if got := mustMessages(t, convs, user, 2); len(got) != 1 || got[0].Content != "Add bread" {
+			t.Fatalf("the user's conversation 2 = %+v, want the one started under the chat id", got)
+		}
+		if got := mustChatConversation(t, turns, other, "3"); got != 3 {
+			t.Fatalf(`for the other user "3" names conversation %d, want their own 3`, got)
+		}
+		for i, turn := range theirs {
+			if got := mustMessages(t, convs, other, turn.Conversation.ID); len(got) != 1 || got[0].ID != turn.ID() {
+				t.Fatalf("the other user's conversation %d = %+v, want its own message %d only", i+1, got, turn.ID())
+			}
 		}
 	})
 

@@ -74,9 +74,13 @@ func TestDeleteConversationKeepsItsToolCalls(t *testing.T) {
 		mustFinish(t, turns, turn, "Added.",
 			call("call_0", "add_task", `{"title":"Buy milk"}`, `{}`), call("call_1", "list_tasks", `{}`, `{"tasks":[]}`))
 		before := mustAuditRows(t, user, turn.ID())
+		key := conversationKey(t, user, turn.Conversation.ID)
+		if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, key); n != 2 {
+			t.Fatalf("%d messages before delete, want the turn's 2", n)
+		}
 
 		mustDeleteConversation(t, s, user, turn.Conversation.ID)
-		if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 0 {
+		if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, key); n != 0 {
 			t.Fatalf("%d messages left after delete", n)
 		}
 		after := mustAuditRows(t, user, turn.ID())
@@ -182,7 +186,7 @@ func TestMessagesFinishesATurnCutShort(t *testing.T) {
 	t.Run("once its claim ran out", func(t *testing.T) {
 		user := storetest.UserID(t)
 		turn := crashed(t, user)
-		mustLapse(t, turn.Conversation.ID)
+		mustLapse(t, user, turn.Conversation.ID)
 		first := mustMessages(t, s, user, turn.Conversation.ID)
 		wantFinished(t, first, turn)
 		again := mustMessages(t, s, user, turn.Conversation.ID)
@@ -205,7 +209,7 @@ func TestMessagesFinishesATurnCutShort(t *testing.T) {
 		for range 10 {
 			user := storetest.UserID(t)
 			turn := crashed(t, user)
-			mustLapse(t, turn.Conversation.ID)
+			mustLapse(t, user, turn.Conversation.ID)
 			var (
 				wg    sync.WaitGroup
 				start = make(chan struct{})
@@ -230,7 +234,7 @@ func TestMessagesFinishesATurnCutShort(t *testing.T) {
 		for range 10 {
 			user := storetest.UserID(t)
 			turn := crashed(t, user)
-			mustLapse(t, turn.Conversation.ID)
+			mustLapse(t, user, turn.Conversation.ID)
 			var (
 				wg    sync.WaitGroup
 				start = make(chan struct{})

@@ -13,7 +13,7 @@ import (
 // this service could have written is accepted; anything else, whatever
 // its shape, is the client's mistake (400), never a query that fails.
 //
-// A conversation cursor is "<updated_at in Unix microseconds>.<id>" of the
+// A conversation cursor is "<updated_at in Unix microseconds>.<number>" of the
 // last conversation of a page; a message cursor is "m<id>" of the last
 // message; a task cursor is "t<number>" of the last task, so none is
 // mistaken for another.

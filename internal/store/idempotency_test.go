@@ -309,8 +309,8 @@ func TestKeyIsNotCompletedForADeletedConversation(t *testing.T) {
 		user := storetest.UserID(t)
 		req, turn := deleted(t, user, true)
 		got, err := s.BeginIdempotent(ctx, req)
-		if err != nil || got.CutShort == nil || got.CutShort.TurnID != turn.ID() {
-			t.Fatalf("retry: %+v, %v; want the turn, cut short", got, err)
+		if err != nil || got.CutShort == nil || got.CutShort.TurnID != turn.ID() || got.CutShort.ConversationID != turn.Conversation.ID {
+			t.Fatalf("retry: %+v, %v; want the turn, cut short, in conversation %d (the number it had)", got, err, turn.Conversation.ID)
 		}
 		calls, err := s.RecoverTurn(ctx, user, *got.CutShort)
 		if err != nil || len(calls) != 1 || calls[0].Tool != "add_task" {

@@ -29,7 +29,7 @@ func TestMigrationsUpDownUp(t *testing.T) {
 	if err := store.Migrate(ctx, u); err != nil {
 		t.Fatalf("up: %v", err)
 	}
-	want := []string{"approvals", "chat_ids", "conversations", "idempotency_keys", "messages", "rate_buckets", "schema_migrations", "stream_leases", "task_counters", "tasks", "token_usage", "tool_calls", "turn_events", "turn_runs"}
+	want := []string{"approvals", "chat_ids", "conversation_counters", "conversations", "idempotency_keys", "messages", "rate_buckets", "schema_migrations", "stream_leases", "task_counters", "tasks", "token_usage", "tool_calls", "turn_events", "turn_runs"}
 	if got := mustTables(t, u); !equal(got, want) {
 		t.Fatalf("tables after up = %v, want %v", got, want)
 	}
@@ -64,7 +64,7 @@ func TestMigrateConcurrently(t *testing.T) {
 			t.Errorf("migrator %d: %v", i, err)
 		}
 	}
-	if got := mustTables(t, u); len(got) != 14 {
+	if got := mustTables(t, u); len(got) != 15 {
 		t.Fatalf("tables = %v", got)
 	}
 }
@@ -190,15 +190,25 @@ func TestMigrationGivesOldToolCallsTheirTurn(t *testing.T) {
 	}
 	defer pool.Close()
 	turns, ts := store.NewTurns(pool), store.NewTasks(pool)
-	if calls, err := turns.RecoverTurn(ctx, user, tasks.TurnRef{ConversationID: c1, TurnID: c1u1}); err != nil || len(calls) != 2 {
+	// The store knows a conversation by its number (migration 000018), not
+	// by the id the rows were inserted under.
+	number := func(conv int64) int64 {
+		t.Helper()
+		var n int64
+		if err := conn.QueryRow(ctx, `SELECT number FROM conversations WHERE id = $1`, conv).Scan(&n); err != nil {
+			t.Fatalf("the number of conversation %d: %v", conv, err)
+		}
+		return n
+	}
+	if calls, err := turns.RecoverTurn(ctx, user, tasks.TurnRef{ConversationID: number(c1), TurnID: c1u1}); err != nil || len(calls) != 2 {
 		t.Fatalf("the migrated turn's calls = %+v, %v", calls, err)
 	}
-	turn := mustStartWith(t, turns, tasks.TurnStart{UserID: user, ConversationID: c1, Message: "Add milk"})
+	turn := mustStartWith(t, turns, tasks.TurnStart{UserID: user, ConversationID: number(c1), Message: "Add milk"})
 	if h := turn.History; len(h) != 4 || len(h[1].ToolCalls) != 2 || len(h[3].ToolCalls) != 1 {
 		t.Fatalf("history of the migrated conversation = %+v", h)
 	}
 	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
-	if err := store.NewConversations(pool).DeleteConversation(ctx, user, c2); err != nil {
+	if err := store.NewConversations(pool).DeleteConversation(ctx, user, number(c2)); err != nil {
 		t.Fatal(err)
 	}
 

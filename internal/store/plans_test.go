@@ -21,7 +21,8 @@ import (
 // a conversation of n messages, a tool call on every fourth reply, and then
 // 20,000 newer messages of 400 other conversations, so that the
 // conversation's newest messages are not the table's. It returns a pool on
-// that database, the user and the conversation.
+// that database, the user and the conversation's number, as the store's
+// statements take it.
 func longConversation(tb testing.TB, n int) (*pgxpool.Pool, string, int64) {
 	tb.Helper()
 	ctx := context.Background()
@@ -29,7 +30,7 @@ func longConversation(tb testing.TB, n int) (*pgxpool.Pool, string, int64) {
 	var conv int64
 	err := pool.QueryRow(ctx, `
 		WITH c AS (
-			INSERT INTO conversations (user_id, title) VALUES ('long', 'long') RETURNING id
+			INSERT INTO conversations (user_id, title) VALUES ('long', 'long') RETURNING id, number
 		), m AS (
 			INSERT INTO messages (conversation_id, user_id, role, content)
 			SELECT c.id, 'long', CASE WHEN g % 2 = 1 THEN 'user' ELSE 'assistant' END, 'message ' || g
@@ -40,7 +41,7 @@ func longConversation(tb testing.TB, n int) (*pgxpool.Pool, string, int64) {
 			SELECT conversation_id, id, id - 1, 'long', 'call_' || id, 'add_task', '{"title":"x"}', '{"task_id":1}', false, 0, 0, 1
 			FROM m WHERE role = 'assistant' AND id % 4 = 0
 		)
-		SELECT id FROM c`, n).Scan(&conv)
+		SELECT number FROM c`, n).Scan(&conv)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -117,36 +118,71 @@ func checkRead(t *testing.T, plan planNode, most float64) {
 }
 
 // TestConversationPagesReadOnlyThemselves reads the plans of the
-// conversation list's statements, custom and generic, for a user with
-// 20,000 conversations: the first page, and a page near the end of the
-// list, may each read only about as many conversations as a page holds
-// (a generic plan of one statement with an optional cursor read 19,920).
+// conversation list's statements, custom and generic, as the store runs
+// them (no planFromIndexes), for a user with 10,000 conversations, one in
+// ten of every moment's, among other users' 90,000: the first page, and a
+// page near the end of the list, may each read only about as many
+// conversations as a page holds. (A generic plan of one statement with an
+// optional cursor read nearly the whole list; without the index on
+// (user_id, updated_at DESC, number DESC), a page is read from retention's
+// index on updated_at, ten times the page, or from the user's every
+// conversation.) The user's conversations take their numbers from the
+// trigger as they are inserted, oldest first, and a hundred at a time
+// share their last activity, as conversations imported at once would, so
+// that a page's bound falls on the number, the tie-break: an index without
+// it reads the page's tied predecessors too. The other users'
+// conversations are given their numbers: the trigger would take seconds to
+// count so many.
 func TestConversationPagesReadOnlyThemselves(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := mustOwnDB(t)
-	const n, limit = 20_000, 20
+	// others is how many of other users' conversations there are for each
+	// of the user's; tied, how many of the user's share a last activity.
+	const n, limit, others, tied = 10_000, 20, 9, 100
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO conversations (user_id, title, created_at, updated_at)
-		SELECT CASE WHEN g % 5 = 0 THEN 'other' ELSE 'many' END, 'c' || g,
-		       now() - g * interval '1 second', now() - g * interval '1 second'
-		FROM generate_series(1, $1 * 5 / 4) g`, n); err != nil {
+		SELECT 'many', 'c' || p, now() - p * interval '1 second', now() - ((p / $2::int - 1) / $3::int) * $3::int * interval '1 second'
+		FROM generate_series($1::int * $2::int, $2::int, -$2::int) p`, n, others+1, tied); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO conversations (user_id, number, title, created_at, updated_at)
+		SELECT 'other' || p % 1000, p, 'c' || p, now() - p * interval '1 second', now() - (p / $2::int) * interval '1 second'
+		FROM generate_series(1, $1::int * $2::int) p WHERE p % $2::int <> 0`, n, others+1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `ANALYZE conversations`); err != nil {
 		t.Fatal(err)
 	}
+	var count, numbers, last, counter int
+	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT number), max(number),
+		(SELECT last_number FROM conversation_counters WHERE user_id = 'many') FROM conversations WHERE user_id = 'many'`).
+		Scan(&count, &numbers, &last, &counter); err != nil || count != n || numbers != n || last != n || counter != n {
+		t.Fatalf("the user has %d conversations numbered %d ways up to %d, counted %d, %v; want %d numbered 1 to %d",
+			count, numbers, last, counter, err, n, n)
+	}
+	// The page near the end starts after a conversation, about two pages
+	// before the end, whose last activity the next one shares.
 	var deep time.Time
-	var deepID int64
-	if err := pool.QueryRow(ctx, `SELECT updated_at, id FROM conversations WHERE user_id = 'many'
-		ORDER BY updated_at DESC, id DESC OFFSET $1 LIMIT 1`, n-2*limit).Scan(&deep, &deepID); err != nil {
+	var deepNumber int64
+	if err := pool.QueryRow(ctx, `
+		SELECT updated_at, number FROM (
+			SELECT updated_at, number, row_number() OVER w AS pos, lead(updated_at) OVER w AS next
+			FROM conversations WHERE user_id = 'many'
+			WINDOW w AS (ORDER BY updated_at DESC, number DESC)) c
+		WHERE pos > $1 AND next = updated_at ORDER BY pos LIMIT 1`, n-2*limit).Scan(&deep, &deepNumber); err != nil {
 		t.Fatal(err)
 	}
-	checkPagesRead(t, pool, true, "conversations", limit, []pageStatement{
+	checkPagesRead(t, pool, false, "conversations", limit, []pageStatement{
 		{"first page", "text, int", store.ListConversationsFirst, fmt.Sprintf("'many', %d", limit+1)},
 		{"a page near the end", "text, int, timestamptz, bigint", store.ListConversationsAfter,
-			fmt.Sprintf("'many', %d, '%s', %d", limit+1, deep.Format(time.RFC3339Nano), deepID)},
-	}, nil)
+			fmt.Sprintf("'many', %d, '%s', %d", limit+1, deep.Format(time.RFC3339Nano), deepNumber)},
+	}, func(t *testing.T, plan planNode) {
+		if plan.ActualRows != limit+1 {
+			t.Errorf("the page has %v conversations, want %d", plan.ActualRows, limit+1)
+		}
+	})
 }
 
 // pageStatement is a statement that reads a page, its parameters' types

@@ -149,7 +149,7 @@ func TestReopenedTurnCutShortKeepsItsCalls(t *testing.T) {
 	}
 	rec := recordOf(again, 1, "add_task", `{"title":"Buy eggs"}`)
 	mustCreate(t, ts, user, "Buy eggs", rec)
-	mustLapse(t, turn.Conversation.ID) // the replica died while the model wrote
+	mustLapse(t, user, turn.Conversation.ID) // the replica died while the model wrote
 
 	next := mustStart(t, turns, user, turn.Conversation.ID, "Did it work?")
 	msgs := mustMessages(t, convs, user, turn.Conversation.ID)
@@ -175,7 +175,7 @@ func TestLateReopenedTurnLeavesTheOldReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustLapse(t, turn.Conversation.ID)
+	mustLapse(t, user, turn.Conversation.ID)
 	mustFinish(t, turns, mustStart(t, turns, user, turn.Conversation.ID, "And eggs"), "Added eggs.")
 	if _, err := turns.FinishTurn(context.Background(), turnEnd(again, "Added milk, late.")); err != nil {
 		t.Fatal(err)

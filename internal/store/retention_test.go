@@ -75,7 +75,7 @@ func mustOldConversation(tb testing.TB, pool *pgxpool.Pool, user string) tasks.T
 	turns := store.NewTurns(pool)
 	turn := mustStart(tb, turns, user, 0, "Hello")
 	mustFinish(tb, turns, turn, "Hi")
-	mustWrite(tb, pool, `UPDATE conversations SET updated_at = now() - interval '31 days' WHERE id = $1`, turn.Conversation.ID)
+	mustWrite(tb, pool, `UPDATE conversations SET updated_at = now() - interval '31 days' WHERE user_id = $1 AND number = $2`, user, turn.Conversation.ID)
 	return turn
 }
 
@@ -101,23 +101,25 @@ func TestRetentionDeletesWhatIsOlderAndKeepsTheRest(t *testing.T) {
 	old := mustStartWith(t, turns, tasks.TurnStart{UserID: user, Message: "Add milk", ChatID: "chat-old"})
 	mustCreate(t, ts, user, "Buy milk", recordOf(old, 0, "add_task", `{"title":"Buy milk"}`))
 	mustFinish(t, turns, old, "Added.", call("call_0", "add_task", `{"title":"Buy milk"}`, `{}`))
-	mustWrite(t, pool, `UPDATE conversations SET updated_at = now() - interval '31 days' WHERE id = $1`, old.Conversation.ID)
+	mustWrite(t, pool, `UPDATE conversations SET updated_at = now() - interval '31 days' WHERE user_id = $1 AND number = $2`, user, old.Conversation.ID)
+	oldKey := conversationKeyIn(t, pool, user, old.Conversation.ID)
 
 	// In use today, though its first turn and its calls are 40 days old.
 	recent := mustStart(t, turns, user, 0, "Add bread")
 	mustCreate(t, ts, user, "Buy bread", recordOf(recent, 0, "add_task", `{"title":"Buy bread"}`))
 	mustFinish(t, turns, recent, "Added.", call("call_0", "add_task", `{"title":"Buy bread"}`, `{}`))
-	mustWrite(t, pool, `UPDATE tool_calls SET created_at = now() - interval '40 days' WHERE conversation_id = $1`, recent.Conversation.ID)
-	mustWrite(t, pool, `UPDATE messages SET created_at = now() - interval '40 days' WHERE conversation_id = $1`, recent.Conversation.ID)
+	recentKey := conversationKeyIn(t, pool, user, recent.Conversation.ID)
+	mustWrite(t, pool, `UPDATE tool_calls SET created_at = now() - interval '40 days' WHERE conversation_id = $1`, recentKey)
+	mustWrite(t, pool, `UPDATE messages SET created_at = now() - interval '40 days' WHERE conversation_id = $1`, recentKey)
 
 	// Held by a running turn, with a last activity made to look old.
 	held := mustStart(t, turns, user, 0, "Still thinking")
-	mustWrite(t, pool, `UPDATE conversations SET updated_at = now() - interval '31 days' WHERE id = $1`, held.Conversation.ID)
+	mustWrite(t, pool, `UPDATE conversations SET updated_at = now() - interval '31 days' WHERE user_id = $1 AND number = $2`, user, held.Conversation.ID)
 
 	// Claimed 31 days ago by a turn whose replica died: the claim lapsed.
 	lapsed := mustStart(t, turns, user, 0, "Lost")
 	mustWrite(t, pool, `UPDATE conversations SET updated_at = now() - interval '31 days', claimed_until = now() - interval '31 days'
-		WHERE id = $1`, lapsed.Conversation.ID)
+		WHERE user_id = $1 AND number = $2`, user, lapsed.Conversation.ID)
 
 	// Calls detached from a conversation the user deleted, one old, one not.
 	for _, age := range []string{"31 days", "29 days"} {
@@ -164,14 +166,14 @@ func TestRetentionDeletesWhatIsOlderAndKeepsTheRest(t *testing.T) {
 		args      []any
 		remaining int
 	}{
-		{"the old conversation", `SELECT count(*) FROM conversations WHERE id = $1`, []any{old.Conversation.ID}, 0},
-		{"its messages", `SELECT count(*) FROM messages WHERE conversation_id = $1`, []any{old.Conversation.ID}, 0},
+		{"the old conversation", `SELECT count(*) FROM conversations WHERE user_id = $1 AND number = $2`, []any{user, old.Conversation.ID}, 0},
+		{"its messages", `SELECT count(*) FROM messages WHERE conversation_id = $1`, []any{oldKey}, 0},
 		{"its tool calls", `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND turn_id = $2`, []any{user, old.ID()}, 0},
 		{"its chat id", `SELECT count(*) FROM chat_ids WHERE user_id = $1`, []any{user}, 0},
-		{"the lapsed conversation", `SELECT count(*) FROM conversations WHERE id = $1`, []any{lapsed.Conversation.ID}, 0},
-		{"the recent conversation's messages", `SELECT count(*) FROM messages WHERE conversation_id = $1`, []any{recent.Conversation.ID}, 2},
-		{"its 40-day-old calls", `SELECT count(*) FROM tool_calls WHERE conversation_id = $1`, []any{recent.Conversation.ID}, 1},
-		{"the held conversation's message", `SELECT count(*) FROM messages WHERE conversation_id = $1`, []any{held.Conversation.ID}, 1},
+		{"the lapsed conversation", `SELECT count(*) FROM conversations WHERE user_id = $1 AND number = $2`, []any{user, lapsed.Conversation.ID}, 0},
+		{"the recent conversation's messages", `SELECT count(*) FROM messages WHERE conversation_id = $1`, []any{recentKey}, 2},
+		{"its 40-day-old calls", `SELECT count(*) FROM tool_calls WHERE conversation_id = $1`, []any{recentKey}, 1},
+		{"the held conversation's message", `SELECT count(*) FROM messages WHERE conversation_id = $1`, []any{conversationKeyIn(t, pool, user, held.Conversation.ID)}, 1},
 		{"detached and MCP calls", `SELECT count(*) FROM tool_calls WHERE user_id = $1 AND conversation_id IS NULL`, []any{user}, 2},
 		{"idempotency keys", `SELECT count(*) FROM idempotency_keys WHERE user_id = $1 AND key = 'fresh'`, []any{user}, 1},
 		{"usage days", `SELECT count(*) FROM token_usage WHERE user_id = $1 AND day >= (now() AT TIME ZONE 'UTC')::date - 30`, []any{user}, 2},
@@ -211,14 +213,15 @@ func TestRetentionDeletesLongConversationsFewerAtATime(t *testing.T) {
 	t.Parallel()
 	pool := mustOwnDB(t)
 	user := storetest.UserID(t)
-	var ids []int64
+	var keys []int64
 	for i := range 5 { // oldest first; each of two messages, the middle one of twelve
 		turn := mustOldConversation(t, pool, user)
-		mustWrite(t, pool, `UPDATE conversations SET updated_at = now() - interval '40 days' + $2 * interval '1 hour' WHERE id = $1`, turn.Conversation.ID, i)
-		ids = append(ids, turn.Conversation.ID)
+		mustWrite(t, pool, `UPDATE conversations SET updated_at = now() - interval '40 days' + $3 * interval '1 hour'
+			WHERE user_id = $1 AND number = $2`, user, turn.Conversation.ID, i)
+		keys = append(keys, conversationKeyIn(t, pool, user, turn.Conversation.ID))
 	}
 	mustWrite(t, pool, `INSERT INTO messages (conversation_id, user_id, role, content)
-		SELECT $1, $2, 'user', 'more ' || g FROM generate_series(1, 10) g`, ids[2], user)
+		SELECT $1, $2, 'user', 'more ' || g FROM generate_series(1, 10) g`, keys[2], user)
 	r := store.NewRetention(pool, store.RetentionConfig{Days: retentionDays, KeyTTL: time.Hour, Batch: 10, BatchMessages: 4, RunsFor: 10 * time.Minute})
 	got := mustSweep(t, r)
 	// Two of two messages each; then the long one alone; then the last two.
@@ -244,9 +247,9 @@ func TestRetentionSkipsAConversationATurnIsClaiming(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `UPDATE conversations SET claim_token = gen_random_uuid(), claimed_until = now() + interval '1 minute',
-		updated_at = now() WHERE id = $1`, claimed.Conversation.ID); err != nil {
-		t.Fatal(err)
+	if tag, err := tx.Exec(ctx, `UPDATE conversations SET claim_token = gen_random_uuid(), claimed_until = now() + interval '1 minute',
+		updated_at = now() WHERE user_id = $1 AND number = $2`, user, claimed.Conversation.ID); err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("claim the conversation: %v rows, %v", tag.RowsAffected(), err)
 	}
 	if got := mustSweep(t, newRetention(pool, 200)); got.Conversations != 1 {
 		t.Fatalf("swept %+v while a turn claims one of two old conversations, want the other one", got)
@@ -257,8 +260,8 @@ func TestRetentionSkipsAConversationATurnIsClaiming(t *testing.T) {
 	if got := mustSweep(t, newRetention(pool, 200)); got.Conversations != 0 {
 		t.Fatalf("swept %+v after the claim, want nothing", got)
 	}
-	if countIn(t, pool, `SELECT count(*) FROM conversations WHERE id = $1`, claimed.Conversation.ID) != 1 ||
-		countIn(t, pool, `SELECT count(*) FROM conversations WHERE id = $1`, other.Conversation.ID) != 0 {
+	if countIn(t, pool, `SELECT count(*) FROM conversations WHERE user_id = $1 AND number = $2`, user, claimed.Conversation.ID) != 1 ||
+		countIn(t, pool, `SELECT count(*) FROM conversations WHERE user_id = $1 AND number = $2`, user, other.Conversation.ID) != 0 {
 		t.Fatal("the claimed conversation went, or the other stayed")
 	}
 }

@@ -177,9 +177,10 @@ func TestRecordedChangeCommitsWithItsRecord(t *testing.T) {
 			if len(rows) != 1 {
 				t.Fatalf("audit rows = %+v, want one", rows)
 			}
-			r := rows[0]
-			if r.ConversationID == nil || *r.ConversationID != turn.Conversation.ID || r.MessageID != nil {
-				t.Errorf("row is in conversation %v, message %v; want %d and no reply yet", r.ConversationID, r.MessageID, turn.Conversation.ID)
+			r, key := rows[0], conversationKey(t, user, turn.Conversation.ID)
+			if r.ConversationID == nil || *r.ConversationID != key || r.MessageID != nil {
+				t.Errorf("row is in conversation %s, message %s; want conversation %d (key %d) and no reply yet",
+					deref(r.ConversationID), deref(r.MessageID), turn.Conversation.ID, key)
 			}
 			if r.Seq != 2 || r.Round != 1 || r.CallID != "call_2" || r.Tool != c.tool || r.IsError || !storetest.SameJSON(r.Arguments, json.RawMessage(args)) {
 				t.Errorf("row = %+v, want the call as recorded", r)
@@ -229,7 +230,7 @@ func TestRecordedChangeNeedsItsTurnToHoldTheConversation(t *testing.T) {
 			return turn
 		}},
 		{"claim lapsed and taken by the next turn", func(t *testing.T, turn tasks.Turn) tasks.Turn {
-			mustLapse(t, turn.Conversation.ID)
+			mustLapse(t, turn.Conversation.UserID, turn.Conversation.ID)
 			mustStart(t, turns, turn.Conversation.UserID, turn.Conversation.ID, "Hello?")
 			return turn
 		}},
@@ -278,8 +279,8 @@ func TestRecordedChangeRacingADelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `DELETE FROM conversations WHERE id = $1`, turn.Conversation.ID); err != nil {
-		t.Fatal(err)
+	if tag, err := tx.Exec(ctx, `DELETE FROM conversations WHERE user_id = $1 AND number = $2`, user, turn.Conversation.ID); err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("delete the conversation: %v rows, %v", tag.RowsAffected(), err)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -340,7 +341,7 @@ func TestRecordedChangeAfterTheClaimLapsed(t *testing.T) {
 	turns, convs, s, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, turns, user, 0, "Add milk and eggs")
 	mustCreate(t, s, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
-	mustLapse(t, turn.Conversation.ID)
+	mustLapse(t, user, turn.Conversation.ID)
 	if msgs := mustMessages(t, convs, user, turn.Conversation.ID); roles(msgs) != "user assistant(interrupted)" {
 		t.Fatalf("messages = %s, want the turn finished by the read", roles(msgs))
 	}

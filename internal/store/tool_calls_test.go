@@ -48,12 +48,12 @@ func mustAuditRows(tb testing.TB, user string, turnID int64) []auditRow {
 	return out
 }
 
-// mustLapse lets the claim on a conversation run out, as it does when the
-// replica running its turn dies.
-func mustLapse(tb testing.TB, convID int64) {
+// mustLapse lets the claim on user's conversation convID run out, as it
+// does when the replica running its turn dies.
+func mustLapse(tb testing.TB, user string, convID int64) {
 	tb.Helper()
 	mustExec(tb, `UPDATE conversations SET claimed_until = now() - interval '1 second'
-		WHERE id = $1 AND claim_token IS NOT NULL`, convID)
+		WHERE user_id = $1 AND number = $2 AND claim_token IS NOT NULL`, user, convID)
 }
 
 // mustLapseKey lets the lock of a running idempotency key run out.

@@ -233,9 +233,11 @@ func TestFinishTurnAttachesRecordedCalls(t *testing.T) {
 	if !storetest.SameJSON(got[0].Result, tasks.StoredResult("list_tasks", listed.Result)) || !got[2].IsError || !storetest.SameJSON(got[2].Result, refused.Result) {
 		t.Errorf("unrecorded calls stored as %+v and %+v", got[0], got[2])
 	}
+	key := conversationKey(t, user, turn.Conversation.ID)
 	for _, r := range mustAuditRows(t, user, turn.ID()) {
-		if r.MessageID == nil || *r.MessageID != reply.ID || r.ConversationID == nil || *r.ConversationID != turn.Conversation.ID {
-			t.Errorf("row %d belongs to message %v of conversation %v, want reply %d", r.Seq, r.MessageID, r.ConversationID, reply.ID)
+		if r.MessageID == nil || *r.MessageID != reply.ID || r.ConversationID == nil || *r.ConversationID != key {
+			t.Errorf("row %d belongs to message %s of conversation %s, want reply %d of conversation %d (key %d)",
+				r.Seq, deref(r.MessageID), deref(r.ConversationID), reply.ID, turn.Conversation.ID, key)
 		}
 	}
 }
@@ -252,7 +254,7 @@ func TestNextTurnFinishesATurnCutShort(t *testing.T) {
 		crashed := mustStart(t, turns, user, 0, "Add milk and tick it off")
 		milk := mustCreate(t, ts, user, "Buy milk", recordOf(crashed, 0, "add_task", `{"title":"Buy milk"}`))
 		mustComplete(t, ts, user, milk.ID, recordOf(crashed, 1, "complete_task", fmt.Sprintf(`{"task_id":%d}`, milk.ID)))
-		mustLapse(t, crashed.Conversation.ID) // the replica died: no reply, and the claim runs out
+		mustLapse(t, user, crashed.Conversation.ID) // the replica died: no reply, and the claim runs out
 
 		next := mustStart(t, turns, user, crashed.Conversation.ID, "Did that work?")
 		h := next.History
@@ -276,7 +278,7 @@ func TestNextTurnFinishesATurnCutShort(t *testing.T) {
 	t.Run("a turn that changed nothing gets no reply", func(t *testing.T) {
 		user := storetest.UserID(t)
 		crashed := mustStart(t, turns, user, 0, "What is on my list?")
-		mustLapse(t, crashed.Conversation.ID)
+		mustLapse(t, user, crashed.Conversation.ID)
 		next := mustStart(t, turns, user, crashed.Conversation.ID, "Hello?")
 		if len(next.History) != 1 || next.History[0].ID != crashed.ID() {
 			t.Fatalf("history = %+v, want only the crashed turn's message", next.History)
@@ -314,7 +316,7 @@ func TestRecoverTurn(t *testing.T) {
 	t.Run("finishes a turn whose claim ran out, once", func(t *testing.T) {
 		user := storetest.UserID(t)
 		turn := crashed(t, user)
-		mustLapse(t, turn.Conversation.ID)
+		mustLapse(t, user, turn.Conversation.ID)
 		wantBothAdded(t, mustRecover(t, user, turn))
 		wantBothAdded(t, mustRecover(t, user, turn))
 		msgs := mustMessages(t, convs, user, turn.Conversation.ID)
@@ -348,11 +350,11 @@ func TestRecoverTurn(t *testing.T) {
 	t.Run("finds nothing of another user's turn", func(t *testing.T) {
 		user := storetest.UserID(t)
 		turn := crashed(t, user)
-		mustLapse(t, turn.Conversation.ID)
+		mustLapse(t, user, turn.Conversation.ID)
 		if calls := mustRecover(t, storetest.UserID(t), turn); len(calls) != 0 {
 			t.Fatalf("another user recovers %+v", calls)
 		}
-		if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, turn.Conversation.ID); n != 1 {
+		if n := storetest.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, conversationKey(t, user, turn.Conversation.ID)); n != 1 {
 			t.Fatalf("the conversation holds %d messages after another user's recovery, want only the user's message", n)
 		}
 	})
@@ -378,7 +380,7 @@ func TestLateFinishLeavesARecoveredTurnAlone(t *testing.T) {
 	s, convs, ts, user := newTurns(t), newConversations(t), newTasks(t), storetest.UserID(t)
 	turn := mustStart(t, s, user, 0, "Add milk")
 	mustCreate(t, ts, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
-	mustLapse(t, turn.Conversation.ID)
+	mustLapse(t, user, turn.Conversation.ID)
 	recovered := mustMessages(t, convs, user, turn.Conversation.ID)
 	if len(recovered) != 2 || !recovered[1].Interrupted || len(recovered[1].ToolCalls) != 1 {
 		t.Fatalf("after the read: %+v, want the call under an interrupted reply", recovered)

@@ -148,7 +148,7 @@ func TestUsageCountsWhenTheConversationGoesAsTheReplyIsStored(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	var deleter int
-	if err := tx.QueryRow(ctx, `DELETE FROM conversations WHERE id = $1 AND user_id = $2 RETURNING pg_backend_pid()`,
+	if err := tx.QueryRow(ctx, `DELETE FROM conversations WHERE number = $1 AND user_id = $2 RETURNING pg_backend_pid()`,
 		turn.Conversation.ID, user).Scan(&deleter); err != nil {
 		t.Fatal(err)
 	}

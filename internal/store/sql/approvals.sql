@@ -15,16 +15,16 @@ SELECT title FROM tasks WHERE user_id = $1 AND number = $2
 -- placeholder $12 with the approval's id added. The claim is read FOR SHARE, as a task change reads
 -- it (tasks.sql): a turn that lost its conversation asks for nothing.
 WITH held AS (
-    SELECT 1 FROM conversations
-    WHERE id = $2 AND user_id = $1 AND claim_token = $3::uuid AND claimed_until > now()
+    SELECT id FROM conversations
+    WHERE number = $2 AND user_id = $1 AND claim_token = $3::uuid AND claimed_until > now()
     FOR SHARE
 ), a AS (
     INSERT INTO approvals (user_id, conversation_id, turn_id, call_id, seq, round, tool, arguments, summary, title, expires_at)
-    SELECT $1, $2, $9, $4, $8, $7, $5, $6::jsonb, $10, $13, now() + $11::interval FROM held
-    RETURNING id, created_at, expires_at
+    SELECT $1, held.id, $9, $4, $8, $7, $5, $6::jsonb, $10, $13, now() + $11::interval FROM held
+    RETURNING id, conversation_id, created_at, expires_at
 ), c AS (
     INSERT INTO tool_calls (source, conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-    SELECT 'chat', $2, $9, $1, $4, $5, $6::jsonb, $12::jsonb || jsonb_build_object('approval_id', a.id), false, $7, $8, 0
+    SELECT 'chat', a.conversation_id, $9, $1, $4, $5, $6::jsonb, $12::jsonb || jsonb_build_object('approval_id', a.id), false, $7, $8, 0
     FROM a
 )
 SELECT id, created_at, expires_at FROM a
@@ -34,7 +34,7 @@ SELECT id, created_at, expires_at FROM a
 -- state now, locked for a decision: two decisions of one turn's approvals
 -- take their locks one after the other, so exactly one of them sees none
 -- left waiting.
-SELECT id, conversation_id, turn_id, call_id, seq, round, tool, arguments, summary, title, approval_state(a),
+SELECT id, (SELECT number FROM conversations c WHERE c.id = a.conversation_id), turn_id, call_id, seq, round, tool, arguments, summary, title, approval_state(a),
        coalesce(reason, ''), coalesce(decided_at, 'epoch'), created_at, expires_at
 FROM approvals a
 WHERE user_id = $1 AND turn_id = (SELECT turn_id FROM approvals WHERE id = $2 AND user_id = $1)
@@ -52,7 +52,7 @@ RETURNING decided_at
 -- name: ListApprovals
 -- At most $3 of user $1's live approvals with ids below $2 (0: any),
 -- newest first.
-SELECT id, conversation_id, turn_id, call_id, seq, round, tool, arguments, summary, title, approval_state(a),
+SELECT id, (SELECT number FROM conversations c WHERE c.id = a.conversation_id), turn_id, call_id, seq, round, tool, arguments, summary, title, approval_state(a),
        coalesce(reason, ''), coalesce(decided_at, 'epoch'), created_at, expires_at
 FROM approvals a
 WHERE user_id = $1 AND state = 'pending' AND ($2::bigint = 0 OR id < $2) AND approval_state(a) = 'pending'
@@ -61,14 +61,14 @@ LIMIT $3
 
 -- name: GetApproval
 -- User $1's approval $2, with its state now.
-SELECT id, conversation_id, turn_id, call_id, seq, round, tool, arguments, summary, title, approval_state(a),
+SELECT id, (SELECT number FROM conversations c WHERE c.id = a.conversation_id), turn_id, call_id, seq, round, tool, arguments, summary, title, approval_state(a),
        coalesce(reason, ''), coalesce(decided_at, 'epoch'), created_at, expires_at
 FROM approvals a
 WHERE user_id = $1 AND id = $2
 
 -- name: TurnApprovals
 -- Every approval of user $1's turn $2, in order, with its state now.
-SELECT id, conversation_id, turn_id, call_id, seq, round, tool, arguments, summary, title, approval_state(a),
+SELECT id, (SELECT number FROM conversations c WHERE c.id = a.conversation_id), turn_id, call_id, seq, round, tool, arguments, summary, title, approval_state(a),
        coalesce(reason, ''), coalesce(decided_at, 'epoch'), created_at, expires_at
 FROM approvals a
 WHERE user_id = $1 AND turn_id = $2

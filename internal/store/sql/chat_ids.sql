@@ -7,5 +7,5 @@
 -- else the user's conversation numbered $3 (NULL when $2 spells no number);
 -- NULL for neither.
 SELECT coalesce(
-    (SELECT conversation_id FROM chat_ids WHERE user_id = $1 AND chat_id = $2),
-    (SELECT id FROM conversations WHERE user_id = $1 AND id = $3))
+    (SELECT c.number FROM chat_ids i JOIN conversations c ON c.id = i.conversation_id WHERE i.user_id = $1 AND i.chat_id = $2),
+    (SELECT number FROM conversations WHERE user_id = $1 AND number = $3))

@@ -9,7 +9,8 @@
 -- new. A running key whose lock expired is taken over by a retry with the
 -- same body when its turn recorded no tool call. It answers whether the
 -- key is this request's now (mine), and the key as it is: its hash, its
--- response, whether its turn was cut short after recording calls, its turn.
+-- response, whether its turn was cut short after recording calls, its turn
+-- and its conversation's number (migration 000018).
 WITH swept AS (
     DELETE FROM idempotency_keys
     WHERE user_id = $1 AND key <> $2 AND created_at < now() - $5::interval
@@ -32,7 +33,8 @@ FROM (SELECT 1) one LEFT JOIN idempotency_keys k ON k.user_id = $1 AND k.key = $
 
 -- name: LockCutShortKey
 -- Locks user $1's running key $2, whose lock expired, for $3: for the one
--- retry that finishes its turn.
+-- retry that finishes its turn, even once its conversation is deleted:
+-- then only its calls are left to report.
 UPDATE idempotency_keys SET locked_until = now() + $3::interval
 WHERE user_id = $1 AND key = $2 AND response IS NULL AND locked_until < now()
 RETURNING conversation_id, turn_id

@@ -1,7 +1,9 @@
 -- A conversation's last turn started again, to write its reply anew (a
 -- regenerated reply; ReopenTurn). The message of a conversation's last turn
 -- is its newest user message:
---   (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+--   (SELECT id FROM messages WHERE conversation_id = <its key> AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+-- where its key, the internal id of user $2's conversation numbered $1, is
+--   (SELECT id FROM conversations WHERE user_id = $2 AND number = $1)
 
 -- name: ReopenClaim
 -- Claims user $2's conversation $1 for token $3 for $4 when no turn holds
@@ -15,21 +17,23 @@
 -- left it; its last turn is still read as of the snapshot, which at worst
 -- claims a turn that is still the last, or reads busy.) No row: no such
 -- conversation.
-WITH last AS (
+WITH k AS (
+    SELECT id FROM conversations WHERE user_id = $2 AND number = $1
+), last AS (
     SELECT EXISTS (
         SELECT 1 FROM messages u
-        WHERE u.id = (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+        WHERE u.id = (SELECT id FROM messages WHERE conversation_id = (SELECT id FROM k) AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
           AND ($5::text IS NULL OR u.content = $5) AND ($6::bigint = 0 OR u.id = $6)
-          AND (SELECT count(*) FROM messages r WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.id > u.id) <= 1) AS ok
+          AND (SELECT count(*) FROM messages r WHERE r.conversation_id = (SELECT id FROM k) AND r.user_id = $2 AND r.id > u.id) <= 1) AS ok
 ), claimed AS (
     UPDATE conversations
     SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
-    WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND (SELECT ok FROM last)
+    WHERE id = (SELECT id FROM k) AND (claimed_until IS NULL OR claimed_until < now()) AND (SELECT ok FROM last)
     RETURNING id, updated_at
 )
-SELECT c.id, c.user_id, c.title, c.created_at, coalesce(claimed.updated_at, c.updated_at), claimed.id IS NOT NULL, (SELECT ok FROM last)
+SELECT c.number, c.user_id, c.title, c.created_at, coalesce(claimed.updated_at, c.updated_at), claimed.id IS NOT NULL, (SELECT ok FROM last)
 FROM conversations c LEFT JOIN claimed ON true
-WHERE c.id = $1 AND c.user_id = $2
+WHERE c.number = $1 AND c.user_id = $2
 
 -- name: ReopenTurn
 -- Starts a new run of the last turn of user $2's conversation $1, which the
@@ -40,7 +44,8 @@ WHERE c.id = $1 AND c.user_id = $2
 WITH u AS (
     SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at
     FROM messages m JOIN conversations c ON c.id = m.conversation_id AND c.user_id = m.user_id
-    WHERE m.id = (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+    WHERE m.id = (SELECT id FROM messages WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1)
+                  AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
       AND c.claim_token = $3
 ), k AS (
     UPDATE idempotency_keys SET conversation_id = $1, turn_id = u.id, locked_until = now() + $5::interval
@@ -50,8 +55,8 @@ WITH u AS (
     SELECT u.conversation_id, $2, u.id, now() + $5::interval FROM u
     RETURNING id
 )
-SELECT u.id, u.conversation_id, u.role, u.content, u.interrupted, u.created_at, r.id,
-    coalesce((SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND id > u.id ORDER BY id LIMIT 1), 0)
+SELECT u.id, $1::bigint, u.role, u.content, u.interrupted, u.created_at, r.id,
+    coalesce((SELECT id FROM messages WHERE conversation_id = u.conversation_id AND user_id = $2 AND id > u.id ORDER BY id LIMIT 1), 0)
 FROM u, r
 
 -- name: EarlierCalls
@@ -59,6 +64,7 @@ FROM u, r
 -- while the token $3 holds the conversation.
 SELECT call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
 FROM tool_calls_read
-WHERE user_id = $2 AND turn_id = (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
-  AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3)
+WHERE user_id = $2 AND turn_id = (SELECT id FROM messages WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1)
+                                  AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+  AND EXISTS (SELECT 1 FROM conversations WHERE number = $1 AND user_id = $2 AND claim_token = $3)
 ORDER BY seq

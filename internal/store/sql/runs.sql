@@ -36,14 +36,14 @@ SELECT stop, (SELECT count(*) FROM n) FROM r
 
 -- name: LatestRun
 -- User $2's conversation $1 and its newest run, if it has one.
-SELECT c.id, r.id, r.conversation_id, r.turn_id, coalesce(e.last_seq, 0), r.lease_until, coalesce(e.last, false),
+SELECT c.number, r.id, c.number, r.turn_id, coalesce(e.last_seq, 0), r.lease_until, coalesce(e.last, false),
        r.stop_requested_at IS NOT NULL, now()
 FROM conversations c LEFT JOIN LATERAL (
     SELECT * FROM turn_runs WHERE conversation_id = c.id AND user_id = c.user_id ORDER BY id DESC LIMIT 1
 ) r ON true LEFT JOIN LATERAL (
     SELECT last_seq, last FROM turn_events WHERE run_id = r.id ORDER BY last_seq DESC LIMIT 1
 ) e ON true
-WHERE c.id = $1 AND c.user_id = $2
+WHERE c.number = $1 AND c.user_id = $2
 
 -- name: WatchRun
 -- Marks user $2's run $1 followed, so that its next write wakes its
@@ -52,9 +52,9 @@ UPDATE turn_runs SET watched = true WHERE id = $1 AND user_id = $2 AND NOT watch
 
 -- name: ReadRun
 -- User $2's run $1.
-SELECT r.conversation_id, r.id, r.conversation_id, r.turn_id, coalesce(e.last_seq, 0), r.lease_until, coalesce(e.last, false),
+SELECT c.number, r.id, c.number, r.turn_id, coalesce(e.last_seq, 0), r.lease_until, coalesce(e.last, false),
        r.stop_requested_at IS NOT NULL, now()
-FROM turn_runs r LEFT JOIN LATERAL (
+FROM turn_runs r JOIN conversations c ON c.id = r.conversation_id LEFT JOIN LATERAL (
     SELECT last_seq, last FROM turn_events WHERE run_id = r.id ORDER BY last_seq DESC LIMIT 1
 ) e ON true
 WHERE r.id = $1 AND r.user_id = $2
@@ -72,19 +72,19 @@ ORDER BY e.last_seq LIMIT $4
 -- conversation and its newest run as LatestRun does.
 WITH r AS (
     UPDATE turn_runs r SET stop_requested_at = coalesce(stop_requested_at, now())
-    WHERE id = (SELECT id FROM turn_runs WHERE conversation_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1)
+    WHERE id = (SELECT id FROM turn_runs WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND user_id = $2 ORDER BY id DESC LIMIT 1)
       AND user_id = $2 AND lease_until > now()
       AND NOT EXISTS (SELECT 1 FROM turn_events e WHERE e.run_id = r.id AND e.last)
     RETURNING *
 ), n AS (
     SELECT pg_notify($3, id::text) FROM r
 )
-SELECT c.id, r.id, r.conversation_id, r.turn_id, coalesce(e.last_seq, 0), r.lease_until, coalesce(e.last, false),
+SELECT c.number, r.id, c.number, r.turn_id, coalesce(e.last_seq, 0), r.lease_until, coalesce(e.last, false),
        r.stop_requested_at IS NOT NULL, now()
 FROM conversations c LEFT JOIN r ON (SELECT count(*) FROM n) >= 0 LEFT JOIN LATERAL (
     SELECT last_seq, last FROM turn_events WHERE run_id = r.id ORDER BY last_seq DESC LIMIT 1
 ) e ON true
-WHERE c.id = $1 AND c.user_id = $2
+WHERE c.number = $1 AND c.user_id = $2
 
 -- name: StopsRequested
 -- Which of the runs $1 were asked to stop. The one statement here not

@@ -8,12 +8,13 @@
 -- the window's first, or, when the window is empty, before the turn's
 -- message. The check reads one index entry, so a turn pays nothing for it.
 SELECT c.summary, c.summary_through, c.summary_at, EXISTS (
-    SELECT 1 FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2
+    SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.user_id = $2
       AND m.id > coalesce(c.summary_through, 0)
       AND m.id < CASE WHEN current_setting('taskchat.history_last')::bigint = 0
-          THEN (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+          THEN (SELECT id FROM messages WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1)
+                   AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
           ELSE current_setting('taskchat.history_first')::bigint END)
-FROM conversations c WHERE c.id = $1 AND c.user_id = $2
+FROM conversations c WHERE c.number = $1 AND c.user_id = $2
 
 -- name: ClaimToCompact
 -- Claims user $2's conversation $1 for token $3 for $4, unless a turn
@@ -21,8 +22,8 @@ FROM conversations c WHERE c.id = $1 AND c.user_id = $2
 -- updated_at alone: a compaction is not activity.
 UPDATE conversations
 SET claim_token = $3, claimed_until = now() + $4::interval
-WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now())
-RETURNING id, user_id, title, created_at, updated_at
+WHERE number = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now())
+RETURNING number, user_id, title, created_at, updated_at
 
 -- name: CompactionPageEnd
 -- Where a chunk of user $2's conversation $1 to summarise ends: as
@@ -34,16 +35,16 @@ WITH RECURSIVE walk AS (
     (SELECT m.id, m.size AS total, 1 AS n FROM (
         SELECT m.id, char_length(m.content) + (
             SELECT coalesce(sum(char_length(c.arguments::text) + coalesce(char_length(c.result::text), 0)), 0)
-            FROM tool_calls c WHERE c.conversation_id = $1 AND c.message_id = m.id AND c.user_id = $2) AS size
-        FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2 AND m.id > $3 AND m.id < $6
+            FROM tool_calls c WHERE c.conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND c.message_id = m.id AND c.user_id = $2) AS size
+        FROM messages m WHERE m.conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND m.user_id = $2 AND m.id > $3 AND m.id < $6
         ORDER BY m.id LIMIT 1) m)
   UNION ALL
     SELECT m.id, walk.total + m.size, walk.n + 1
     FROM walk CROSS JOIN LATERAL (
         SELECT m.id, char_length(m.content) + (
             SELECT coalesce(sum(char_length(c.arguments::text) + coalesce(char_length(c.result::text), 0)), 0)
-            FROM tool_calls c WHERE c.conversation_id = $1 AND c.message_id = m.id AND c.user_id = $2) AS size
-        FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2 AND m.id > walk.id AND m.id < $6
+            FROM tool_calls c WHERE c.conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND c.message_id = m.id AND c.user_id = $2) AS size
+        FROM messages m WHERE m.conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND m.user_id = $2 AND m.id > walk.id AND m.id < $6
         ORDER BY m.id LIMIT 1) m
     WHERE walk.n < $4 AND walk.total + m.size <= $5
 )
@@ -60,7 +61,7 @@ SELECT set_config('taskchat.page_last', coalesce(max(id), 0)::text, true)::bigin
 -- exists.
 WITH s AS (
     UPDATE conversations SET summary = $3, summary_through = $5, summary_at = now()
-    WHERE id = $1 AND user_id = $2 AND coalesce(summary_through, 0) = $4 AND $5 > $4
+    WHERE number = $1 AND user_id = $2 AND coalesce(summary_through, 0) = $4 AND $5 > $4
     RETURNING summary_at
 ), u AS (
     INSERT INTO token_usage AS u (user_id, day, input_tokens, output_tokens, turns)
@@ -68,4 +69,4 @@ WITH s AS (
     ON CONFLICT (user_id, day) DO UPDATE SET input_tokens = u.input_tokens + excluded.input_tokens,
         output_tokens = u.output_tokens + excluded.output_tokens
 )
-SELECT (SELECT summary_at FROM s), EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2)
+SELECT (SELECT summary_at FROM s), EXISTS (SELECT 1 FROM conversations WHERE number = $1 AND user_id = $2)

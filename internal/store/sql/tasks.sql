@@ -8,7 +8,7 @@
 -- the call's record, all NULL for an unrecorded change.
 --
 --   source           'chat' or 'mcp'; NULL: no record
---   conversation_id  the turn's conversation (chat only)
+--   conversation     the turn's conversation, by its number (chat only)
 --   claim_token      the turn's claim on it (chat only)
 --   turn_id          the turn (chat only)
 --   call_id, tool, arguments
@@ -35,8 +35,8 @@
 -- created at once by one user never share a number; the guard sits on the
 -- bump, so a refused change spends none.
 WITH held AS (
-    SELECT 1 FROM conversations
-    WHERE id = $5 AND user_id = $1 AND claim_token = $6::uuid AND claimed_until > now()
+    SELECT id FROM conversations
+    WHERE number = $5 AND user_id = $1 AND claim_token = $6::uuid AND claimed_until > now()
     FOR SHARE
 ), n AS (
     INSERT INTO task_counters (user_id, last_number)
@@ -49,7 +49,7 @@ WITH held AS (
     RETURNING number, user_id, title, description, completed, created_at, updated_at
 ), a AS (
     INSERT INTO tool_calls (source, conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-    SELECT $4, $5, $7, $1, $8, $9, $10::jsonb,
+    SELECT $4, (SELECT id FROM held), $7, $1, $8, $9, $10::jsonb,
            jsonb_build_object('task_id', t.number, 'status', $11::text, 'title', t.title),
            false, $12, $13, $14
     FROM t WHERE $4::text IS NOT NULL
@@ -59,8 +59,8 @@ SELECT number, user_id, title, description, completed, created_at, updated_at FR
 -- name: CompleteTask
 -- Marks task number $2 completed; its record from $3.
 WITH held AS (
-    SELECT 1 FROM conversations
-    WHERE id = $4 AND user_id = $1 AND claim_token = $5::uuid AND claimed_until > now()
+    SELECT id FROM conversations
+    WHERE number = $4 AND user_id = $1 AND claim_token = $5::uuid AND claimed_until > now()
     FOR SHARE
 ), t AS (
     UPDATE tasks SET completed = true, updated_at = now()
@@ -69,7 +69,7 @@ WITH held AS (
     RETURNING number, user_id, title, description, completed, created_at, updated_at
 ), a AS (
     INSERT INTO tool_calls (source, conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-    SELECT $3, $4, $6, $1, $7, $8, $9::jsonb,
+    SELECT $3, (SELECT id FROM held), $6, $1, $7, $8, $9::jsonb,
            jsonb_build_object('task_id', t.number, 'status', $10::text, 'title', t.title),
            false, $11, $12, $13
     FROM t WHERE $3::text IS NOT NULL
@@ -79,8 +79,8 @@ SELECT number, user_id, title, description, completed, created_at, updated_at FR
 -- name: DeleteTask
 -- Deletes task number $2, returning it as it was; its record from $3.
 WITH held AS (
-    SELECT 1 FROM conversations
-    WHERE id = $4 AND user_id = $1 AND claim_token = $5::uuid AND claimed_until > now()
+    SELECT id FROM conversations
+    WHERE number = $4 AND user_id = $1 AND claim_token = $5::uuid AND claimed_until > now()
     FOR SHARE
 ), t AS (
     DELETE FROM tasks
@@ -89,7 +89,7 @@ WITH held AS (
     RETURNING number, user_id, title, description, completed, created_at, updated_at
 ), a AS (
     INSERT INTO tool_calls (source, conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-    SELECT $3, $4, $6, $1, $7, $8, $9::jsonb,
+    SELECT $3, (SELECT id FROM held), $6, $1, $7, $8, $9::jsonb,
            jsonb_build_object('task_id', t.number, 'status', $10::text, 'title', t.title),
            false, $11, $12, $13
     FROM t WHERE $3::text IS NOT NULL
@@ -100,8 +100,8 @@ SELECT number, user_id, title, description, completed, created_at, updated_at FR
 -- Sets the title $3 and the description $4 of task number $2, each unless
 -- NULL; its record from $5.
 WITH held AS (
-    SELECT 1 FROM conversations
-    WHERE id = $6 AND user_id = $1 AND claim_token = $7::uuid AND claimed_until > now()
+    SELECT id FROM conversations
+    WHERE number = $6 AND user_id = $1 AND claim_token = $7::uuid AND claimed_until > now()
     FOR SHARE
 ), t AS (
     UPDATE tasks
@@ -113,7 +113,7 @@ WITH held AS (
     RETURNING number, user_id, title, description, completed, created_at, updated_at
 ), a AS (
     INSERT INTO tool_calls (source, conversation_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-    SELECT $5, $6, $8, $1, $9, $10, $11::jsonb,
+    SELECT $5, (SELECT id FROM held), $8, $1, $9, $10, $11::jsonb,
            jsonb_build_object('task_id', t.number, 'status', $12::text, 'title', t.title),
            false, $13, $14, $15
     FROM t WHERE $5::text IS NOT NULL
@@ -126,7 +126,7 @@ SELECT number, user_id, title, description, completed, created_at, updated_at FR
 -- changed nothing.
 SELECT EXISTS (
     SELECT 1 FROM conversations
-    WHERE id = $1 AND user_id = $2 AND claim_token = $3::uuid AND claimed_until > now())
+    WHERE number = $1 AND user_id = $2 AND claim_token = $3::uuid AND claimed_until > now())
 
 -- The pages of a user's tasks (ListTasksPage): at most $3 tasks, in number
 -- order, after the number $2 (0 for the first page). There is a statement

@@ -22,13 +22,13 @@ SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan'
 WITH c AS (
     INSERT INTO conversations (user_id, title, claim_token, claimed_until)
     VALUES ($1, $2, $3, now() + $4::interval)
-    RETURNING id, user_id, title, created_at, updated_at
+    RETURNING id, number, user_id, title, created_at, updated_at
 ), m AS (
     INSERT INTO messages (conversation_id, user_id, role, content)
     SELECT id, user_id, 'user', $5 FROM c
     RETURNING id, conversation_id, role, content, interrupted, created_at
 ), k AS (
-    UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $4::interval
+    UPDATE idempotency_keys SET conversation_id = (SELECT number FROM c), turn_id = m.id, locked_until = now() + $4::interval
     FROM m WHERE idempotency_keys.user_id = $1 AND key = $6
 ), r AS (
     INSERT INTO turn_runs (conversation_id, user_id, turn_id, lease_until)
@@ -38,8 +38,8 @@ WITH c AS (
     INSERT INTO chat_ids (user_id, chat_id, conversation_id)
     SELECT user_id, $7, id FROM c WHERE $7::text IS NOT NULL
 )
-SELECT c.id, c.user_id, c.title, c.created_at, c.updated_at,
-       m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, r.id
+SELECT c.number, c.user_id, c.title, c.created_at, c.updated_at,
+       m.id, c.number, m.role, m.content, m.interrupted, m.created_at, r.id
 FROM c, m, r
 
 -- name: ClaimConversation
@@ -47,8 +47,8 @@ FROM c, m, r
 -- holds it.
 UPDATE conversations
 SET claim_token = $3, claimed_until = now() + $4::interval, updated_at = now()
-WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now())
-RETURNING id, user_id, title, created_at, updated_at
+WHERE number = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now())
+RETURNING number, user_id, title, created_at, updated_at
 
 -- name: AddUserMessage
 -- Stores the user message $4 in user $2's conversation $1, which the turn
@@ -59,17 +59,17 @@ RETURNING id, user_id, title, created_at, updated_at
 WITH m AS (
     INSERT INTO messages (conversation_id, user_id, role, content)
     SELECT id, user_id, 'user', $4 FROM conversations
-    WHERE id = $1 AND user_id = $2 AND claim_token = $3
+    WHERE number = $1 AND user_id = $2 AND claim_token = $3
     RETURNING id, conversation_id, role, content, interrupted, created_at
 ), k AS (
-    UPDATE idempotency_keys SET conversation_id = m.conversation_id, turn_id = m.id, locked_until = now() + $6::interval
+    UPDATE idempotency_keys SET conversation_id = $1, turn_id = m.id, locked_until = now() + $6::interval
     FROM m WHERE idempotency_keys.user_id = $2 AND key = $5
 ), r AS (
     INSERT INTO turn_runs (conversation_id, user_id, turn_id, lease_until)
     SELECT m.conversation_id, $2, m.id, now() + $6::interval FROM m
     RETURNING id
 )
-SELECT m.id, m.conversation_id, m.role, m.content, m.interrupted, m.created_at, r.id FROM m, r
+SELECT m.id, $1::bigint, m.role, m.content, m.interrupted, m.created_at, r.id FROM m, r
 
 -- name: HistoryWindow
 -- Bounds the history of user $2's conversation $1 before it is read: walks
@@ -88,9 +88,9 @@ WITH RECURSIVE walk AS (
     (SELECT id, role, size AS total, 1 AS n FROM (
         SELECT m.id, m.role, char_length(m.content) + (
             SELECT coalesce(sum(char_length(c.arguments::text) + coalesce(char_length(c.result::text), 0)), 0)
-            FROM tool_calls c WHERE c.conversation_id = $1 AND c.message_id = m.id AND c.user_id = $2) AS size
-        FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2
-          AND m.id < (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+            FROM tool_calls c WHERE c.conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND c.message_id = m.id AND c.user_id = $2) AS size
+        FROM messages m WHERE m.conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND m.user_id = $2
+          AND m.id < (SELECT id FROM messages WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
         ORDER BY m.id DESC LIMIT 1) newest
      WHERE size <= $4)
   UNION ALL
@@ -98,8 +98,8 @@ WITH RECURSIVE walk AS (
     FROM walk CROSS JOIN LATERAL (
         SELECT m.id, m.role, char_length(m.content) + (
             SELECT coalesce(sum(char_length(c.arguments::text) + coalesce(char_length(c.result::text), 0)), 0)
-            FROM tool_calls c WHERE c.conversation_id = $1 AND c.message_id = m.id AND c.user_id = $2) AS size
-        FROM messages m WHERE m.conversation_id = $1 AND m.user_id = $2 AND m.id < walk.id
+            FROM tool_calls c WHERE c.conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND c.message_id = m.id AND c.user_id = $2) AS size
+        FROM messages m WHERE m.conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND m.user_id = $2 AND m.id < walk.id
         ORDER BY m.id DESC LIMIT 1) m
     WHERE walk.n < $3 AND walk.total + m.size <= $4
 )
@@ -110,8 +110,8 @@ FROM walk
 -- name: HistoryMessages
 -- User $2's conversation $1's messages in HistoryWindow's window, oldest
 -- first; after PlanFromIndexes.
-SELECT id, conversation_id, role, content, interrupted, created_at
-FROM messages WHERE conversation_id = $1 AND user_id = $2
+SELECT id, $1::bigint, role, content, interrupted, created_at
+FROM messages WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND user_id = $2
   AND id BETWEEN current_setting('taskchat.history_first')::bigint AND current_setting('taskchat.history_last')::bigint
 ORDER BY id
 
@@ -119,7 +119,7 @@ ORDER BY id
 -- The tool calls of HistoryMessages' messages, by message and in order.
 SELECT message_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms, created_at, approval_id, approval_live
 FROM tool_calls_read
-WHERE conversation_id = $1 AND user_id = $2
+WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1) AND user_id = $2
   AND message_id BETWEEN current_setting('taskchat.history_first')::bigint AND current_setting('taskchat.history_last')::bigint
 ORDER BY message_id, seq
 
@@ -136,28 +136,28 @@ ORDER BY message_id, seq
 -- it had, $24 (ReopenTurn kept it until now), and takes its calls.
 WITH m AS (
     INSERT INTO messages (conversation_id, user_id, role, content, interrupted)
-    SELECT id, user_id, 'assistant', $4, $5 FROM conversations WHERE id = $1 AND user_id = $2
-    RETURNING id, created_at
+    SELECT id, user_id, 'assistant', $4, $5 FROM conversations WHERE number = $1 AND user_id = $2
+    RETURNING id, conversation_id, created_at
 ), old AS (
     -- The reply $24 a reopened turn had (0: none), while the turn's claim
     -- stands: once another turn took the conversation, it is left alone.
     DELETE FROM messages r USING m
-    WHERE r.id = $24 AND r.conversation_id = $1 AND r.user_id = $2 AND r.role = 'assistant'
-      AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 AND claim_token = $3)
+    WHERE r.id = $24 AND r.conversation_id = m.conversation_id AND r.user_id = $2 AND r.role = 'assistant'
+      AND EXISTS (SELECT 1 FROM conversations WHERE id = m.conversation_id AND claim_token = $3)
     RETURNING r.id
 ), t AS (
     INSERT INTO tool_calls AS c (conversation_id, message_id, turn_id, user_id, call_id, tool, arguments, result, is_error, round, seq, duration_ms)
-    SELECT $1, m.id, $15, $2, x.call_id, x.tool, x.arguments::jsonb, x.result::jsonb, x.is_error, x.round, x.seq, x.duration_ms
+    SELECT m.conversation_id, m.id, $15, $2, x.call_id, x.tool, x.arguments::jsonb, x.result::jsonb, x.is_error, x.round, x.seq, x.duration_ms
     FROM m, unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::bool[], $11::int[], $12::int[], $16::int[])
         AS x(call_id, tool, arguments, result, is_error, round, duration_ms, seq)
     ON CONFLICT (turn_id, seq) DO UPDATE SET message_id = excluded.message_id, duration_ms = excluded.duration_ms
     WHERE c.user_id = excluded.user_id AND (c.message_id IS NULL OR c.message_id IN (SELECT id FROM old))
 ), c AS (
     UPDATE conversations SET claim_token = NULL, claimed_until = NULL, updated_at = now()
-    WHERE id = $1 AND user_id = $2 AND claim_token = $3
+    WHERE number = $1 AND user_id = $2 AND claim_token = $3
 ), k AS (
     UPDATE idempotency_keys SET response = $13::jsonb, conversation_id = $1, turn_id = $15, locked_until = NULL
-    WHERE user_id = $2 AND key = $14 AND EXISTS (SELECT 1 FROM m)
+    FROM m WHERE user_id = $2 AND key = $14
       AND response IS NULL AND (turn_id IS NULL OR turn_id = $15)
 ), u AS (
     INSERT INTO token_usage AS u (user_id, day, input_tokens, output_tokens, turns)
@@ -168,7 +168,7 @@ WITH m AS (
     -- The conversation's lock before the run's: a delete of the
     -- conversation takes them in that order (its run goes by cascade), so
     -- the two never wait on each other in a circle.
-    SELECT id FROM conversations WHERE id = $1 AND user_id = $2 AND $19::bigint IS NOT NULL FOR NO KEY UPDATE
+    SELECT id FROM conversations WHERE number = $1 AND user_id = $2 AND $19::bigint IS NOT NULL FOR NO KEY UPDATE
 ), r AS (
     -- The run, locked as AppendRunEvents locks it (runs.sql).
     SELECT id, watched, stop_requested_at IS NOT NULL AS stop FROM turn_runs
@@ -186,7 +186,7 @@ SELECT id, created_at, (SELECT count(*) FROM nt) FROM m
 -- name: AbandonTurn
 -- Releases the claim of token $3 on user $2's conversation $1.
 UPDATE conversations SET claim_token = NULL, claimed_until = NULL
-WHERE id = $1 AND user_id = $2 AND claim_token = $3
+WHERE number = $1 AND user_id = $2 AND claim_token = $3
 
 -- name: TurnCalls
 -- Every call user $1's turn $2 recorded, in order.
@@ -200,8 +200,8 @@ WHERE user_id = $1 AND turn_id = $2 ORDER BY seq
 -- it one after the other see each other's work (each statement of a batch
 -- reads what committed before it started).
 SELECT 1 FROM conversations
-WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
-    SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
+WHERE number = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
+    SELECT 1 FROM tool_calls WHERE conversation_id = conversations.id AND user_id = $2 AND message_id IS NULL)
 FOR UPDATE
 
 -- RecoverConversationUnheld and RecoverConversationClaimed finish a turn of
@@ -219,30 +219,32 @@ FOR UPDATE
 WITH m AS (
     INSERT INTO messages (conversation_id, user_id, role, content, interrupted)
     SELECT id, user_id, 'assistant', '', true FROM conversations
-    WHERE id = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
-        SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
-    RETURNING id
+    WHERE number = $1 AND user_id = $2 AND (claimed_until IS NULL OR claimed_until < now()) AND EXISTS (
+        SELECT 1 FROM tool_calls WHERE conversation_id = conversations.id AND user_id = $2 AND message_id IS NULL)
+    RETURNING id, conversation_id
 ), old AS (
     DELETE FROM messages r USING m
-    WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.role = 'assistant'
-      AND r.id > (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+    WHERE r.conversation_id = m.conversation_id AND r.user_id = $2 AND r.role = 'assistant'
+      AND r.id > (SELECT id FROM messages WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1)
+                  AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
     RETURNING r.id
 )
 UPDATE tool_calls SET message_id = m.id FROM m
-WHERE conversation_id = $1 AND user_id = $2 AND (message_id IS NULL OR message_id IN (SELECT id FROM old))
+WHERE tool_calls.conversation_id = m.conversation_id AND user_id = $2 AND (message_id IS NULL OR message_id IN (SELECT id FROM old))
 
 -- name: RecoverConversationClaimed
 WITH m AS (
     INSERT INTO messages (conversation_id, user_id, role, content, interrupted)
     SELECT id, user_id, 'assistant', '', true FROM conversations
-    WHERE id = $1 AND user_id = $2 AND claim_token = $3::uuid AND EXISTS (
-        SELECT 1 FROM tool_calls WHERE conversation_id = $1 AND user_id = $2 AND message_id IS NULL)
-    RETURNING id
+    WHERE number = $1 AND user_id = $2 AND claim_token = $3::uuid AND EXISTS (
+        SELECT 1 FROM tool_calls WHERE conversation_id = conversations.id AND user_id = $2 AND message_id IS NULL)
+    RETURNING id, conversation_id
 ), old AS (
     DELETE FROM messages r USING m
-    WHERE r.conversation_id = $1 AND r.user_id = $2 AND r.role = 'assistant'
-      AND r.id > (SELECT id FROM messages WHERE conversation_id = $1 AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
+    WHERE r.conversation_id = m.conversation_id AND r.user_id = $2 AND r.role = 'assistant'
+      AND r.id > (SELECT id FROM messages WHERE conversation_id = (SELECT id FROM conversations WHERE user_id = $2 AND number = $1)
+                  AND user_id = $2 AND role = 'user' ORDER BY id DESC LIMIT 1)
     RETURNING r.id
 )
 UPDATE tool_calls SET message_id = m.id FROM m
-WHERE conversation_id = $1 AND user_id = $2 AND (message_id IS NULL OR message_id IN (SELECT id FROM old))
+WHERE tool_calls.conversation_id = m.conversation_id AND user_id = $2 AND (message_id IS NULL OR message_id IN (SELECT id FROM old))
