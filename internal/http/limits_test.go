@@ -108,7 +108,7 @@ func (stalledBuckets) TakeToken(ctx context.Context, _, _ string, _ tasks.Rate) 
 func TestMCPRateFallsBackToTheReplicaWhenTheDatabaseStalls(t *testing.T) {
 	t.Parallel()
 	s := mustServer(t, offline.New(), func(c *serverConfig) {
-		c.api.MCP.RequestsPerMinute, c.api.MCP.Burst, c.api.MCP.Buckets = 1, 2, stalledBuckets{}
+		c.api.MCP.RequestsPerMinute, c.api.MCP.Burst, c.api.MCP.Buckets, c.api.MCP.BucketWait = 1, 2, stalledBuckets{}, mcpBucketWait
 	})
 	tok := mustToken(t, storetest.UserID(t))
 	for i, want := range []int{200, 200, 429} {

@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,9 +31,11 @@ type MCPConfig struct {
 	Burst             int
 	// Buckets keeps the buckets where every replica takes from them
 	// (store.Limits), so that the rate holds across replicas; a request
-	// waits for it at most mcpBucketWait, then this replica's own bucket
+	// waits for it at most BucketWait, then this replica's own bucket
 	// decides. Nil, and only this replica's bucket counts.
 	Buckets tasks.RateBuckets
+	// BucketWait is that wait; 0 is mcpBucketWait.
+	BucketWait time.Duration
 	// PublicURL is the server's URL as its clients reach it, such as
 	// https://tasks.example.com: the resource /mcp is PublicURL/mcp. ""
 	// makes it from each request's Host, over https when the request came
@@ -71,6 +74,7 @@ type mcpFront struct {
 	handler  http.Handler // mcptools.NewHTTPHandler, as cmd/server builds it
 	rate     tasks.Rate
 	shared   tasks.RateBuckets // nil: local only
+	wait     time.Duration     // for shared
 	local    *limits.LocalBuckets
 	resource protectedResource
 }
@@ -79,18 +83,17 @@ func newMCPFront(log *slog.Logger, handler http.Handler, cfg MCPConfig) *mcpFron
 	r := tasks.Rate{PerMinute: cfg.RequestsPerMinute, Burst: cfg.Burst}
 	return &mcpFront{
 		log: log, handler: handler,
-		rate: r, shared: cfg.Buckets, local: limits.NewLocalBuckets(r),
+		rate: r, shared: cfg.Buckets, wait: cmp.Or(cfg.BucketWait, mcpBucketWait), local: limits.NewLocalBuckets(r),
 		resource: protectedResource{publicURL: strings.TrimRight(cfg.PublicURL, "/"), authorizationServers: cfg.AuthorizationServers},
 	}
 }
 
 // take takes a token from the user's bucket of /mcp requests: the shared
-// one, or, when that does not answer within mcpBucketWait, this
-// replica's. It fails with a *tasks.RateLimitError when the bucket is
+// one, or, when that does not answer within f.wait, this replica's. It fails with a *tasks.RateLimitError when the bucket is
 // empty.
 func (f *mcpFront) take(ctx context.Context, userID string) error {
 	if f.shared != nil {
-		wait, cancel := context.WithTimeout(ctx, mcpBucketWait)
+		wait, cancel := context.WithTimeout(ctx, f.wait)
 		err := f.shared.TakeToken(wait, userID, tasks.BucketMCP, f.rate)
 		cancel()
 		if err == nil || errors.Is(err, tasks.ErrRateLimited) {
