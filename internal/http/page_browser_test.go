@@ -499,6 +499,10 @@ func TestPageInBrowser(t *testing.T) {
 			t.Errorf("the reply says %q, want %q", got, added)
 		}
 		b.waitJS("the conversation in the list", convTitles+`.join() === 'Add a task to buy groceries'`)
+		// Once the stream has ended, Send is offered again and Stop is not
+		// (the reply and the panels may show before the stream's body
+		// closes).
+		b.find("button", "Send")
 		if !b.absent("button", "Stop") {
 			t.Error("Stop is offered while no turn runs")
 		}
