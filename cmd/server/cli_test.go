@@ -6,7 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,4 +212,52 @@ func unsignedToken(user string, exp time.Time) string {
 func jsonNumber(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// Login gives a user with no time zone this machine's, as the page gives
+// them the browser's; a zone the user set stays.
+func TestLoginAdoptsTheMachinesTimeZone(t *testing.T) {
+	t.Parallel()
+	base, _, _ := mustRun(t, map[string]string{"DEV_LOGIN": "true"})
+	waitHealthy(t, base)
+	user := storetest.UserID(t)
+	zone := func() string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+"/api/"+user+"/settings", nil)
+		req.Header.Set("Authorization", "Bearer "+mustMint(t, user))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got struct {
+			TimeZone string `json:"time_zone"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET settings = %d (%v)", resp.StatusCode, err)
+		}
+		return got.TimeZone
+	}
+	login := func(tz string) string {
+		t.Helper()
+		_, stderr, err := client(t, map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "TZ": tz}, "", "login", "--url", base, "--user", user)
+		if err != nil {
+			t.Fatalf("login: %v\n%s", err, stderr)
+		}
+		return stderr
+	}
+
+	if stderr := login(":Asia/Tokyo"); !strings.Contains(stderr, "Your time zone is now Asia/Tokyo") {
+		t.Fatalf("login from Tokyo said %q, want the zone it set", stderr)
+	}
+	if got := zone(); got != "Asia/Tokyo" {
+		t.Fatalf("time zone after login = %q, want the machine's, Asia/Tokyo", got)
+	}
+	// Logging in again from a machine elsewhere keeps the zone.
+	if stderr := login("America/Chicago"); strings.Contains(stderr, "time zone") {
+		t.Fatalf("the second login said %q: the zone was set already", stderr)
+	}
+	if got := zone(); got != "Asia/Tokyo" {
+		t.Fatalf("time zone after a login from Chicago = %q, want Asia/Tokyo kept", got)
+	}
 }

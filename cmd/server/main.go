@@ -6,6 +6,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The zone database, so every IANA zone a user picks works whatever the
+	// machine or image has (tasks.LoadZone).
+	_ "time/tzdata"
 )
 
 func main() {

@@ -116,9 +116,12 @@ type Input struct {
 	// its resolution, which the model sees in its place.
 	Decisions []Decision
 	Model     Model
-	Tools     ToolSource // the user's task tools
-	Limits    Limits
-	Observer  Observer // may be nil
+	// Now is the turn's time in the user's time zone (Request.Now); the
+	// zero time is now in UTC.
+	Now      time.Time
+	Tools    ToolSource // the user's task tools
+	Limits   Limits
+	Observer Observer // may be nil
 }
 
 // Decision is a person's decision on a call that waited: Call is its
@@ -310,7 +313,7 @@ func (r *run) unrun(tc ToolCall, d Decision, result json.RawMessage) Call {
 func (r *run) callModel(ctx context.Context) (Response, error) {
 	started := r.reply.Len() > 0
 	first := true
-	return r.in.Model.Stream(ctx, Request{System: r.in.System, Messages: r.msgs, Tools: r.defs}, func(text string) {
+	return r.in.Model.Stream(ctx, Request{System: r.in.System, Messages: r.msgs, Tools: r.defs, Now: r.now()}, func(text string) {
 		if text == "" {
 			return
 		}
@@ -405,6 +408,14 @@ func (r *run) fail(ctx context.Context, err error) (Result, error) {
 	return r.res, &ModelError{Kind: ErrModelStream, Err: err}
 }
 
+// now is the turn's time in the user's zone.
+func (r *run) now() time.Time {
+	if r.in.Now.IsZero() {
+		return time.Now().UTC()
+	}
+	return r.in.Now
+}
+
 // listTools gets the tools' definitions for the model.
 func (r *run) listTools(ctx context.Context) error {
 	defs, err := r.in.Tools.Definitions(ctx)
@@ -481,11 +492,14 @@ func isObject(raw json.RawMessage) bool {
 
 // withoutNulls returns the object raw without its members whose value is
 // null. Several models fill every optional argument they leave out with
-// null, meaning "not given"; the tools' schemas, which type them as
-// strings or integers, would refuse the whole call. The call is sent,
-// streamed and recorded as it runs, without them; the other members keep
-// their order and their text. raw comes back as it is when it is not an
-// object or holds no null member.
+// null, meaning "not given" (a strict schema makes them send every one):
+// the tools' schemas, which type them as strings or integers, would refuse
+// the whole call, and a null that cleared a field (update_task's due) would
+// clear it whenever the model meant to leave it alone. A model clears a
+// field with "" instead. The call is sent, streamed and recorded as it
+// runs, without them; the other members keep their order and their text.
+// raw comes back as it is when it is not an object or holds no null
+// member.
 func withoutNulls(raw json.RawMessage) json.RawMessage {
 	if !bytes.Contains(raw, []byte("null")) {
 		return raw

@@ -202,7 +202,13 @@ func TestRunToolTakesNullAsLeftOut(t *testing.T) {
 		{"add_task", `{"title":"Buy milk","description":null}`, `"title":"Buy milk"`, `{"title":"Buy milk"}`},
 		{"list_tasks", `{"status":null,"query":null,"limit":null,"cursor":null}`, `"tasks":[{`, `{}`},
 		{"update_task", `{"task_id":1,"title":null,"description":"semi-skimmed"}`, `"title":"Buy milk"`, `{"task_id":1,"description":"semi-skimmed"}`},
-		{"update_task", `{"task_id":1, "title" : null , "description":null}`, "give a new title, a new description, or both", `{"task_id":1}`},
+		{"update_task", `{"task_id":1, "title" : null , "description":null}`, "give at least one of title, description, due, priority or completed", `{"task_id":1}`},
+		// A model's null is left out even where the tool would take null
+		// to clear the field: a model that fills every argument with null
+		// must not clear a due date it never mentioned; it clears with "".
+		{"update_task", `{"task_id":1,"due":"2026-12-04","priority":"high"}`, `"due":"2026-12-04","priority":"high"`, `{"task_id":1,"due":"2026-12-04","priority":"high"}`},
+		{"update_task", `{"task_id":1,"title":"Buy milk","description":null,"due":null,"priority":null,"completed":null}`, `"due":"2026-12-04","priority":"high"`, `{"task_id":1,"title":"Buy milk"}`},
+		{"update_task", `{"task_id":1,"due":"","priority":""}`, `"task_id":1,"title":"Buy milk"}`, `{"task_id":1,"due":"","priority":""}`},
 		{"add_task", `{"title":null}`, "title", `{}`},
 		{"list_tasks", `{"query":"null"}`, `"tasks":[]`, `{"query":"null"}`},
 		{"add_task", `{ "title" : "Fix <b> & c",  "description":null }`, `"title":"Fix \u003cb\u003e \u0026 c"`, `{"title" : "Fix <b> & c"}`},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // Role is who wrote a message in the model's conversation.
@@ -46,6 +47,10 @@ type Request struct {
 	System   string
 	Messages []Message
 	Tools    []ToolDef
+	// Now is the time of the turn in the user's time zone: the date and
+	// time "today", "tomorrow" and "at 5" are read from. A remote model
+	// reads it in the system prompt; the offline model reads it here.
+	Now time.Time
 }
 
 // Usage counts the tokens a model call consumed.

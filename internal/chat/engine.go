@@ -262,8 +262,10 @@ func (e *Engine) runAgent(ctx context.Context, req Request, turn *tasks.Turn, ob
 		defer cancel()
 		summary = e.compactTurn(ctx, req.UserID, turn)
 	}
+	now := time.Now().In(tasks.Zone(turn.TimeZone))
 	res, err := agent.Run(ctx, agent.Input{
-		System:    agent.WithSummary(e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), time.Now()), summaryText(summary)),
+		System:    agent.WithSummary(e.cfg.Prompt.Render(req.UserID, e.cfg.Model.Name(), now), summaryText(summary)),
+		Now:       now,
 		History:   agent.History(after(turn.History, summaryThrough(summary)), e.cfg.HistoryTokens),
 		Message:   turn.UserMessage.Content,
 		Resumed:   turn.Earlier,

@@ -78,9 +78,18 @@ type Conversation struct {
 
 // Task is one of the user's tasks.
 type Task struct {
-	ID        int64  `json:"id"`
-	Title     string `json:"title"`
-	Completed bool   `json:"completed"`
+	ID        int64   `json:"id"`
+	Title     string  `json:"title"`
+	Completed bool    `json:"completed"`
+	Due       *string `json:"due"`
+	Overdue   bool    `json:"overdue"`
+	Priority  *string `json:"priority"`
+}
+
+// Settings are the user's settings.
+type Settings struct {
+	TimeZone  string  `json:"time_zone"`
+	UpdatedAt *string `json:"updated_at"` // nil until the user set them
 }
 
 // Problem is an error the server answered (RFC 9457 problem details with
@@ -222,6 +231,22 @@ func (c *Client) Tasks(ctx context.Context, limit int) ([]Task, bool, error) {
 	}
 	err := c.get(ctx, "/tasks?limit="+strconv.Itoa(limit), &page)
 	return page.Tasks, page.NextCursor != nil, err
+}
+
+// Settings returns the user's settings.
+func (c *Client) Settings(ctx context.Context) (Settings, error) {
+	var s Settings
+	err := c.get(ctx, "/settings", &s)
+	return s, err
+}
+
+// SetTimeZone sets the user's time zone, an IANA name.
+func (c *Client) SetTimeZone(ctx context.Context, zone string) error {
+	resp, err := c.do(ctx, http.MethodPut, "/settings", map[string]string{"time_zone": zone}, "application/json")
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
 }
 
 func (c *Client) get(ctx context.Context, path string, into any) error {

@@ -93,7 +93,18 @@ func (s *session) tasks(ctx context.Context) error {
 		if t.Completed {
 			box = "[x]"
 		}
-		s.out.line(fmt.Sprintf("%s #%d %s", box, t.ID, Line(t.Title)))
+		line := fmt.Sprintf("%s #%d %s", box, t.ID, Line(t.Title))
+		if t.Due != nil {
+			if t.Overdue {
+				line += " (overdue: " + Line(*t.Due) + ")"
+			} else {
+				line += " (due " + Line(*t.Due) + ")"
+			}
+		}
+		if t.Priority != nil {
+			line += " [" + Line(*t.Priority) + "]"
+		}
+		s.out.line(line)
 	}
 	if more {
 		s.out.line("… and more (the first 200 are shown)")

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // Login is `login [--url URL] (--user NAME | --token TOKEN)`: it gets a
@@ -60,6 +63,7 @@ func Login(ctx context.Context, args []string, env Env) error {
 		}
 		return err
 	}
+	adoptTimeZone(ctx, client, env)
 	path, err := store(env.Getenv, saved{URL: *base, Token: *token, User: c.Sub})
 	if err != nil {
 		return fmt.Errorf("keeping the login: %w", err)
@@ -111,4 +115,62 @@ func readToken(ctx context.Context, stdin io.Reader) (string, error) {
 		return "", errors.New("login needs --user NAME, --token TOKEN or the token on stdin; stdin was empty")
 	}
 	return token, nil
+}
+
+// adoptTimeZone gives the user this machine's time zone when they have
+// none set yet, so that "tomorrow" and "at 5" mean theirs, as the chat
+// page gives them the browser's; a zone they set stays. It says what it
+// did; a failure only costs the default (UTC), so it is only said.
+func adoptTimeZone(ctx context.Context, c *Client, env Env) {
+	zone := machineZone(env.Getenv)
+	if zone == "" {
+		return
+	}
+	set, err := c.Settings(ctx)
+	if err == nil && set.UpdatedAt == nil {
+		if err = c.SetTimeZone(ctx, zone); err == nil {
+			fmt.Fprintf(env.Stderr, "Your time zone is now %s, this machine's (dates you write are read in it).\n", Line(zone))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "Your time zone could not be set (%v); dates are read in UTC until it is.\n", err)
+	}
+}
+
+// machineZone is the IANA name of this machine's time zone: TZ's, else
+// the system's (/etc/timezone, or the zone /etc/localtime links to); ""
+// when none is known.
+func machineZone(getenv func(string) string) string {
+	candidates := []string{strings.TrimPrefix(getenv("TZ"), ":")}
+	if b, err := os.ReadFile("/etc/timezone"); err == nil {
+		candidates = append(candidates, strings.TrimSpace(string(b)))
+	}
+	if target, err := os.Readlink("/etc/localtime"); err == nil {
+		if _, name, ok := strings.Cut(target, "zoneinfo/"); ok {
+			candidates = append(candidates, name)
+		}
+	}
+	for _, name := range candidates {
+		if name == "" || strings.HasPrefix(name, "/") {
+			continue
+		}
+		if _, err := tasks.LoadZone(name); err != nil {
+			continue // not a place's zone: the server would refuse it
+		}
+		if loc, _ := time.LoadLocation(name); isUTC(loc) {
+			return "" // a server's machine, more likely than a person's: leave it for the page to set
+		}
+		return name
+	}
+	return ""
+}
+
+// isUTC reports whether loc is UTC at every instant (UTC, Etc/UTC, Zulu…).
+func isUTC(loc *time.Location) bool {
+	for _, t := range []time.Time{time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC), time.Date(2026, 7, 15, 12, 0, 0, 0, time.UTC)} {
+		if _, off := t.In(loc).Zone(); off != 0 {
+			return false
+		}
+	}
+	return true
 }

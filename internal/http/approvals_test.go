@@ -611,7 +611,7 @@ func asSlice(v any) []any {
 // addTask adds a task for user straight through the service.
 func addTask(tb testing.TB, user, title string) {
 	tb.Helper()
-	if _, err := tasks.NewService(store.NewTasks(storetest.Pool(tb))).Add(context.Background(), user, title, "", nil); err != nil {
+	if _, err := tasks.NewService(store.NewTasks(storetest.Pool(tb))).Add(context.Background(), user, tasks.NewTask{Title: title, Description: ""}, nil); err != nil {
 		tb.Fatal(err)
 	}
 }

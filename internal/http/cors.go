@@ -34,7 +34,7 @@ func (c CORSConfig) validate() error {
 }
 
 // corsMethods are the methods the routes take, HEAD as GET does.
-var corsMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}
+var corsMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete}
 
 // corsRequestHeaders are the headers the API's clients send. A browser
 // asks before sending any that the Fetch standard does not deem simple,

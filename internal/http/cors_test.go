@@ -136,6 +136,7 @@ func TestCORSPreflight(t *testing.T) {
 			{api + "/conversations/7", "DELETE", "authorization"},
 			{api + "/tasks", "HEAD", "authorization"},
 			{api + "/usage", "GET", "authorization,x-request-id"},
+			{api + "/settings", "PUT", "authorization,content-type"},
 			{"/mcp", "POST", mcpHeaders},
 			{"/.well-known/oauth-protected-resource/mcp", "GET", "mcp-protocol-version"},
 			{"/auth/dev/token", "POST", "content-type"},
@@ -162,7 +163,7 @@ func TestCORSPreflight(t *testing.T) {
 			{"another port", api + "/chat", "http://app.test:5174", "POST", "authorization,content-type"},
 			{"another scheme", api + "/chat", "https://app.test:5173", "POST", "authorization,content-type"},
 			{"a sandboxed page", api + "/chat", "null", "POST", "authorization,content-type"},
-			{"a method no route takes", api + "/tasks", appOrigin, "PUT", "authorization"},
+			{"a method no route takes", api + "/tasks", appOrigin, "PATCH", "authorization"},
 			{"another header", api + "/chat", appOrigin, "POST", "authorization,content-type,x-api-key"},
 		} {
 			r := s.preflight(t, c.path, c.origin, c.method, c.headers)

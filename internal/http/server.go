@@ -125,5 +125,7 @@ func addRoutes(r chi.Router, log *slog.Logger, verifier *auth.Verifier, db Pinge
 		r.Method(http.MethodGet, "/approvals/{approval_id}", handleApprovalShow(log, engine.Approvals()))
 		r.Method(http.MethodPost, "/approvals/{approval_id}", handleApprovalDecide(log, engine, hub, leases, stream))
 		r.Method(http.MethodGet, "/usage", handleUsageShow(log, engine))
+		r.Method(http.MethodGet, "/settings", handleSettingsShow(log, svc))
+		r.Method(http.MethodPut, "/settings", handleSettingsUpdate(log, svc))
 	})
 }

@@ -59,7 +59,7 @@ func mustLongTasks(tb testing.TB, user string, n int) []int64 {
 	ids := make([]int64, n)
 	for i := range ids {
 		title := fmt.Sprintf("%04d %s", i+1, strings.Repeat("a long title ", tasks.MaxTitleLen/13))[:tasks.MaxTitleLen]
-		task, err := svc.Add(ctx, user, title, strings.Repeat("d", tasks.MaxDescriptionLen), nil)
+		task, err := svc.Add(ctx, user, tasks.NewTask{Title: title, Description: strings.Repeat("d", tasks.MaxDescriptionLen)}, nil)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -74,6 +74,9 @@ type taskJSON struct {
 	Title       string    `json:"title"`
 	Description string    `json:"description"`
 	Completed   bool      `json:"completed"`
+	Due         *string   `json:"due"`      // null: none
+	Overdue     bool      `json:"overdue"`  // open and past its due date
+	Priority    *string   `json:"priority"` // null: none
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
 }

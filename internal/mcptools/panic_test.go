@@ -19,11 +19,11 @@ import (
 // "panic", which panics: a bug anywhere under a tool's handler.
 type panickyStore struct{ tasks.Store }
 
-func (s panickyStore) CreateTask(ctx context.Context, userID, title, description string, rec *tasks.CallRecord) (tasks.Task, error) {
-	if title == "panic" {
+func (s panickyStore) CreateTask(ctx context.Context, userID string, t tasks.NewTask, rec *tasks.CallRecord) (tasks.Task, error) {
+	if t.Title == "panic" {
 		panic("a bug under add_task")
 	}
-	return s.Store.CreateTask(ctx, userID, title, description, rec)
+	return s.Store.CreateTask(ctx, userID, t, rec)
 }
 
 // A tool handler that panics does not take the process down (the SDK runs

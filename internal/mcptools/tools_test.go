@@ -81,7 +81,7 @@ func TestListTasksPages(t *testing.T) {
 		if i%40 == 0 {
 			title = fmt.Sprintf("Call the dentist (%d)", i)
 		}
-		if _, err := svc.Add(ctx, user, title, "", nil); err != nil {
+		if _, err := svc.Add(ctx, user, tasks.NewTask{Title: title, Description: ""}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -200,7 +200,7 @@ func TestToolsRefuseBadArguments(t *testing.T) {
 		{"task id as text", "complete_task", map[string]any{"task_id": "three"}, "task_id"},
 		{"missing task id", "delete_task", map[string]any{}, "task_id"},
 		{"zero task id", "delete_task", map[string]any{"task_id": 0}, "Invalid task_id: must be a positive task id."},
-		{"nothing to update", "update_task", map[string]any{"task_id": task["task_id"]}, "Invalid title: give a new title, a new description, or both."},
+		{"nothing to update", "update_task", map[string]any{"task_id": task["task_id"]}, "Invalid title: give at least one of title, description, due, priority or completed to change."},
 		{"blank new title", "update_task", map[string]any{"task_id": task["task_id"], "title": ""}, "Invalid title: is required."},
 	}
 	for _, c := range cases {
@@ -451,5 +451,35 @@ func TestLentSessionsKeepNothingOfTheTurnThatOpenedThem(t *testing.T) {
 	}
 	if len(probe.seen) == 0 {
 		t.Fatal("no statement was traced")
+	}
+}
+
+// update_task as an MCP client calls it: null (or "") clears a due date or
+// a priority, null for any other argument leaves it alone, and what is
+// left out stays; completed false reopens.
+func TestUpdateTaskClearsAndReopens(t *testing.T) {
+	t.Parallel()
+	cs := mustSession(t, storetest.UserID(t))
+	added := mustCall(t, cs, "add_task", map[string]any{"title": "Pay rent", "due": "2026-12-04", "priority": "high"})
+	id := added["task_id"]
+	if added["due"] != "2026-12-04" || added["priority"] != "high" {
+		t.Fatalf("add_task = %v", added)
+	}
+	got := mustCall(t, cs, "update_task", map[string]any{"task_id": id, "title": nil, "description": "the flat", "completed": nil})
+	if got["due"] != "2026-12-04" || got["priority"] != "high" || got["title"] != "Pay rent" {
+		t.Fatalf("update_task with nulls for what it leaves alone = %v", got)
+	}
+	got = mustCall(t, cs, "update_task", map[string]any{"task_id": id, "due": nil, "priority": ""})
+	if _, has := got["due"]; has {
+		t.Fatalf("update_task due null = %v, want the due date gone", got)
+	}
+	if _, has := got["priority"]; has {
+		t.Fatalf("update_task priority \"\" = %v, want the priority gone", got)
+	}
+	mustCall(t, cs, "complete_task", map[string]any{"task_id": id})
+	mustCall(t, cs, "update_task", map[string]any{"task_id": id, "completed": false})
+	list := mustCall(t, cs, "list_tasks", map[string]any{"status": "pending"})
+	if tasks, _ := list["tasks"].([]any); len(tasks) != 1 {
+		t.Fatalf("pending after reopening = %v", list)
 	}
 }

@@ -316,7 +316,7 @@ func TestConversationNumbersNameOnlyTheUsersOwn(t *testing.T) {
 	if err := turns.AbandonTurn(ctx, bob, 2, running.ClaimToken); err != nil {
 		t.Errorf("bob's abandon of conversation 2: %v", err)
 	}
-	if _, err := ts.CreateTask(ctx, bob, "Bob's task", "", recordOf(running, 2, "add_task", `{"title":"Bob's task"}`)); !errors.Is(err, tasks.ErrTurnEnded) {
+	if _, err := ts.CreateTask(ctx, bob, tasks.NewTask{Title: "Bob's task", Description: ""}, recordOf(running, 2, "add_task", `{"title":"Bob's task"}`)); !errors.Is(err, tasks.ErrTurnEnded) {
 		t.Errorf("bob's task recorded in conversation 2: %v, want ErrTurnEnded", err)
 	}
 	if _, err := turns.RequestApproval(ctx, tasks.ApprovalRequest{UserID: bob, Summary: "Bob's", TTL: time.Hour,
@@ -341,7 +341,7 @@ func TestConversationNumbersNameOnlyTheUsersOwn(t *testing.T) {
 	if list := mustList(t, ts, bob); len(list) != 0 {
 		t.Errorf("bob's tasks = %+v, want none", list)
 	}
-	if _, err := ts.CreateTask(ctx, alice, "Buy eggs", "", recordOf(running, 2, "add_task", `{"title":"Buy eggs"}`)); err != nil {
+	if _, err := ts.CreateTask(ctx, alice, tasks.NewTask{Title: "Buy eggs", Description: ""}, recordOf(running, 2, "add_task", `{"title":"Buy eggs"}`)); err != nil {
 		t.Errorf("alice's turn after bob's attempts: %v, want it still holding her conversation", err)
 	}
 	reply := mustFinish(t, turns, running, "Done.",

@@ -87,7 +87,8 @@ func TestDecodeTaskCursorRefusesWhatWeDidNotWrite(t *testing.T) {
 // refused as invalid, or it is exactly one that the encoder writes, for a
 // position PostgreSQL can compare with.
 func FuzzDecodeCursor(f *testing.F) {
-	for _, s := range []string{"", "LTMwMDAwMDAwMDAwMDAwMDAwMC4x", encodeCursor(time.Now(), 3), encodeMessageCursor(9), encodeTaskCursor(9), b64("1.1"), "@@"} {
+	for _, s := range []string{"", "LTMwMDAwMDAwMDAwMDAwMDAwMC4x", encodeCursor(time.Now(), 3), encodeMessageCursor(9), encodeTaskCursor(9), b64("1.1"), "@@",
+		encodeDueCursor(time.Now(), 4), b64("d-2208988800000000.1")} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -111,6 +112,13 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Fatalf("decodeTaskCursor(%q): %v is not invalid", s, err)
 		case err == nil && s != "" && (encodeTaskCursor(number) != s || number < 1):
 			t.Fatalf("decodeTaskCursor(%q) accepted %d", s, number)
+		}
+		by, dueNumber, err := decodeDueCursor(s)
+		switch {
+		case err != nil && !errors.Is(err, tasks.ErrInvalid):
+			t.Fatalf("decodeDueCursor(%q): %v is not invalid", s, err)
+		case err == nil && s != "" && (encodeDueCursor(by, dueNumber) != s || dueNumber < 1 || by.UnixMicro() < minDueMicros || by.UnixMicro() >= maxDueMicros):
+			t.Fatalf("decodeDueCursor(%q) accepted %v, %d", s, by, dueNumber)
 		}
 	})
 }

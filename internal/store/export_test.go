@@ -2,6 +2,7 @@ package store
 
 import (
 	"reflect"
+	"time"
 
 	"github.com/taskchat/taskchat/internal/tasks"
 )
@@ -20,10 +21,18 @@ var (
 // tasks, and of the pending or the completed ones, without a query and
 // with one.
 var (
-	ListTasksPage, _               = listTasksPage(tasks.StatusAll, nil)
-	ListTasksPageByStatus, _       = listTasksPage(tasks.StatusPending, nil)
-	ListTasksPageSearch, _         = listTasksPage(tasks.StatusAll, []string{"word"})
-	ListTasksPageSearchByStatus, _ = listTasksPage(tasks.StatusPending, []string{"word"})
+	ListTasksPage, _               = listTasksPage(tasks.Filter{Status: tasks.StatusAll}, nil, time.Time{})
+	ListTasksPageByStatus, _       = listTasksPage(tasks.Filter{Status: tasks.StatusPending}, nil, time.Time{})
+	ListTasksPageSearch, _         = listTasksPage(tasks.Filter{Status: tasks.StatusAll}, []string{"word"}, time.Time{})
+	ListTasksPageSearchByStatus, _ = listTasksPage(tasks.Filter{Status: tasks.StatusPending}, []string{"word"}, time.Time{})
+)
+
+// The task list's statements of one priority, and in due-date order (for
+// a range, overdue, or a priority and a query too: one statement).
+var (
+	ListTasksOfPriority, _ = listTasksPage(tasks.Filter{Status: tasks.StatusAll, Priority: tasks.PriorityHigh}, nil, time.Time{})
+	ListTasksByDue, _      = listTasksPage(tasks.Filter{Status: tasks.StatusAll, ByDue: true}, nil, time.Time{})
+	ListTasksByDueOpen, _  = listTasksPage(tasks.Filter{Status: tasks.StatusPending, ByDue: true}, nil, time.Time{})
 )
 
 // PlanFromIndexes is planFromIndexes, for the plan tests.

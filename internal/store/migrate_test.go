@@ -29,7 +29,7 @@ func TestMigrationsUpDownUp(t *testing.T) {
 	if err := store.Migrate(ctx, u); err != nil {
 		t.Fatalf("up: %v", err)
 	}
-	want := []string{"approvals", "chat_ids", "conversation_counters", "conversations", "idempotency_keys", "messages", "rate_buckets", "schema_migrations", "stream_leases", "task_counters", "tasks", "token_usage", "tool_calls", "turn_events", "turn_runs"}
+	want := []string{"approvals", "chat_ids", "conversation_counters", "conversations", "idempotency_keys", "messages", "rate_buckets", "schema_migrations", "stream_leases", "task_counters", "tasks", "token_usage", "tool_calls", "turn_events", "turn_runs", "user_settings"}
 	if got := mustTables(t, u); !equal(got, want) {
 		t.Fatalf("tables after up = %v, want %v", got, want)
 	}
@@ -64,7 +64,7 @@ func TestMigrateConcurrently(t *testing.T) {
 			t.Errorf("migrator %d: %v", i, err)
 		}
 	}
-	if got := mustTables(t, u); len(got) != 15 {
+	if got := mustTables(t, u); len(got) != 16 {
 		t.Fatalf("tables = %v", got)
 	}
 }

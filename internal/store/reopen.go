@@ -27,6 +27,7 @@ func (s *Turns) ReopenTurn(ctx context.Context, in tasks.TurnStart, turnID int64
 	queueChecks(b, in)
 	var turn tasks.Turn
 	var found, claimed, last bool
+	queueTimeZone(b, in.UserID, &turn)
 	queueReopenClaim(b, in, turnID, token, &turn, &found, &claimed, &last)
 	queueReopen(b, in, token, &turn)
 	queueEarlierCalls(b, in, token, &turn)

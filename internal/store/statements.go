@@ -35,7 +35,10 @@ type statements struct {
 	// sql/tasks.sql
 	CreateTask, CompleteTask, DeleteTask, UpdateTask                               string
 	ListTasks, ListTasksWithStatus, ListTasksMatching, ListTasksWithStatusMatching string
+	ListTasksOfPriority, ListTasksByDue, ListTasksByDueOpen                        string
 	TurnHoldsConversation                                                          string
+	// sql/settings.sql
+	UserTimeZone, SaveSettings, ShowSettings string
 	// sql/tool_calls.sql
 	RecordMCPCall string
 	// sql/conversations.sql

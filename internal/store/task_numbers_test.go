@@ -9,6 +9,7 @@ import (
 
 	"github.com/taskchat/taskchat/internal/store"
 	"github.com/taskchat/taskchat/internal/store/storetest"
+	"github.com/taskchat/taskchat/internal/tasks"
 )
 
 // Each user's tasks are numbered 1, 2, 3… on their own, whatever other
@@ -62,7 +63,7 @@ func TestTaskNumbersUnderConcurrentCreates(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			task, err := s.CreateTask(context.Background(), u, fmt.Sprintf("task %d", i), "", nil)
+			task, err := s.CreateTask(context.Background(), u, tasks.NewTask{Title: fmt.Sprintf("task %d", i), Description: ""}, nil)
 			ids[i], errs[i] = task.ID, err
 		})
 	}

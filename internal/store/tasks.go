@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/taskchat/taskchat/internal/tasks"
@@ -27,25 +28,73 @@ func NewTasks(pool *pgxpool.Pool) *Tasks {
 var _ tasks.Store = (*Tasks)(nil)
 
 // CreateTask inserts a task for userID.
-func (s *Tasks) CreateTask(ctx context.Context, userID, title, description string, rec *tasks.CallRecord) (tasks.Task, error) {
-	return s.change(ctx, stmt.CreateTask, tasks.StatusCreated, userID, 0, rec, title, description)
+func (s *Tasks) CreateTask(ctx context.Context, userID string, t tasks.NewTask, rec *tasks.CallRecord) (tasks.Task, error) {
+	due := dueArgs(t.Due)
+	return s.change(ctx, stmt.CreateTask, tasks.StatusCreated, userID, 0, rec, t.Title, t.Description, due[0], due[1], due[2], due[3], due[4], rank(t.Priority))
 }
 
-// listTasksPage is the statement that reads a page of the tasks of status
-// whose title or description holds every one of words, and its arguments
-// after the user, the number the page starts after and its size: one
-// statement for each pair of filters (see sql/tasks.sql, ListTasks).
-func listTasksPage(status tasks.Status, words []string) (sql string, args []any) {
-	if status != tasks.StatusAll {
-		args = append(args, status == tasks.StatusCompleted)
+// dueArgs are a due date's columns (see sql/tasks.sql): due_on, due_at,
+// due_zone, due_by and due_text; all NULL for none.
+func dueArgs(d *tasks.Due) [5]any {
+	if d == nil {
+		return [5]any{}
 	}
+	return [5]any{d.Date, d.At, d.Zone, d.By(), d.String()}
+}
+
+// rank is a priority as the store keeps it, NULL for none.
+func rank(p tasks.Priority) any {
+	if r := p.Rank(); r > 0 {
+		return int16(r)
+	}
+	return nil
+}
+
+// listTasksPage is the statement that reads a page of the tasks f picks,
+// and its arguments after the user, the number the page starts after and
+// its size: in number order, one statement for each pair of status and
+// query filters (see sql/tasks.sql, ListTasks), or one of a priority; in
+// due-date order (f.Dated), ListTasksByDue from dueAfter, the cursor's
+// due_by.
+func listTasksPage(f tasks.Filter, words []string, dueAfter time.Time) (sql string, args []any) {
+	var patterns []string
 	if len(words) > 0 {
-		patterns := make([]string, len(words))
+		patterns = make([]string, len(words))
 		for i, w := range words {
 			patterns[i] = "%" + likeEscaper.Replace(w) + "%"
 		}
+	}
+	var completed *bool
+	if f.Status != tasks.StatusAll {
+		completed = ptr(f.Status == tasks.StatusCompleted)
+	}
+	switch {
+	case f.Dated():
+		from, to := pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}, pgtype.Timestamptz{InfinityModifier: pgtype.Infinity, Valid: true}
+		if !f.DueFrom.IsZero() {
+			from = pgtype.Timestamptz{Time: f.DueFrom, Valid: true}
+		}
+		if !f.DueTo.IsZero() {
+			to = pgtype.Timestamptz{Time: f.DueTo, Valid: true}
+		}
+		after := pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}
+		if !dueAfter.IsZero() {
+			after = pgtype.Timestamptz{Time: dueAfter, Valid: true}
+		}
+		if f.Status == tasks.StatusPending {
+			return stmt.ListTasksByDueOpen, []any{from, to, after, rank(f.Priority), patterns}
+		}
+		return stmt.ListTasksByDue, []any{from, to, after, completed, rank(f.Priority), patterns}
+	case f.Priority != "":
+		return stmt.ListTasksOfPriority, []any{rank(f.Priority), completed, patterns}
+	}
+	if completed != nil {
+		args = append(args, *completed)
+	}
+	if len(words) > 0 {
 		args = append(args, patterns)
 	}
+	status := f.Status
 	switch {
 	case status == tasks.StatusAll && len(words) == 0:
 		return stmt.ListTasks, args
@@ -62,17 +111,28 @@ func listTasksPage(status tasks.Status, words []string) (sql string, args []any)
 var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 // ListTasksPage returns a page of userID's tasks that f picks, in number
-// order: at most limit of them, after cursor, which is opaque to callers.
-// A cursor marks a position in the list (the last task's number), so tasks
-// added, completed or deleted while a client pages never make another task
-// show twice or not at all.
+// order or, when f.Dated, due-date order: at most limit of them, after
+// cursor, which is opaque to callers. A cursor marks a position in the
+// list (the last task's number, and its due_by in due-date order), so
+// tasks added, completed or deleted while a client pages never make
+// another task show twice or not at all.
 func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter, limit int, cursor string) (tasks.Page[tasks.Task], error) {
-	after, err := decodeTaskCursor(cursor)
+	if limit < 1 {
+		return tasks.Page[tasks.Task]{}, tasks.Invalid("limit", "must be at least 1")
+	}
+	var after int64
+	var dueAfter time.Time
+	var err error
+	if f.Dated() {
+		dueAfter, after, err = decodeDueCursor(cursor)
+	} else {
+		after, err = decodeTaskCursor(cursor)
+	}
 	if err != nil {
 		return tasks.Page[tasks.Task]{}, err
 	}
 	words := f.Words()
-	sql, filters := listTasksPage(f.Status, words)
+	sql, filters := listTasksPage(f, words, dueAfter)
 	b := &pgx.Batch{}
 	if len(words) > 0 {
 		planFromIndexes(b)
@@ -88,7 +148,10 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 	page := tasks.Page[tasks.Task]{Items: list}
 	if len(list) > limit {
 		page.Items = list[:limit]
-		page.Next = encodeTaskCursor(page.Items[limit-1].ID)
+		last := page.Items[limit-1]
+		if page.Next = encodeTaskCursor(last.ID); f.Dated() {
+			page.Next = encodeDueCursor(last.Due.By(), last.ID) // the stored due_by the page is ordered by
+		}
 	}
 	return page, nil
 }
@@ -105,7 +168,13 @@ func (s *Tasks) DeleteTask(ctx context.Context, userID string, id int64, rec *ta
 
 // UpdateTask changes the fields of u that are set on userID's task id.
 func (s *Tasks) UpdateTask(ctx context.Context, userID string, id int64, u tasks.TaskUpdate, rec *tasks.CallRecord) (tasks.Task, error) {
-	return s.change(ctx, stmt.UpdateTask, tasks.StatusUpdated, userID, id, rec, id, u.Title, u.Description)
+	due := dueArgs(u.Due.Value)
+	var priority any
+	if u.Priority.Value != nil {
+		priority = rank(*u.Priority.Value)
+	}
+	return s.change(ctx, stmt.UpdateTask, tasks.StatusUpdated, userID, id, rec, id, u.Title, u.Description,
+		u.Due.Set, due[0], due[1], due[2], due[3], due[4], u.Priority.Set, priority, u.Completed)
 }
 
 // change runs sql, a statement that changes at most one task (see
@@ -163,7 +232,18 @@ func (s *Tasks) whyUnchanged(ctx context.Context, userID string, id int64, rec *
 // scanTask reads one task; a missing row becomes tasks.NotFound("task", id).
 func scanTask(row pgx.Row, id int64) (tasks.Task, error) {
 	var t tasks.Task
-	err := row.Scan(&t.ID, &t.UserID, &t.Title, &t.Description, &t.Completed, &t.CreatedAt, &t.UpdatedAt)
+	var dueOn, dueAt, dueBy *time.Time
+	var dueZone, dueText *string
+	var priority *int16
+	err := row.Scan(&t.ID, &t.UserID, &t.Title, &t.Description, &t.Completed, &t.CreatedAt, &t.UpdatedAt, &dueOn, &dueAt, &dueZone, &dueBy, &dueText, &priority)
+	if err == nil {
+		if dueOn != nil && dueZone != nil && dueBy != nil && dueText != nil {
+			t.Due = &tasks.Due{Date: dueOn.Format(tasks.DateLayout), At: dueAt, Zone: *dueZone, StoredBy: *dueBy, StoredText: *dueText}
+		}
+		if priority != nil {
+			t.Priority = tasks.PriorityOfRank(int(*priority))
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return tasks.Task{}, tasks.NotFound("task", id)
 	}

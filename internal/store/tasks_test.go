@@ -22,7 +22,7 @@ func TestTasksScopedByUser(t *testing.T) {
 	s := store.NewTasks(storetest.Pool(t))
 	alice, bob := storetest.UserID(t), storetest.UserID(t)
 
-	task, err := s.CreateTask(ctx, alice, "Buy groceries", "milk", nil)
+	task, err := s.CreateTask(ctx, alice, tasks.NewTask{Title: "Buy groceries", Description: "milk"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +56,8 @@ func TestTasksLifecycle(t *testing.T) {
 	s := store.NewTasks(storetest.Pool(t))
 	u := storetest.UserID(t)
 
-	a, _ := s.CreateTask(ctx, u, "a", "", nil)
-	b, _ := s.CreateTask(ctx, u, "b", "", nil)
+	a, _ := s.CreateTask(ctx, u, tasks.NewTask{Title: "a", Description: ""}, nil)
+	b, _ := s.CreateTask(ctx, u, tasks.NewTask{Title: "b", Description: ""}, nil)
 	if _, err := s.CompleteTask(ctx, u, a.ID, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestTasksDatabaseEnforcesLimits(t *testing.T) {
 	t.Parallel()
 	// The service validates first; the database is the last line.
 	s := store.NewTasks(storetest.Pool(t))
-	_, err := s.CreateTask(context.Background(), storetest.UserID(t), strings.Repeat("x", 201), "", nil)
+	_, err := s.CreateTask(context.Background(), storetest.UserID(t), tasks.NewTask{Title: strings.Repeat("x", 201), Description: ""}, nil)
 	if !errors.Is(err, tasks.ErrInvalid) {
 		t.Fatalf("201-character title: %v, want ErrInvalid", err)
 	}
@@ -113,7 +113,7 @@ func recordOf(turn tasks.Turn, seq int, tool, args string) *tasks.CallRecord {
 
 func mustCreate(tb testing.TB, s *store.Tasks, user, title string, rec *tasks.CallRecord) tasks.Task {
 	tb.Helper()
-	task, err := s.CreateTask(context.Background(), user, title, "", rec)
+	task, err := s.CreateTask(context.Background(), user, tasks.NewTask{Title: title, Description: ""}, rec)
 	if err != nil {
 		tb.Fatalf("create %q: %v", title, err)
 	}
@@ -140,7 +140,7 @@ var changes = []struct {
 	change       func(s *store.Tasks, user string, id int64, rec *tasks.CallRecord) (tasks.Task, error)
 }{
 	{"add_task", tasks.StatusCreated, func(s *store.Tasks, user string, _ int64, rec *tasks.CallRecord) (tasks.Task, error) {
-		return s.CreateTask(context.Background(), user, "Buy eggs", "a dozen", rec)
+		return s.CreateTask(context.Background(), user, tasks.NewTask{Title: "Buy eggs", Description: "a dozen"}, rec)
 	}},
 	{"complete_task", tasks.StatusDone, func(s *store.Tasks, user string, id int64, rec *tasks.CallRecord) (tasks.Task, error) {
 		return s.CompleteTask(context.Background(), user, id, rec)
@@ -201,7 +201,7 @@ func TestRecordedChangeIsUndoneWithItsRecord(t *testing.T) {
 	turn := mustStart(t, turns, user, 0, "Add milk")
 	mustCreate(t, s, user, "Buy milk", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
 
-	_, err := s.CreateTask(context.Background(), user, "Buy eggs", "", recordOf(turn, 0, "add_task", `{"title":"Buy eggs"}`))
+	_, err := s.CreateTask(context.Background(), user, tasks.NewTask{Title: "Buy eggs", Description: ""}, recordOf(turn, 0, "add_task", `{"title":"Buy eggs"}`))
 	if !errors.Is(err, tasks.ErrConflict) {
 		t.Fatalf("a second call recorded as the turn's call 0: %v, want a conflict", err)
 	}
@@ -284,7 +284,7 @@ func TestRecordedChangeRacingADelete(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.CreateTask(ctx, user, "Buy milk", "", recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
+		_, err := s.CreateTask(ctx, user, tasks.NewTask{Title: "Buy milk", Description: ""}, recordOf(turn, 0, "add_task", `{"title":"Buy milk"}`))
 		done <- err
 	}()
 	mustWaitForALockWait(t)
@@ -346,7 +346,7 @@ func TestRecordedChangeAfterTheClaimLapsed(t *testing.T) {
 		t.Fatalf("messages = %s, want the turn finished by the read", roles(msgs))
 	}
 
-	_, err := s.CreateTask(context.Background(), user, "Buy eggs", "", recordOf(turn, 1, "add_task", `{"title":"Buy eggs"}`))
+	_, err := s.CreateTask(context.Background(), user, tasks.NewTask{Title: "Buy eggs", Description: ""}, recordOf(turn, 1, "add_task", `{"title":"Buy eggs"}`))
 	if !errors.Is(err, tasks.ErrTurnEnded) {
 		msgs := mustMessages(t, convs, user, turn.Conversation.ID)
 		t.Fatalf("a change by the turn after it was finished for it: %v, want ErrTurnEnded; "+
@@ -480,7 +480,7 @@ func TestListTasksPageSearches(t *testing.T) {
 	s := newTasks(t)
 	user, other := storetest.UserID(t), storetest.UserID(t)
 	add := func(title, description string) int64 {
-		task, err := s.CreateTask(ctx, user, title, description, nil)
+		task, err := s.CreateTask(ctx, user, tasks.NewTask{Title: title, Description: description}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -493,7 +493,7 @@ func TestListTasksPageSearches(t *testing.T) {
 	add("Book a table", "Friday")
 	done := add("Dentist appointment", "Tuesday, 9:00")
 	mustComplete(t, s, user, done, nil)
-	if _, err := s.CreateTask(ctx, other, "Call the dentist", "", nil); err != nil {
+	if _, err := s.CreateTask(ctx, other, tasks.NewTask{Title: "Call the dentist", Description: ""}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

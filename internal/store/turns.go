@@ -42,6 +42,7 @@ func (s *Turns) StartTurn(ctx context.Context, in tasks.TurnStart) (tasks.Turn, 
 	commitLazily(b)
 	queueChecks(b, in)
 	var turn tasks.Turn
+	queueTimeZone(b, in.UserID, &turn)
 	claimed := true
 	if in.ConversationID == 0 {
 		queueNewConversation(b, in, token, &turn)

@@ -206,8 +206,11 @@ func Summarize(tool string, args json.RawMessage, title string) string {
 		Title       *string     `json:"title"`
 		Description *string     `json:"description"`
 		Status      string      `json:"status"`
+		Completed   *bool       `json:"completed"`
 	}
 	_ = json.Unmarshal(args, &a)
+	var given map[string]json.RawMessage // due and priority: present, even as null
+	_ = json.Unmarshal(args, &given)
 	task := "task " + a.TaskID.String()
 	if title != "" {
 		task += ", " + title
@@ -230,6 +233,18 @@ func Summarize(tool string, args json.RawMessage, title string) string {
 		if a.Description != nil {
 			changes = append(changes, "set its description")
 		}
+		if v, ok := given["due"]; ok {
+			changes = append(changes, setOrRemove("due date", v))
+		}
+		if v, ok := given["priority"]; ok {
+			changes = append(changes, setOrRemove("priority", v))
+		}
+		switch {
+		case a.Completed != nil && *a.Completed:
+			changes = append(changes, "mark it completed")
+		case a.Completed != nil:
+			changes = append(changes, "reopen it")
+		}
 		if len(changes) == 0 {
 			return "Update " + task
 		}
@@ -238,6 +253,19 @@ func Summarize(tool string, args json.RawMessage, title string) string {
 		return "List your tasks"
 	}
 	return fmt.Sprintf("Run %s with %s", tool, args)
+}
+
+// setOrRemove says what an update does to field: "remove its due date" for
+// null or "", "set its due date to 2026-12-04" otherwise.
+func setOrRemove(field string, v json.RawMessage) string {
+	var text string
+	if string(v) == "null" || json.Unmarshal(v, &text) == nil && strings.TrimSpace(text) == "" {
+		return "remove its " + field
+	}
+	if text == "" {
+		text = string(v)
+	}
+	return fmt.Sprintf("set its %s to %s", field, text)
 }
 
 // Resolved returns calls without the placeholders that their resolution

@@ -14,6 +14,12 @@ func TestSummarizeSaysWhatACallDoes(t *testing.T) {
 		{"complete_task", `{"task_id":2}`, "Pay rent", "Complete task 2, Pay rent"},
 		{"update_task", `{"task_id":2,"title":"Pay the rent"}`, "Pay rent", `Update task 2, Pay rent: rename it to "Pay the rent"`},
 		{"update_task", `{"task_id":2,"title":"x","description":"y"}`, "", `Update task 2: rename it to "x" and set its description`},
+		// What an update does that no approval may hide: completing or
+		// reopening, and setting or removing a due date or a priority.
+		{"update_task", `{"task_id":2,"completed":true}`, "Pay rent", "Update task 2, Pay rent: mark it completed"},
+		{"update_task", `{"task_id":2,"completed":false}`, "Pay rent", "Update task 2, Pay rent: reopen it"},
+		{"update_task", `{"task_id":2,"due":"2026-12-04","priority":""}`, "", "Update task 2: set its due date to 2026-12-04 and remove its priority"},
+		{"update_task", `{"task_id":2,"due":null,"priority":"high"}`, "", "Update task 2: remove its due date and set its priority to high"},
 		{"add_task", `{"title":"Call mom"}`, "", "Add a task, Call mom"},
 		{"list_tasks", `{}`, "", "List your tasks"},
 	} {

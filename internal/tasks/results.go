@@ -30,9 +30,21 @@ const (
 // ChangeResult is what a tool that changes one task answers: add_task,
 // complete_task, delete_task and update_task.
 type ChangeResult struct {
-	TaskID int64  `json:"task_id"`
-	Status string `json:"status" jsonschema:"What happened: created, completed, deleted or updated."`
-	Title  string `json:"title"`
+	TaskID   int64  `json:"task_id"`
+	Status   string `json:"status" jsonschema:"What happened: created, completed, deleted or updated."`
+	Title    string `json:"title"`
+	Due      string `json:"due,omitempty" jsonschema:"The task's due date as stored: a date, or a date and time with the user's offset."`
+	Priority string `json:"priority,omitempty" jsonschema:"The task's priority: high, medium or low."`
+}
+
+// ChangeResultOf is the result of a change with status that left t as it
+// is (deleted: as it was).
+func ChangeResultOf(t Task, status string) ChangeResult {
+	r := ChangeResult{TaskID: t.ID, Status: status, Title: t.Title, Priority: string(t.Priority)}
+	if t.Due != nil {
+		r.Due = t.Due.String()
+	}
+	return r
 }
 
 // The statuses of a ChangeResult.
@@ -55,12 +67,20 @@ type ListItem struct {
 	Title       string    `json:"title"`
 	Description string    `json:"description"`
 	Completed   bool      `json:"completed"`
+	Due         string    `json:"due,omitempty" jsonschema:"When it is due: a date, or a date and time with the user's offset."`
+	Overdue     bool      `json:"overdue,omitempty" jsonschema:"Open and past its due date."`
+	Priority    string    `json:"priority,omitempty" jsonschema:"high, medium or low."`
 	CreatedAt   time.Time `json:"created_at"`
 }
 
-// ListItemOf is t as a listing shows it.
-func ListItemOf(t Task) ListItem {
-	return ListItem{ID: t.ID, Title: t.Title, Description: t.Description, Completed: t.Completed, CreatedAt: t.CreatedAt}
+// ListItemOf is t as a listing read at now shows it.
+func ListItemOf(t Task, now time.Time) ListItem {
+	item := ListItem{ID: t.ID, Title: t.Title, Description: t.Description, Completed: t.Completed, Priority: string(t.Priority), CreatedAt: t.CreatedAt}
+	if t.Due != nil {
+		item.Due = t.Due.String()
+		item.Overdue = !t.Completed && t.Due.Overdue(now)
+	}
+	return item
 }
 
 // ErrorResult is the result of a call that failed, whoever failed it (the

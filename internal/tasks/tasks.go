@@ -41,8 +41,18 @@ type Task struct {
 	Title       string
 	Description string
 	Completed   bool
+	Due         *Due     // nil: no due date
+	Priority    Priority // "": none
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+}
+
+// NewTask is a task to create, as its person described it.
+type NewTask struct {
+	Title       string
+	Description string
+	Due         *Due
+	Priority    Priority
 }
 
 // Status filters a task listing.
@@ -74,6 +84,23 @@ type Filter struct {
 	// title or description: "dentist", "call mom". Empty, every task
 	// matches.
 	Query string
+	// Priority, when set, is the only priority listed.
+	Priority Priority
+	// DueFrom and DueTo, when set, bound the instants a listed task's
+	// Due.By lies in: from DueFrom, up to but not including DueTo (see
+	// ParseDueRange). Either one lists only tasks with a due date.
+	DueFrom, DueTo time.Time
+	// Overdue lists only the open tasks whose due date has passed.
+	Overdue bool
+	// ByDue orders the listing by due date (Due.By, then number), and
+	// lists only tasks with one; otherwise it is in number order.
+	ByDue bool
+}
+
+// Dated reports whether the listing reads only tasks with a due date, in
+// due-date order: when it is filtered or ordered by due date.
+func (f Filter) Dated() bool {
+	return f.ByDue || f.Overdue || !f.DueFrom.IsZero() || !f.DueTo.IsZero()
 }
 
 // Words are the words of the filter's query that matter, each once: a
@@ -102,10 +129,20 @@ func (f Filter) Words() []string {
 	return out
 }
 
-// TaskUpdate holds the fields of a task to change; nil leaves a field alone.
+// TaskUpdate holds the fields of a task to change; nil (or an unset
+// Field) leaves a field alone.
 type TaskUpdate struct {
 	Title       *string
 	Description *string
+	Due         Field[Due]
+	Priority    Field[Priority]
+	// Completed completes the task (true) or reopens it (false).
+	Completed *bool
+}
+
+// empty reports whether u changes nothing.
+func (u TaskUpdate) empty() bool {
+	return u.Title == nil && u.Description == nil && !u.Due.Set && !u.Priority.Set && u.Completed == nil
 }
 
 // Store is what a task store implements. Every method is scoped to userID:
@@ -114,10 +151,11 @@ type TaskUpdate struct {
 // transaction, and is made only while the call's turn holds its
 // conversation (ErrTurnEnded otherwise); rec may be nil.
 type Store interface {
-	CreateTask(ctx context.Context, userID, title, description string, rec *CallRecord) (Task, error)
-	// ListTasksPage returns a page of the tasks f picks, in number order:
-	// at most limit of them, after cursor (the Next of the previous page
-	// of the same listing; "" for the first).
+	CreateTask(ctx context.Context, userID string, t NewTask, rec *CallRecord) (Task, error)
+	// ListTasksPage returns a page of the tasks f picks, in number order
+	// or, when f.Dated, due-date order: at most limit of them, after
+	// cursor (the Next of the previous page of the same listing; "" for
+	// the first).
 	ListTasksPage(ctx context.Context, userID string, f Filter, limit int, cursor string) (Page[Task], error)
 	CompleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
 	DeleteTask(ctx context.Context, userID string, id int64, rec *CallRecord) (Task, error)
@@ -126,6 +164,7 @@ type Store interface {
 	// task (a listing, or a refused call) with the result the client was
 	// told. A call that changed a task was recorded by its change.
 	RecordCall(ctx context.Context, userID string, rec CallRecord, result json.RawMessage, isError bool) error
+	SettingsStore
 }
 
 // Service applies the domain's rules before anything reaches the store.
@@ -141,22 +180,74 @@ func NewService(store Store) *Service {
 // Add creates a task after validating and trimming its fields. Here and in
 // the other methods that change a task, rec (may be nil) is the tool call
 // the change is made for; see Store.
-func (s *Service) Add(ctx context.Context, userID, title, description string, rec *CallRecord) (Task, error) {
-	title, err := validTitle(title)
+func (s *Service) Add(ctx context.Context, userID string, t NewTask, rec *CallRecord) (Task, error) {
+	title, err := validTitle(t.Title)
 	if err != nil {
 		return Task{}, err
 	}
-	description, err = validDescription(description)
+	description, err := validDescription(t.Description)
 	if err != nil {
 		return Task{}, err
 	}
-	return s.store.CreateTask(ctx, userID, title, description, rec)
+	if t.Priority != "" {
+		if t.Priority, err = ParsePriority(string(t.Priority)); err != nil {
+			return Task{}, err
+		}
+	}
+	t.Title, t.Description = title, description
+	return s.store.CreateTask(ctx, userID, t, rec)
 }
 
-// ListPage returns a page of the user's tasks that f picks, oldest
-// first: at most limit (1 or more) of them, after cursor, the Next of the
-// previous page of the same listing ("" for the first). The query is
-// trimmed, its words set apart by single spaces.
+// Due reads a due date the user wrote (see ParseDue) in their time zone.
+func (s *Service) Due(ctx context.Context, userID, text string) (Due, error) {
+	loc, err := s.Zone(ctx, userID)
+	if err != nil {
+		return Due{}, err
+	}
+	return ParseDue(text, loc)
+}
+
+// DueRange reads the bounds of a due-date filter the user wrote (see
+// ParseDueRange) in their time zone; it reads the zone only when needed.
+func (s *Service) DueRange(ctx context.Context, userID, after, before string) (from, to time.Time, err error) {
+	if after == "" && before == "" {
+		return time.Time{}, time.Time{}, nil
+	}
+	loc, err := s.Zone(ctx, userID)
+	if err != nil {
+		return time.Time{}, time.Time{}, err
+	}
+	return ParseDueRange(after, before, loc)
+}
+
+// Zone is the user's time zone, UTC until they set one: the zone the
+// dates they write ("2026-12-04", "2026-12-04T17:00") are read in.
+func (s *Service) Zone(ctx context.Context, userID string) (*time.Location, error) {
+	set, err := s.store.Settings(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	return zone(set.TimeZone), nil
+}
+
+// Settings are the user's settings.
+func (s *Service) Settings(ctx context.Context, userID string) (Settings, error) {
+	return s.store.Settings(ctx, userID)
+}
+
+// SaveSettings checks and stores the user's settings.
+func (s *Service) SaveSettings(ctx context.Context, userID string, set Settings) (Settings, error) {
+	set, err := ValidSettings(set)
+	if err != nil {
+		return Settings{}, err
+	}
+	return s.store.SaveSettings(ctx, userID, set)
+}
+
+// ListPage returns a page of the user's tasks that f picks, oldest first
+// or, when f.Dated, soonest due first: at most limit (1 or more) of them,
+// after cursor, the Next of the previous page of the same listing ("" for
+// the first). The query is trimmed, its words set apart by single spaces.
 func (s *Service) ListPage(ctx context.Context, userID string, f Filter, limit int, cursor string) (Page[Task], error) {
 	status, err := ParseStatus(string(f.Status))
 	if err != nil {
@@ -172,7 +263,21 @@ func (s *Service) ListPage(ctx context.Context, userID string, f Filter, limit i
 	if limit < 1 || limit > MaxTaskPage {
 		return Page[Task]{}, Invalid("limit", fmt.Sprintf("must be from 1 to %d", MaxTaskPage))
 	}
-	f = Filter{Status: status, Query: strings.Join(strings.Fields(query), " ")}
+	if f.Priority != "" {
+		if f.Priority, err = ParsePriority(string(f.Priority)); err != nil {
+			return Page[Task]{}, err
+		}
+	}
+	if f.Overdue {
+		if status == StatusCompleted {
+			return Page[Task]{}, Invalid("overdue", "lists open tasks only: leave status out, or ask for pending")
+		}
+		status = StatusPending
+		if now := time.Now(); f.DueTo.IsZero() || now.Before(f.DueTo) {
+			f.DueTo = now
+		}
+	}
+	f.Status, f.Query = status, strings.Join(strings.Fields(query), " ")
 	return s.store.ListTasksPage(ctx, userID, f, limit, cursor)
 }
 
@@ -197,8 +302,15 @@ func (s *Service) Update(ctx context.Context, userID string, id int64, u TaskUpd
 	if err := validID(id); err != nil {
 		return Task{}, err
 	}
-	if u.Title == nil && u.Description == nil {
-		return Task{}, Invalid("title", "give a new title, a new description, or both")
+	if u.empty() {
+		return Task{}, Invalid("title", "give at least one of title, description, due, priority or completed to change")
+	}
+	if u.Priority.Set && u.Priority.Value != nil {
+		p, err := ParsePriority(string(*u.Priority.Value))
+		if err != nil {
+			return Task{}, err
+		}
+		u.Priority.Value = &p
 	}
 	if u.Title != nil {
 		t, err := validTitle(*u.Title)

@@ -19,10 +19,10 @@ type recorder struct {
 	calls              int
 }
 
-func (r *recorder) CreateTask(_ context.Context, _, title, description string, _ *tasks.CallRecord) (tasks.Task, error) {
+func (r *recorder) CreateTask(_ context.Context, _ string, t tasks.NewTask, _ *tasks.CallRecord) (tasks.Task, error) {
 	r.calls++
-	r.title, r.description = title, description
-	return tasks.Task{Title: title}, nil
+	r.title, r.description = t.Title, t.Description
+	return tasks.Task{Title: t.Title}, nil
 }
 func (r *recorder) ListTasks(context.Context, string, tasks.Status) ([]tasks.Task, error) {
 	r.calls++
@@ -49,6 +49,12 @@ func (r *recorder) UpdateTask(_ context.Context, _ string, _ int64, u tasks.Task
 func (r *recorder) RecordCall(context.Context, string, tasks.CallRecord, json.RawMessage, bool) error {
 	r.calls++
 	return nil
+}
+func (r *recorder) Settings(context.Context, string) (tasks.Settings, error) {
+	return tasks.DefaultSettings(), nil
+}
+func (r *recorder) SaveSettings(_ context.Context, _ string, s tasks.Settings) (tasks.Settings, error) {
+	return s, nil
 }
 
 func TestAddValidates(t *testing.T) {
@@ -88,7 +94,7 @@ func TestAddValidates(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			r := &recorder{}
-			_, err := tasks.NewService(r).Add(context.Background(), "u", c.title, c.description, nil)
+			_, err := tasks.NewService(r).Add(context.Background(), "u", tasks.NewTask{Title: c.title, Description: c.description}, nil)
 			if c.field == "" {
 				if err != nil || r.title != strings.TrimSpace(c.title) || r.description != strings.TrimSpace(c.description) {
 					t.Fatalf("err %v; stored %q/%q", err, r.title, r.description)

@@ -86,6 +86,9 @@ type Turn struct {
 	// summary (Conversation.Summary) does not cover: they fell out of the
 	// window, and are to be summarised before the model is called.
 	Compact bool
+	// TimeZone is the user's time zone setting, "" for none (UTC): the
+	// zone of the date and time the model is told and reads dates in.
+	TimeZone string
 }
 
 // ID identifies the turn: it is its user message's id.

@@ -200,6 +200,17 @@ export class Client {
     return all;
   }
 
+  // settings are the user's settings: {time_zone, updated_at}, updated_at
+  // null until they were set.
+  settings() {
+    return this.json("/settings");
+  }
+
+  // setTimeZone sets the user's time zone, an IANA name.
+  async setTimeZone(timeZone) {
+    return (await this.request("PUT", "/settings", { body: { time_zone: timeZone } })).json();
+  }
+
   // chat runs one turn as a stream, calling onEvent(name, data) for each
   // event. It resolves after the done event and throws an ApiError for an
   // error answer, an error event, or a stream cut before its end; aborting

@@ -154,6 +154,7 @@ function enter(session) {
   showView("messages");
   resetConversations();
   loadTasks();
+  adoptTimeZone();
   const id = conversationInHash();
   if (id) openConversation(id);
   else newChat();
@@ -184,6 +185,7 @@ function signOut(message) {
   state.taskGen++;
   state.titles.clear();
   for (const id of ["conversation-list", "thread", "task-list"]) $(id).replaceChildren();
+  delete $("app").dataset.timeZone;
   $("task-count").textContent = "";
   hideError();
   setBusy(false);
@@ -857,15 +859,63 @@ async function loadTasks() {
 }
 
 function taskItem(t) {
-  const li = el("li", t.completed ? "task done" : "task");
+  const li = el("li", ["task", t.completed ? "done" : "", t.overdue ? "overdue" : ""].filter(Boolean).join(" "));
   li.dataset.id = String(t.id);
   const mark = el("span", "task-mark");
   mark.setAttribute("aria-hidden", "true");
   const body = el("span", "task-body");
   body.append(el("span", "task-title", t.title));
   if (t.description) body.append(el("span", "task-description", t.description));
+  const meta = [];
+  if (t.due) meta.push(el("span", "task-due", (t.overdue ? "overdue: " : "due ") + dueText(t.due)));
+  if (t.priority) meta.push(el("span", `task-priority ${t.priority}`, `${t.priority} priority`));
+  if (meta.length > 0) {
+    const line = el("span", "task-meta");
+    line.append(...meta);
+    body.append(line);
+  }
   li.append(mark, el("span", "task-id", `#${t.id}`), body, el("span", "visually-hidden", t.completed ? ", done" : ", pending"));
   return li;
+}
+
+// dueText is a due date as a person reads it: "Fri, Dec 4", and the time
+// when it has one ("Fri, Dec 4, 17:00"), in this browser's time zone. A
+// day is read as a calendar day, never as midnight UTC.
+function dueText(due) {
+  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(due);
+  if (day) {
+    const date = new Date(Number(day[1]), Number(day[2]) - 1, Number(day[3]));
+    return date.toLocaleDateString(undefined, { weekday: "short", month: "short", day: "numeric" });
+  }
+  const at = new Date(due);
+  if (Number.isNaN(at.getTime())) return due;
+  // In the user's time zone, the one the assistant reads and writes dates
+  // in, once the page knows it; this browser's until then.
+  const timeZone = $("app").dataset.timeZone || undefined;
+  try {
+    return at.toLocaleString(undefined, { weekday: "short", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZone });
+  } catch {
+    return at.toLocaleString(undefined, { weekday: "short", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  }
+}
+
+// adoptTimeZone gives the user this browser's time zone when they have
+// none set yet, so that "tomorrow" and "at 5" mean theirs; a zone they
+// set stays. #app's data-time-zone then names the user's zone.
+async function adoptTimeZone() {
+  const client = state.client;
+  try {
+    let { time_zone: zone, updated_at: set } = await client.settings();
+    const browser = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (set === null && browser && client === state.client) zone = (await client.setTimeZone(browser)).time_zone;
+    if (client === state.client && $("app").dataset.timeZone !== zone) {
+      $("app").dataset.timeZone = zone;
+      loadTasks(); // due times in it
+    }
+  } catch {
+    // The assistant reads dates in UTC until a zone is set: no reason to
+    // bother the person with it.
+  }
 }
 
 // Views on a phone-sized screen, where one panel shows at a time.

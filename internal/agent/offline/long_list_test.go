@@ -20,7 +20,7 @@ func TestALongListShowsItsFirstPage(t *testing.T) {
 	ctx, user := context.Background(), chat.NewUser(t)
 	for i := range tasks.MaxTaskPage {
 		title := fmt.Sprintf("Task %d %s", i+1, strings.Repeat("long title ", 15))
-		if _, err := chat.Tasks().Add(ctx, user, title, strings.Repeat("a long description ", 50), nil); err != nil {
+		if _, err := chat.Tasks().Add(ctx, user, tasks.NewTask{Title: title, Description: strings.Repeat("a long description ", 50)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -137,7 +137,7 @@ func TestOfflineReadsALongListWhole(t *testing.T) {
 		if i == dentist {
 			title = "Call the dentist"
 		}
-		if _, err := svc.Add(ctx, user, title, "", nil); err != nil {
+		if _, err := svc.Add(ctx, user, tasks.NewTask{Title: title, Description: ""}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -178,7 +178,7 @@ func TestOfflineLooksUpANumberOnTheFirstPageOnly(t *testing.T) {
 	ctx := context.Background()
 	svc, user := tasks.NewService(memstore.NewTasks()), "ana"
 	for i := 1; i <= results.ListPage+100; i++ {
-		if _, err := svc.Add(ctx, user, fmt.Sprintf("Water the plants, round %d", i), "", nil); err != nil {
+		if _, err := svc.Add(ctx, user, tasks.NewTask{Title: fmt.Sprintf("Water the plants, round %d", i), Description: ""}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,10 +6,13 @@
 // It answers as the PostgreSQL store (internal/store) does, and its tests
 // hold it to that by running the same operations on both: each user's
 // tasks numbered 1, 2, 3… and a number never given twice, not even after a
-// delete or a refused add; the database's limits on a title, a description
-// and a user id; listings in number order, a query's words matched in any
-// case in the title or the description, and cursors written and refused as
-// the PostgreSQL store writes and refuses them. What it does not keep is
+// delete or a refused add; the database's limits on a title, a description,
+// a user id and a time zone's name; due dates as PostgreSQL keeps them (an
+// instant to the microsecond) and priorities as it keeps them (by rank);
+// listings in number order or in due-date order, a query's words matched
+// in any case in the title or the description, a due-date range's bounds
+// compared to the microsecond, and cursors written and refused as the
+// PostgreSQL store writes and refuses them. What it does not keep is
 // the audit of tool calls: it has no conversations, so a change made for a
 // chat turn's call is refused as one whose turn no longer holds its
 // conversation (tasks.ErrTurnEnded), and an outside client's call is
@@ -35,9 +38,10 @@ import (
 // Tasks is every user's tasks, in memory. It implements tasks.Store and is
 // safe for concurrent use. The zero value is not ready: use NewTasks.
 type Tasks struct {
-	mu    sync.Mutex
-	users map[string]*list
-	now   time.Time // the time of the latest change, so each is after the one before
+	mu       sync.Mutex
+	users    map[string]*list
+	settings map[string]tasks.Settings
+	now      time.Time // the time of the latest change, so each is after the one before
 }
 
 // list is one user's tasks, in number order, and the last number given.
@@ -48,7 +52,7 @@ type list struct {
 
 // NewTasks returns an empty store.
 func NewTasks() *Tasks {
-	return &Tasks{users: map[string]*list{}}
+	return &Tasks{users: map[string]*list{}, settings: map[string]tasks.Settings{}}
 }
 
 var _ tasks.Store = (*Tasks)(nil)
@@ -59,11 +63,13 @@ const (
 	maxUserIDLen = 255
 	maxTitleLen  = 200
 	maxDescLen   = 1000
+	maxZoneLen   = 64 // user_settings.time_zone (migration 000019)
 )
 
 // CreateTask adds a task for userID with the user's next number. A task
 // refused for its fields takes no number.
-func (s *Tasks) CreateTask(ctx context.Context, userID, title, description string, rec *tasks.CallRecord) (tasks.Task, error) {
+func (s *Tasks) CreateTask(ctx context.Context, userID string, nt tasks.NewTask, rec *tasks.CallRecord) (tasks.Task, error) {
+	title, description := nt.Title, nt.Description
 	if err := check(ctx, rec, userID, title, description); err != nil {
 		return tasks.Task{}, err
 	}
@@ -79,16 +85,20 @@ func (s *Tasks) CreateTask(ctx context.Context, userID, title, description strin
 	}
 	l.last++
 	now := s.tick()
-	t := tasks.Task{ID: l.last, UserID: userID, Title: title, Description: description, CreatedAt: now, UpdatedAt: now}
+	t := tasks.Task{ID: l.last, UserID: userID, Title: title, Description: description, Due: stored(nt.Due), Priority: storedPriority(nt.Priority), CreatedAt: now, UpdatedAt: now}
 	l.tasks = append(l.tasks, t)
 	return t, nil
 }
 
 // ListTasksPage returns a page of userID's tasks that f picks, in number
-// order: at most limit of them, after cursor. As in PostgreSQL, the cursor
-// is the page's last number, so tasks changed between pages never make
-// another show twice or go missing.
+// order or, when f.Dated, in due-date order: at most limit of them, after
+// cursor. As in PostgreSQL, the cursor is the page's last number (and its
+// due date's instant), so tasks changed between pages never make another
+// show twice or go missing.
 func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter, limit int, cursor string) (tasks.Page[tasks.Task], error) {
+	if f.Dated() {
+		return s.listByDue(ctx, userID, f, limit, cursor)
+	}
 	after, err := decodeCursor(cursor)
 	if err != nil {
 		return tasks.Page[tasks.Task]{}, err
@@ -108,7 +118,7 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 	}
 	items := []tasks.Task{} // as pgx collects rows: empty, not nil
 	for _, t := range mine {
-		if t.ID <= after || !picks(f.Status, words, t) {
+		if t.ID <= after || !picks(f, words, t) {
 			continue
 		}
 		if len(items) == limit {
@@ -123,9 +133,22 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 // case, in its title or its description: PostgreSQL's ILIKE ALL on
 // "title || ' ' || description". A word holds no space, so none matches
 // across the two.
-func picks(status tasks.Status, words []string, t tasks.Task) bool {
-	if status == tasks.StatusPending && t.Completed || status == tasks.StatusCompleted && !t.Completed {
+func picks(f tasks.Filter, words []string, t tasks.Task) bool {
+	if f.Status == tasks.StatusPending && t.Completed || f.Status == tasks.StatusCompleted && !t.Completed {
 		return false
+	}
+	if f.Priority != "" && t.Priority != f.Priority {
+		return false
+	}
+	if f.Dated() {
+		if t.Due == nil {
+			return false
+		}
+		// The bounds as PostgreSQL compares with them, to the microsecond.
+		by, from, to := t.Due.By(), f.DueFrom.Truncate(time.Microsecond), f.DueTo.Truncate(time.Microsecond)
+		if !f.DueFrom.IsZero() && by.Before(from) || !f.DueTo.IsZero() && !by.Before(to) {
+			return false
+		}
 	}
 	text := strings.ToLower(t.Title + " " + t.Description)
 	for _, w := range words {
@@ -182,8 +205,113 @@ func (s *Tasks) UpdateTask(ctx context.Context, userID string, id int64, u tasks
 			return err
 		}
 		t.Title, t.Description = title, description
+		if u.Due.Set {
+			t.Due = stored(u.Due.Value)
+		}
+		if u.Priority.Set {
+			t.Priority = ""
+			if u.Priority.Value != nil {
+				t.Priority = storedPriority(*u.Priority.Value)
+			}
+		}
+		if u.Completed != nil {
+			t.Completed = *u.Completed
+		}
 		return nil
 	})
+}
+
+// Settings are userID's settings, the defaults until they set some.
+func (s *Tasks) Settings(ctx context.Context, userID string) (tasks.Settings, error) {
+	if err := check(ctx, nil, userID); err != nil {
+		return tasks.Settings{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if set, ok := s.settings[userID]; ok {
+		return set, nil
+	}
+	return tasks.DefaultSettings(), nil
+}
+
+// SaveSettings stores userID's settings, held to the database's checks
+// on the lengths of a user id and a time zone's name (migration 000019).
+func (s *Tasks) SaveSettings(ctx context.Context, userID string, set tasks.Settings) (tasks.Settings, error) {
+	if err := check(ctx, nil, userID, set.TimeZone); err != nil {
+		return tasks.Settings{}, err
+	}
+	if err := checkLengths([]column{{"user_id", userID, 1, maxUserIDLen}, {"time_zone", set.TimeZone, 1, maxZoneLen}}); err != nil {
+		return tasks.Settings{}, fmt.Errorf("settings of %q: %w", userID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set.UpdatedAt = s.tick()
+	s.settings[userID] = set
+	return set, nil
+}
+
+// storedPriority is p as PostgreSQL keeps it, by its rank: a priority
+// the service would have refused is none.
+func storedPriority(p tasks.Priority) tasks.Priority { return tasks.PriorityOfRank(p.Rank()) }
+
+// stored is d as PostgreSQL gives it back: its instant to the
+// microsecond, in UTC.
+func stored(d *tasks.Due) *tasks.Due {
+	if d == nil {
+		return nil
+	}
+	out := *d
+	if d.At != nil {
+		at := d.At.Truncate(time.Microsecond).UTC()
+		out.At = &at
+	}
+	out.StoredBy, out.StoredText = d.By().Truncate(time.Microsecond), d.String()
+	return &out
+}
+
+// listByDue is ListTasksPage in due-date order: by Due.By, then number.
+func (s *Tasks) listByDue(ctx context.Context, userID string, f tasks.Filter, limit int, cursor string) (tasks.Page[tasks.Task], error) {
+	afterBy, after, err := decodeDueCursor(cursor)
+	if err != nil {
+		return tasks.Page[tasks.Task]{}, err
+	}
+	words := f.Words()
+	if err := check(ctx, nil, append([]string{userID}, words...)...); err != nil {
+		return tasks.Page[tasks.Task]{}, err
+	}
+	if limit < 1 {
+		return tasks.Page[tasks.Task]{}, tasks.Invalid("limit", "must be at least 1")
+	}
+	s.mu.Lock()
+	var dated []tasks.Task
+	if l := s.users[userID]; l != nil {
+		for _, t := range l.tasks {
+			if picks(f, words, t) {
+				dated = append(dated, t)
+			}
+		}
+	}
+	s.mu.Unlock()
+	key := func(t tasks.Task) (time.Time, int64) { return t.Due.By().Truncate(time.Microsecond), t.ID }
+	slices.SortFunc(dated, func(a, b tasks.Task) int {
+		ab, an := key(a)
+		bb, bn := key(b)
+		return cmp.Or(ab.Compare(bb), cmp.Compare(an, bn))
+	})
+	items := []tasks.Task{}
+	for _, t := range dated {
+		by, n := key(t)
+		if cursor != "" && (by.Before(afterBy) || by.Equal(afterBy) && n <= after) {
+			continue
+		}
+		if len(items) == limit {
+			last := items[limit-1]
+			lb, ln := key(last)
+			return tasks.Page[tasks.Task]{Items: items, Next: encodeDueCursor(lb, ln)}, nil
+		}
+		items = append(items, t)
+	}
+	return tasks.Page[tasks.Task]{Items: items}, nil
 }
 
 // RecordCall takes an outside client's call that changed no task, which
@@ -265,13 +393,25 @@ func check(ctx context.Context, rec *tasks.CallRecord, texts ...string) error {
 // checkRow holds a task to the database's checks on the lengths, in
 // characters, of its columns.
 func checkRow(id int64, userID, title, description string) error {
-	for _, c := range []struct {
-		column   string
-		value    string
-		min, max int
-	}{{"user_id", userID, 1, maxUserIDLen}, {"title", title, 1, maxTitleLen}, {"description", description, 0, maxDescLen}} {
+	if err := checkLengths([]column{{"user_id", userID, 1, maxUserIDLen}, {"title", title, 1, maxTitleLen}, {"description", description, 0, maxDescLen}}); err != nil {
+		return fmt.Errorf("task %d: %w", id, err)
+	}
+	return nil
+}
+
+// column is a text column's value and the lengths its check allows.
+type column struct {
+	name     string
+	value    string
+	min, max int
+}
+
+// checkLengths holds values to the database's checks on their lengths,
+// in characters.
+func checkLengths(columns []column) error {
+	for _, c := range columns {
 		if n := utf8.RuneCountInString(c.value); n < c.min || n > c.max {
-			return fmt.Errorf("task %d: %w: %s of %d characters breaks its check (%d to %d)", id, tasks.ErrInvalid, c.column, n, c.min, c.max)
+			return fmt.Errorf("%w: %s of %d characters breaks its check (%d to %d)", tasks.ErrInvalid, c.name, n, c.min, c.max)
 		}
 	}
 	return nil
@@ -283,6 +423,45 @@ func checkRow(id int64, userID, title, description string) error {
 func encodeCursor(number int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("t" + strconv.FormatInt(number, 10)))
 }
+
+// encodeDueCursor writes the cursor of a page in due-date order that ends
+// at task number, due by by: the PostgreSQL store's, "d", by in Unix
+// microseconds, ".", the number.
+func encodeDueCursor(by time.Time, number int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("d" + strconv.FormatInt(by.UnixMicro(), 10) + "." + strconv.FormatInt(number, 10)))
+}
+
+// decodeDueCursor reads a cursor encodeDueCursor wrote; "" is the first
+// page. PostgreSQL's store refuses the same cursors (see its cursor.go).
+func decodeDueCursor(s string) (time.Time, int64, error) {
+	if s == "" {
+		return time.Time{}, 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return time.Time{}, 0, errBadCursor()
+	}
+	rest, ok := strings.CutPrefix(string(b), "d")
+	us, id, _ := strings.Cut(rest, ".")
+	micros, err1 := strconv.ParseInt(us, 10, 64)
+	n, err2 := strconv.ParseInt(id, 10, 64)
+	if !ok || err1 != nil || err2 != nil || n < 1 || micros < minDueMicros || micros >= maxDueMicros {
+		return time.Time{}, 0, errBadCursor()
+	}
+	t := time.UnixMicro(micros)
+	if encodeDueCursor(t, n) != s {
+		return time.Time{}, 0, errBadCursor()
+	}
+	return t, n, nil
+}
+
+// The due dates a cursor may hold, as PostgreSQL's store bounds them:
+// from 1899-12-30 to 10000-01-01 in UTC, the instants the due dates of the
+// years 1900 to 9998, at any offset, are due by.
+var (
+	minDueMicros = time.Date(1899, 12, 30, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxDueMicros = time.Date(10000, 1, 2, 0, 0, 0, 0, time.UTC).UnixMicro()
+)
 
 // decodeCursor reads a cursor encodeCursor wrote: the number the page
 // starts after, 0 for "" (the first page). Anything else is refused.

@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -21,19 +22,22 @@ import (
 func TestMain(m *testing.M) { os.Exit(storetest.Run(m)) }
 
 // The in-memory store answers every call as the PostgreSQL store does:
-// the same scripts of adds, completions, deletes, updates, listings by
-// status and by words, and call records, with titles the database
-// refuses, numbers that do not exist, other users' tasks, cursors of
-// earlier pages and cursors never written, run on both, give the same
-// tasks, the same pages and cursors, and the same kinds of error.
+// the same scripts of adds, completions, reopenings, deletes, updates of
+// any field (a due date or a priority set, changed or cleared), listings
+// by status, by words, by priority and in due-date order (from and to
+// any instant, a task's own to the nanosecond included), call records and
+// settings, with titles the database refuses, numbers that do not exist,
+// other users' tasks, cursors of earlier pages of any listing and cursors
+// never written, run on both, give the same tasks, the same pages and
+// cursors, and the same kinds of error.
 func TestAnswersAsPostgreSQL(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(4) {
+	for seed := range uint64(6) {
 		t.Run(fmt.Sprint("script ", seed), func(t *testing.T) {
 			t.Parallel()
 			pg := store.NewTasks(storetest.Pool(t))
 			mem := memstore.NewTasks()
-			sc := &script{r: rand.New(rand.NewPCG(seed, 1)), users: []string{storetest.UserID(t), storetest.UserID(t), "", "bad \xff"}, cursors: []string{""}}
+			sc := newScript(t, rand.New(rand.NewPCG(seed, 1)), []string{storetest.UserID(t), storetest.UserID(t), "", "bad \xff"})
 			for step := range 400 {
 				name, call := sc.next()
 				got, want := call(mem), call(pg)
@@ -53,6 +57,72 @@ type script struct {
 	r       *rand.Rand
 	users   []string
 	cursors []string // every cursor a listing returned, and ""
+	dues    []tasks.Due
+	bounds  []time.Time // the bounds of a due-date filter: none, and about the dues' own
+}
+
+// newScript is a script of r's calls for users, with due dates of every
+// kind: days in zones ahead of UTC and behind it, times (two of them the
+// same instant in two zones, one at the last microsecond of a day, one
+// with nanoseconds the database does not keep), both sides of Paris's
+// clock changes, and the earliest and latest the service takes.
+func newScript(tb testing.TB, r *rand.Rand, users []string) *script {
+	sc := &script{r: r, users: users, cursors: []string{""}, bounds: []time.Time{{}}}
+	for _, d := range []struct{ text, zone string }{
+		{"2026-11-02", "UTC"}, {"2026-11-02", "Europe/Paris"}, {"2026-11-02", "Asia/Kolkata"}, {"2026-11-01", "America/New_York"},
+		{"2026-11-03", "UTC"}, {"2026-11-02T10:00:00Z", "UTC"}, {"2026-11-02T10:00:00Z", "Asia/Kolkata"},
+		{"2026-11-02T23:59:59.999999", "UTC"}, {"2026-11-02T10:00:00.123456789Z", "UTC"}, {"2026-11-02T07:00", "America/St_Johns"},
+		{"2026-03-29", "Europe/Paris"}, {"2026-03-29T03:00", "Europe/Paris"}, {"2026-10-25T02:30:00+02:00", "Europe/Paris"},
+		{"2026-10-25T02:30:00+01:00", "Europe/Paris"}, {"1900-01-01T05:00:00+14:00", "UTC"}, {"9998-12-31", "Pacific/Pago_Pago"},
+		{"9998-12-31", "Etc/GMT+12"}, {"1900-01-01T00:00:00+24:59", "UTC"},
+	} {
+		loc, err := tasks.LoadZone(d.zone)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		due, err := tasks.ParseDue(d.text, loc)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sc.dues = append(sc.dues, due)
+		by := due.By()
+		if due.At != nil {
+			by = *due.At // with its nanoseconds
+		}
+		sc.bounds = append(sc.bounds, by, by.Add(time.Nanosecond), by.Add(-time.Nanosecond), by.Add(time.Microsecond))
+		// A cursor as the stores write it after a task due then.
+		sc.cursors = append(sc.cursors, dueCursor(due.By().UnixMicro(), 1+r.Int64N(5)))
+	}
+	// And the first and the last instants a due cursor may hold, and those
+	// just outside them.
+	for _, at := range []time.Time{time.Date(1899, 12, 30, 0, 0, 0, 0, time.UTC), time.Date(10000, 1, 2, 0, 0, 0, 0, time.UTC)} {
+		sc.cursors = append(sc.cursors, dueCursor(at.UnixMicro()-1, 1), dueCursor(at.UnixMicro(), 1))
+	}
+	return sc
+}
+
+// dueCursor is the cursor of a page in due-date order that ends at task
+// number, due by micros (in Unix microseconds), as both stores write it.
+func dueCursor(micros, number int64) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "d%d.%d", micros, number))
+}
+
+// due is a due date for a new task or an update: often none.
+func (sc *script) due() *tasks.Due {
+	if sc.r.IntN(3) == 0 {
+		return nil
+	}
+	d := pick(sc.r, sc.dues)
+	return &d
+}
+
+// priority is a priority for a task: often none; rarely one the service
+// would have refused, which PostgreSQL's store keeps as none.
+func (sc *script) priority() tasks.Priority {
+	if sc.r.IntN(20) == 0 {
+		return pick(sc.r, []tasks.Priority{"HIGH", "urgent"})
+	}
+	return pick(sc.r, []tasks.Priority{"", "", tasks.PriorityHigh, tasks.PriorityMedium, tasks.PriorityLow})
 }
 
 // outcome is what a call answered, as text to compare, and the cursor of
@@ -66,11 +136,22 @@ func (sc *script) next() (string, func(tasks.Store) outcome) {
 	user := pick(sc.r, sc.users)
 	id := int64(sc.r.IntN(12))
 	rec := sc.record()
-	switch n := sc.r.IntN(20); {
+	switch n := sc.r.IntN(22); {
+	case n == 20:
+		zone := pick(sc.r, []string{"Europe/Paris", "Asia/Kolkata", "UTC", "", strings.Repeat("Z", 65), "bad \xff"})
+		return fmt.Sprintf("save the time zone %q of %q", clip(zone), user), func(s tasks.Store) outcome {
+			set, err := s.SaveSettings(ctx, user, tasks.Settings{TimeZone: zone})
+			return settingsOutcome(set, err)
+		}
+	case n == 21:
+		return fmt.Sprintf("the settings of %q", user), func(s tasks.Store) outcome {
+			return settingsOutcome(s.Settings(ctx, user))
+		}
 	case n < 7:
 		title, description := sc.text(true), sc.text(false)
-		return fmt.Sprintf("create %q | %q for %q", clip(title), clip(description), user), func(s tasks.Store) outcome {
-			return taskOutcome(s.CreateTask(ctx, user, title, description, rec))
+		nt := tasks.NewTask{Title: title, Description: description, Due: sc.due(), Priority: sc.priority()}
+		return fmt.Sprintf("create %q | %q due %s, priority %q, for %q", clip(title), clip(description), showDue(nt.Due), nt.Priority, user), func(s tasks.Store) outcome {
+			return taskOutcome(s.CreateTask(ctx, user, nt, rec))
 		}
 	case n < 9:
 		return fmt.Sprintf("complete %d of %q", id, user), func(s tasks.Store) outcome {
@@ -88,15 +169,37 @@ func (sc *script) next() (string, func(tasks.Store) outcome) {
 		if sc.r.IntN(2) == 0 {
 			u.Description = ptr(sc.text(false))
 		}
+		switch sc.r.IntN(4) {
+		case 0:
+			u.Due = tasks.Clear[tasks.Due]()
+		case 1:
+			u.Due = tasks.SetTo(pick(sc.r, sc.dues))
+		}
+		switch sc.r.IntN(4) {
+		case 0:
+			u.Priority = tasks.Clear[tasks.Priority]()
+		case 1:
+			u.Priority = tasks.SetTo(sc.priority())
+		}
+		if sc.r.IntN(3) == 0 {
+			u.Completed = ptr(sc.r.IntN(2) == 0)
+		}
 		return fmt.Sprintf("update %d of %q to %s", id, user, describeUpdate(u)), func(s tasks.Store) outcome {
 			return taskOutcome(s.UpdateTask(ctx, user, id, u, rec))
 		}
 	case n < 19:
 		f := tasks.Filter{Status: pick(sc.r, []tasks.Status{tasks.StatusAll, tasks.StatusPending, tasks.StatusCompleted}),
-			Query: pick(sc.r, []string{"", "", "", "call", "DENTIST", "the bill", "dentist call", "%", "_", `c:\`, "zebra", "bad \xff", "ÉCOLE", "STRASSE", "ünï"})}
+			Query:    pick(sc.r, []string{"", "", "", "call", "DENTIST", "the bill", "dentist call", "%", "_", `c:\`, "zebra", "bad \xff", "ÉCOLE", "STRASSE", "ünï"}),
+			Priority: pick(sc.r, []tasks.Priority{"", "", "", tasks.PriorityHigh, tasks.PriorityMedium, tasks.PriorityLow})}
+		switch sc.r.IntN(3) {
+		case 0:
+			f.ByDue = true
+		case 1:
+			f.DueFrom, f.DueTo, f.Overdue = pick(sc.r, sc.bounds), pick(sc.r, sc.bounds), sc.r.IntN(4) == 0
+		}
 		limit, cursor := 1+sc.r.IntN(5), pick(sc.r, sc.cursors)
 		if sc.r.IntN(10) == 0 {
-			cursor = pick(sc.r, []string{"not-a-cursor", "dDA", "bTE", "MTcwMDAwMDAwMDAwMDAwMC4x"})
+			cursor = pick(sc.r, []string{"not-a-cursor", "dDA", "bTE", "MTcwMDAwMDAwMDAwMDAwMC4x", "ZDEuMA", "ZC05OTk5OTk5OTk5OTk5OTk5OTk5LjE", "ZDE3OTI0NTc2MDAwMDAwMDAuMDE"})
 		}
 		return fmt.Sprintf("list %+v of %q, %d after %q", f, user, limit, cursor), func(s tasks.Store) outcome {
 			page, err := s.ListTasksPage(ctx, user, f, limit, cursor)
@@ -153,10 +256,32 @@ func taskOutcome(t tasks.Task, err error) outcome {
 	return outcome{text: describe(t)}
 }
 
+// settingsOutcome is what a call of the settings answered: the time of
+// the change only checked to be there, as the clocks differ.
+func settingsOutcome(set tasks.Settings, err error) outcome {
+	if err != nil {
+		return outcome{text: errorKind(err)}
+	}
+	return outcome{text: fmt.Sprintf("time zone %q, set %v", set.TimeZone, !set.UpdatedAt.IsZero())}
+}
+
+// showDue is a due date with all it holds: its day, its instant to the
+// nanosecond, its zone, and so its text and its By.
+func showDue(d *tasks.Due) string {
+	if d == nil {
+		return "never"
+	}
+	at := "the day"
+	if d.At != nil {
+		at = d.At.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Sprintf("%s (%s in %s, %s, by %s)", d.String(), d.Date, d.Zone, at, d.By().UTC().Format(time.RFC3339Nano))
+}
+
 // describe is a task as both stores must give it; the times are only
 // checked to be in order, since the two stores' clocks differ.
 func describe(t tasks.Task) string {
-	s := fmt.Sprintf("%d of %q: %q | %q", t.ID, t.UserID, t.Title, t.Description)
+	s := fmt.Sprintf("%d of %q: %q | %q due %s priority %q", t.ID, t.UserID, t.Title, t.Description, showDue(t.Due), t.Priority)
 	if t.Completed {
 		s += " (done)"
 	}
@@ -192,7 +317,21 @@ func describeUpdate(u tasks.TaskUpdate) string {
 		s += fmt.Sprintf("title %q ", clip(*u.Title))
 	}
 	if u.Description != nil {
-		s += fmt.Sprintf("description %q", clip(*u.Description))
+		s += fmt.Sprintf("description %q ", clip(*u.Description))
+	}
+	if u.Due.Set {
+		s += "due " + showDue(u.Due.Value) + " "
+	}
+	if u.Priority.Set {
+		s += "priority "
+		if u.Priority.Value == nil {
+			s += "none "
+		} else {
+			s += fmt.Sprintf("%q ", *u.Priority.Value)
+		}
+	}
+	if u.Completed != nil {
+		s += fmt.Sprintf("completed %v", *u.Completed)
 	}
 	return s + "}"
 }
@@ -220,7 +359,7 @@ func TestNumbersAndPages(t *testing.T) {
 	if _, err := s.DeleteTask(ctx, "alice", 5, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateTask(ctx, "alice", "", "", nil); !errors.Is(err, tasks.ErrInvalid) {
+	if _, err := s.CreateTask(ctx, "alice", tasks.NewTask{Title: "", Description: ""}, nil); !errors.Is(err, tasks.ErrInvalid) {
 		t.Fatalf("an empty title: %v, want invalid", err)
 	}
 	if f := mustCreate(t, s, "alice", "f"); f.ID != 6 {
@@ -259,7 +398,7 @@ func TestChangesMoveTheUpdateTime(t *testing.T) {
 
 func mustCreate(tb testing.TB, s *memstore.Tasks, user, title string) tasks.Task {
 	tb.Helper()
-	t, err := s.CreateTask(context.Background(), user, title, "", nil)
+	t, err := s.CreateTask(context.Background(), user, tasks.NewTask{Title: title, Description: ""}, nil)
 	if err != nil {
 		tb.Fatalf("create %q: %v", title, err)
 	}

@@ -82,7 +82,7 @@ func Play(tb testing.TB, chat Chat, c Case) Result {
 	svc := chat.Tasks()
 	for _, line := range c.Given {
 		want := parseTask(line)
-		task, err := svc.Add(ctx, user, want.title, want.description, nil)
+		task, err := svc.Add(ctx, user, tasks.NewTask{Title: want.title, Description: want.description}, nil)
 		if err == nil && want.done {
 			_, err = svc.Complete(ctx, user, task.ID, nil)
 		}
