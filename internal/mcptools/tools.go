@@ -91,7 +91,9 @@ func (o Optional[T]) IsZero() bool { return !o.Set }
 // null, as an MCP client may send it, or "", as a model does (the agent
 // drops a model's nulls, which many send for every argument they leave
 // out).
-func cleared(o Optional[string]) bool { return o.Set && (o.Value == nil || strings.TrimSpace(*o.Value) == "") }
+func cleared(o Optional[string]) bool {
+	return o.Set && (o.Value == nil || strings.TrimSpace(*o.Value) == "")
+}
 
 // The tools' results are the domain's: tasks.ChangeResult for the four
 // that change a task, tasks.ListResult for list_tasks.

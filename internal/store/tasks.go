@@ -124,9 +124,9 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 	var dueAfter time.Time
 	var err error
 	if f.Dated() {
-		dueAfter, after, err = decodeDueCursor(cursor)
+		dueAfter, after, err = tasks.ParseDueCursor(cursor)
 	} else {
-		after, err = decodeTaskCursor(cursor)
+		after, err = tasks.ParseTaskCursor(cursor)
 	}
 	if err != nil {
 		return tasks.Page[tasks.Task]{}, err
@@ -149,8 +149,8 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 	if len(list) > limit {
 		page.Items = list[:limit]
 		last := page.Items[limit-1]
-		if page.Next = encodeTaskCursor(last.ID); f.Dated() {
-			page.Next = encodeDueCursor(last.Due.By(), last.ID) // the stored due_by the page is ordered by
+		if page.Next = tasks.TaskCursor(last.ID); f.Dated() {
+			page.Next = tasks.DueCursor(last.Due.By(), last.ID) // the stored due_by the page is ordered by
 		}
 	}
 	return page, nil

@@ -22,11 +22,9 @@ package memstore
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -99,7 +97,7 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 	if f.Dated() {
 		return s.listByDue(ctx, userID, f, limit, cursor)
 	}
-	after, err := decodeCursor(cursor)
+	after, err := tasks.ParseTaskCursor(cursor)
 	if err != nil {
 		return tasks.Page[tasks.Task]{}, err
 	}
@@ -122,7 +120,7 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 			continue
 		}
 		if len(items) == limit {
-			return tasks.Page[tasks.Task]{Items: items, Next: encodeCursor(items[limit-1].ID)}, nil
+			return tasks.Page[tasks.Task]{Items: items, Next: tasks.TaskCursor(items[limit-1].ID)}, nil
 		}
 		items = append(items, t)
 	}
@@ -271,7 +269,7 @@ func stored(d *tasks.Due) *tasks.Due {
 
 // listByDue is ListTasksPage in due-date order: by Due.By, then number.
 func (s *Tasks) listByDue(ctx context.Context, userID string, f tasks.Filter, limit int, cursor string) (tasks.Page[tasks.Task], error) {
-	afterBy, after, err := decodeDueCursor(cursor)
+	afterBy, after, err := tasks.ParseDueCursor(cursor)
 	if err != nil {
 		return tasks.Page[tasks.Task]{}, err
 	}
@@ -307,7 +305,7 @@ func (s *Tasks) listByDue(ctx context.Context, userID string, f tasks.Filter, li
 		if len(items) == limit {
 			last := items[limit-1]
 			lb, ln := key(last)
-			return tasks.Page[tasks.Task]{Items: items, Next: encodeDueCursor(lb, ln)}, nil
+			return tasks.Page[tasks.Task]{Items: items, Next: tasks.DueCursor(lb, ln)}, nil
 		}
 		items = append(items, t)
 	}
@@ -416,69 +414,3 @@ func checkLengths(columns []column) error {
 	}
 	return nil
 }
-
-// encodeCursor writes the cursor of a page that ends at task number: the
-// PostgreSQL store's, base64url of "t" and the number, so a client can
-// never tell the two stores apart.
-func encodeCursor(number int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("t" + strconv.FormatInt(number, 10)))
-}
-
-// encodeDueCursor writes the cursor of a page in due-date order that ends
-// at task number, due by by: the PostgreSQL store's, "d", by in Unix
-// microseconds, ".", the number.
-func encodeDueCursor(by time.Time, number int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("d" + strconv.FormatInt(by.UnixMicro(), 10) + "." + strconv.FormatInt(number, 10)))
-}
-
-// decodeDueCursor reads a cursor encodeDueCursor wrote; "" is the first
-// page. PostgreSQL's store refuses the same cursors (see its cursor.go).
-func decodeDueCursor(s string) (time.Time, int64, error) {
-	if s == "" {
-		return time.Time{}, 0, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return time.Time{}, 0, errBadCursor()
-	}
-	rest, ok := strings.CutPrefix(string(b), "d")
-	us, id, _ := strings.Cut(rest, ".")
-	micros, err1 := strconv.ParseInt(us, 10, 64)
-	n, err2 := strconv.ParseInt(id, 10, 64)
-	if !ok || err1 != nil || err2 != nil || n < 1 || micros < minDueMicros || micros >= maxDueMicros {
-		return time.Time{}, 0, errBadCursor()
-	}
-	t := time.UnixMicro(micros)
-	if encodeDueCursor(t, n) != s {
-		return time.Time{}, 0, errBadCursor()
-	}
-	return t, n, nil
-}
-
-// The due dates a cursor may hold, as PostgreSQL's store bounds them:
-// from 1899-12-30 to 10000-01-01 in UTC, the instants the due dates of the
-// years 1900 to 9998, at any offset, are due by.
-var (
-	minDueMicros = time.Date(1899, 12, 30, 0, 0, 0, 0, time.UTC).UnixMicro()
-	maxDueMicros = time.Date(10000, 1, 2, 0, 0, 0, 0, time.UTC).UnixMicro()
-)
-
-// decodeCursor reads a cursor encodeCursor wrote: the number the page
-// starts after, 0 for "" (the first page). Anything else is refused.
-func decodeCursor(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return 0, errBadCursor()
-	}
-	key, ok := strings.CutPrefix(string(b), "t")
-	n, err := strconv.ParseInt(key, 10, 64)
-	if !ok || err != nil || n < 1 || encodeCursor(n) != s {
-		return 0, errBadCursor()
-	}
-	return n, nil
-}
-
-func errBadCursor() error { return tasks.Invalid("cursor", "is not a cursor this service returned") }
