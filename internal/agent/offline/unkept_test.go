@@ -15,8 +15,8 @@ import (
 // comes of them.
 func TestOfflineSaysWhatATaskCannotKeep(t *testing.T) {
 	for say, want := range map[string]string{
-		"add pay rent tomorrow at 5":             `no due dates yet, so "tomorrow at 5" is only part of the title`,
-		"add renew passport, high priority":      `no priorities yet, so "high priority" is only part of the title`,
+		"add pay rent tomorrow at 5":             `read due dates from a message yet, so "tomorrow at 5" is only part of the title`,
+		"add renew passport, high priority":      `read priorities from a message yet, so "high priority" is only part of the title`,
 		"add take out the bins every monday":     `don't repeat yet, so "every monday" is only part of the title`,
 		"rename task 2 to call mom every sunday": `don't repeat yet, so "every sunday" is only part of the title`,
 	} {

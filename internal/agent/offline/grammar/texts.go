@@ -16,19 +16,21 @@ const welcomeText = "You're welcome! Anything else for your list?"
 const outOfScopeText = "I only manage your to-do list, so I can't help with that. " +
 	"I can add, list, complete, change or delete your tasks — try \"What's pending?\""
 
-const noUndoText = "I can't undo a change: a completed task can't be reopened and a deleted one can't be brought back. " +
+const noUndoText = "I can't undo a change yet: a deleted task can't be brought back, and I can't reopen a completed one from a message yet. " +
 	"I can add a task again, or change one — try \"Change task " + AnyTask + " to 'Call mom tonight'\"."
 
-// NoReopenText answers a request to reopen a task, which the tools cannot do.
-const NoReopenText = "I can't reopen a task: once it is complete, it stays complete. " +
+// NoReopenText answers a request to reopen a task, which this model does
+// not read yet (update_task can, for a language model or an MCP client).
+const NoReopenText = "I can't reopen a task from a message yet. " +
 	"I can add it again as a new task — try \"Add call mom tonight\"."
 
-// NoDatesText answers a request for a due date or a priority, which tasks
-// do not have.
-const NoDatesText = "Tasks here have no due dates or priorities. You can put it in the title or the " +
+// NoDatesText answers a request for a due date or a priority, which this
+// model does not read from a message yet (add_task and update_task take
+// them, for a language model or an MCP client).
+const NoDatesText = "I can't set due dates or priorities from a message yet. You can put it in the title or the " +
 	"description instead — try \"Change task " + AnyTask + " to 'Pay rent by Friday'\"."
 
-const noRemindText = "I can't send reminders or keep times: tasks here have no due dates. You can put the time in the " +
+const noRemindText = "I can't send reminders, or set due dates from a message yet. You can put the time in the " +
 	"title instead — try \"Change task " + AnyTask + " to 'Call mom at 9 tomorrow'\"."
 
 const noOrderText = "I can't change the order of your tasks: they stay in the order they were added. " +

@@ -184,7 +184,7 @@ func Stays(a grammar.Action, t Task) string {
 	case grammar.ActDelete:
 		return fmt.Sprintf("Task %d, %s, stays deleted: I can't bring a deleted task back, but I can add it again.", t.ID, t.Title)
 	case grammar.ActComplete:
-		return fmt.Sprintf("Task %d, %s, stays complete: I can't reopen a task.", t.ID, t.Title)
+		return fmt.Sprintf("Task %d, %s, stays complete: I can't reopen a task from a message yet.", t.ID, t.Title)
 	}
 	return fmt.Sprintf("Okay — task %d, %s, stays on your list as it is.", t.ID, t.Title)
 }

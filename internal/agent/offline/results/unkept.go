@@ -123,8 +123,8 @@ var shortNumber = regexp.MustCompile(`^\d{1,4}$`)
 
 // unkeptNotes say, by kind, what comes of words a task cannot keep.
 var unkeptNotes = map[string]string{
-	"date":     "Tasks here have no due dates yet, so %q is only part of the title: nothing will remind you.",
-	"priority": "Tasks here have no priorities yet, so %q is only part of the title.",
+	"date":     "I can't read due dates from a message yet, so %q is only part of the title: nothing will remind you.",
+	"priority": "I can't read priorities from a message yet, so %q is only part of the title.",
 	"repeat":   "Tasks here don't repeat yet, so %q is only part of the title: it is one task, done once.",
 }
 
