@@ -1,12 +1,10 @@
 package http
 
 import (
-	"bytes"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/taskchat/taskchat/internal/agent/offline"
@@ -33,7 +31,7 @@ func TestPageServed(t *testing.T) {
 			t.Fatalf("GET / = %d %q", page.status, page.header.Get("Content-Type"))
 		}
 		for name, want := range map[string]string{
-			"Content-Security-Policy": pageCSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache",
+			"Content-Security-Policy": web.CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache",
 		} {
 			if got := page.header.Get(name); got != want {
 				t.Errorf("%s = %q, want %q", name, got, want)
@@ -154,25 +152,5 @@ func TestPageSaysWhetherTheDevLoginAnswers(t *testing.T) {
 	// The two pages differ, so a cached one is not taken for the other.
 	if a, b := off.do(t, call{method: "GET", path: "/"}).header.Get("ETag"), on.do(t, call{method: "GET", path: "/"}).header.Get("ETag"); a == b {
 		t.Errorf("both pages have the ETag %s", a)
-	}
-}
-
-func TestNewPageRefusesUnknownFiles(t *testing.T) {
-	t.Parallel()
-	if _, err := newPage(fstest.MapFS{"index.html": {Data: []byte("<p>")}, "notes.txt": {}}, "index.html"); err == nil {
-		t.Error("a page with a .txt file was accepted")
-	}
-	if _, err := newPage(fstest.MapFS{"app.js": {}}, "index.html"); err == nil {
-		t.Error("a page without its index was accepted")
-	}
-	if _, err := newPage(fstest.MapFS{"index.html": {Data: []byte("<p>")}}, "index.html"); err == nil {
-		t.Error("an index that cannot say whether the development login answers was accepted")
-	}
-	p, err := newPage(web.Files, web.Index)
-	if err != nil {
-		t.Fatalf("the embedded page: %v", err)
-	}
-	if bytes.Equal(p.index.body, p.devIndex.body) {
-		t.Errorf("the embedded page does not hold %s, which says whether the development login answers", devLoginMeta)
 	}
 }

@@ -99,7 +99,7 @@ func addRoutes(r chi.Router, log *slog.Logger, verifier *auth.Verifier, db Pinge
 	engine *chat.Engine, hub *runs.Hub, leases *limits.Leases, stream StreamConfig, dev DevLogin, mcp *mcpFront) {
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
 	r.Method(http.MethodGet, "/readyz", handleReadyz(log, db))
-	page := mustPage(web.Files, web.Index)
+	page := web.Embedded()
 	r.Method(http.MethodGet, "/", handlePageShow(page, dev))
 	r.Method(http.MethodGet, "/app/{file}", handlePageAsset(page))
 	if dev.Enabled {

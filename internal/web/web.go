@@ -1,7 +1,8 @@
 // Package web is taskchat's chat page: plain HTML, CSS and JavaScript
 // (ES modules, no build step, no third-party code), embedded in the binary
-// so that nothing is installed or built at run time. internal/http serves
-// it: index.html at GET /, every other file under /app/.
+// so that nothing is installed or built at run time, and served from here
+// (Page: content types, versioned asset URLs, caching, the
+// Content-Security-Policy); internal/http routes GET / and /app/ to it.
 //
 // The page is one more client of the API. It keeps the token in the
 // browser's localStorage (every tab is signed in), streams turns over
