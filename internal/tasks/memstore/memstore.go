@@ -94,10 +94,14 @@ func (s *Tasks) CreateTask(ctx context.Context, userID string, nt tasks.NewTask,
 // due date's instant), so tasks changed between pages never make another
 // show twice or go missing.
 func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter, limit int, cursor string) (tasks.Page[tasks.Task], error) {
+	var after int64
+	var afterBy time.Time
+	var err error
 	if f.Dated() {
-		return s.listByDue(ctx, userID, f, limit, cursor)
+		afterBy, after, err = tasks.ParseDueCursor(cursor)
+	} else {
+		after, err = tasks.ParseTaskCursor(cursor)
 	}
-	after, err := tasks.ParseTaskCursor(cursor)
 	if err != nil {
 		return tasks.Page[tasks.Task]{}, err
 	}
@@ -107,6 +111,9 @@ func (s *Tasks) ListTasksPage(ctx context.Context, userID string, f tasks.Filter
 	}
 	if limit < 1 {
 		return tasks.Page[tasks.Task]{}, tasks.Invalid("limit", "must be at least 1")
+	}
+	if f.Dated() {
+		return s.listByDue(userID, f, words, limit, cursor != "", afterBy, after), nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -267,19 +274,9 @@ func stored(d *tasks.Due) *tasks.Due {
 	return &out
 }
 
-// listByDue is ListTasksPage in due-date order: by Due.By, then number.
-func (s *Tasks) listByDue(ctx context.Context, userID string, f tasks.Filter, limit int, cursor string) (tasks.Page[tasks.Task], error) {
-	afterBy, after, err := tasks.ParseDueCursor(cursor)
-	if err != nil {
-		return tasks.Page[tasks.Task]{}, err
-	}
-	words := f.Words()
-	if err := check(ctx, nil, append([]string{userID}, words...)...); err != nil {
-		return tasks.Page[tasks.Task]{}, err
-	}
-	if limit < 1 {
-		return tasks.Page[tasks.Task]{}, tasks.Invalid("limit", "must be at least 1")
-	}
+// listByDue is ListTasksPage in due-date order, by Due.By then number,
+// after the task after due by afterBy when paged.
+func (s *Tasks) listByDue(userID string, f tasks.Filter, words []string, limit int, paged bool, afterBy time.Time, after int64) tasks.Page[tasks.Task] {
 	s.mu.Lock()
 	var dated []tasks.Task
 	if l := s.users[userID]; l != nil {
@@ -299,17 +296,17 @@ func (s *Tasks) listByDue(ctx context.Context, userID string, f tasks.Filter, li
 	items := []tasks.Task{}
 	for _, t := range dated {
 		by, n := key(t)
-		if cursor != "" && (by.Before(afterBy) || by.Equal(afterBy) && n <= after) {
+		if paged && (by.Before(afterBy) || by.Equal(afterBy) && n <= after) {
 			continue
 		}
 		if len(items) == limit {
 			last := items[limit-1]
 			lb, ln := key(last)
-			return tasks.Page[tasks.Task]{Items: items, Next: tasks.DueCursor(lb, ln)}, nil
+			return tasks.Page[tasks.Task]{Items: items, Next: tasks.DueCursor(lb, ln)}
 		}
 		items = append(items, t)
 	}
-	return tasks.Page[tasks.Task]{Items: items}, nil
+	return tasks.Page[tasks.Task]{Items: items}
 }
 
 // RecordCall takes an outside client's call that changed no task, which
