@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -155,12 +156,21 @@ func LoadZone(name string) (*time.Location, error) {
 	if notAZone(name) {
 		return nil, Invalid("time_zone", fmt.Sprintf("%q is not a place's time zone: use an IANA name such as Europe/Paris or America/New_York", name))
 	}
+	if loc, ok := zones.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
 		return nil, Invalid("time_zone", fmt.Sprintf("%q is not an IANA time zone name such as Europe/Paris or America/New_York", name))
 	}
+	zones.Store(name, loc)
 	return loc, nil
 }
+
+// zones are the zones loaded, by name: time.LoadLocation reads and parses
+// the zone's file each time, and every turn of a user with a zone asks for
+// it. The zone database has some 600 names, so this stays small.
+var zones sync.Map
 
 // notAZone reports whether name, which the zone database may hold, names
 // no place: time.LoadLocation's "Local" and the machine's "localtime"
